@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Run the test suite and the benchmarks on a lent NVIDIA GPU machine (the device tool), from the
+# repository root, with the carried folders .whl (pyopencl, dask, zarr wheels for the machine's
+# Python) and .deb (Debian's r-mathlib, the oracle).  Usage:
+#   bash benchmarks/device_run.sh [tests|bench|all] [extra pytest args...]
+# Logs and JSON results go to $OUT (or ./device-out).
+set -uo pipefail
+what="${1:-all}"; shift || true
+OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl >/dev/null || exit 1
+export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1
+mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+mkdir -p /tmp/rmath && dpkg -x .deb/r-mathlib_*.deb /tmp/rmath
+export DASKCL_RMATH=/tmp/rmath/usr/lib/libRmath.so.1
+export DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}" DASKCL_CACHE_DIR=/tmp/daskcl-cache
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+python3 -m daskcl devices | tee -a "$OUT/gpu.txt"
+rc=0
+if [ "$what" = tests ] || [ "$what" = all ]; then
+    python3 -m pytest -q -p no:cacheprovider -x --durations=15 "$@" tests 2>&1 | tee "$OUT/pytest.log" | tail -40
+    rc=${PIPESTATUS[0]}
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+    python3 benchmarks/bench_build.py --out "$OUT/build-gpu.json" 2>&1 | tail -8
+    python3 benchmarks/bench_nmath.py --n 67108864 --scipy-n 1048576 --out "$OUT/nmath-gpu.json" 2>&1 | tail -8
+fi
+exit $rc

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Layer 0 of every daskcl program: double precision, strict IEEE evaluation order, and the
+// special values. Always emitted first; it has no annotation block because it is not a unit.
+//
+// Configuration macros (set with -D in the build options):
+//   DASKCL_FP_CONTRACT   define to allow a*b+c to be contracted into fma.  Off by default, so
+//                        that expressions round as they do in R's C code on x86-64; the
+//                        R-agreement tests run with it off.
+
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+
+#ifdef DASKCL_FP_CONTRACT
+#pragma OPENCL FP_CONTRACT ON
+#else
+#pragma OPENCL FP_CONTRACT OFF
+#endif
+
+#define ML_NAN    ((double)NAN)
+#define ML_POSINF ((double)INFINITY)
+#define ML_NEGINF (-(double)INFINITY)

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// @provides: log1pexp
+// @depends:
+// @source: M. Maechler (2012), "Accurately computing log(1 - exp(-|a|))", the Rmpfr package
+//          vignette, section on log1pexp.
+//
+// log(1 + exp(x)) without overflow: log1p(exp(x)) up to x = 18, then x + exp(-x) (the next term
+// exp(-2x)/2 is below rounding), and x itself above 33.3 (exp(-x) below rounding of x).
+
+double log1pexp(double x)
+{
+    if (x <= 18.)
+        return log1p(exp(x));
+    if (x > 33.3)
+        return x;
+    return x + exp(-x);
+}

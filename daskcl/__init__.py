@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""daskcl: R's Mathlib and GLM kernels on OpenCL devices, for NumPy and Dask arrays.
+
+Each process binds one fp64 OpenCL device (:mod:`daskcl.device`), assembles the minimal
+program a kernel needs from the annotated kernel library (:mod:`daskcl.library`), builds and
+caches it (:mod:`daskcl.program`), and maps arrays through it (:mod:`daskcl.nmath`).
+"""
+
+from ._version import __version__
+from .errors import (
+    BuildError,
+    DaskclError,
+    DeviceError,
+    LibraryError,
+)
+
+__all__ = ["BuildError", "DaskclError", "DeviceError", "LibraryError", "__version__"]

@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Elementwise evaluation of a table row (:class:`daskcl._table.Fn`) on the bound device.
+
+NumPy broadcasting without materialising broadcast inputs: every array input is copied to the
+device as it is (made C-contiguous float64, its own size) and read through its own element
+strides over the broadcast shape (stride 0 along broadcast axes); scalars travel as kernel
+arguments.  Axes that every input traverses contiguously are collapsed first, so the common
+cases run a one-dimensional kernel.  One kernel is generated per (function, number of collapsed
+axes) from ``cl/kernels/elementwise.cl`` and built through :mod:`daskcl.program`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import string
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import device as _device
+from . import program as _program
+from ._table import Fn
+from .library import ProgramSource, get_library
+
+__all__ = ["Elementwise", "Prepared", "collapse_axes", "kernel_source", "kernel_text", "prepare"]
+
+_TEMPLATE_NAME = "elementwise"
+
+
+@dataclass
+class Prepared:
+    """Inputs of one call, ready for the kernel."""
+
+    shape: tuple[int, ...]
+    #: collapsed axes: sizes, and per input its element strides along them
+    dims: tuple[int, ...]
+    scalars: list[float | None]           # the value, for scalar inputs
+    arrays: list[np.ndarray | None]        # contiguous float64, for array inputs
+    strides: list[tuple[int, ...]]         # per input, along ``dims``
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+def _as_input(fn: Fn, name: str, value: Any) -> float | np.ndarray:
+    if isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
+        return float(value)
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{fn.name}: argument {name!r} must be real numbers, got "
+            f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else "")
+        )
+    if arr.ndim == 0:
+        return float(arr)
+    return arr
+
+
+def collapse_axes(
+    shape: tuple[int, ...], strides: list[tuple[int, ...]]
+) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """Drop length-1 axes and merge neighbours that every input steps through contiguously."""
+    dims: list[int] = []
+    st: list[list[int]] = [[] for _ in strides]
+    for ax, n in enumerate(shape):
+        if n == 1:
+            continue
+        if dims and all(s[-1] == src[ax] * n for s, src in zip(st, strides)):
+            dims[-1] *= n
+            for s, src in zip(st, strides):
+                s[-1] = src[ax]
+            continue
+        dims.append(n)
+        for s, src in zip(st, strides):
+            s.append(src[ax])
+    if not dims:
+        return (1,), [(0,) for _ in strides]
+    return tuple(dims), [tuple(s) for s in st]
+
+
+def prepare(fn: Fn, args: tuple[Any, ...]) -> Prepared:
+    """Check and broadcast the inputs of one call (no device work)."""
+    names = fn.arg_names
+    vals = [_as_input(fn, n, v) for n, v in zip(names, args)]
+    try:
+        shape = np.broadcast_shapes(*[v.shape for v in vals if isinstance(v, np.ndarray)])
+    except ValueError:
+        shapes = ", ".join(
+            f"{n} {v.shape}" for n, v in zip(names, vals) if isinstance(v, np.ndarray)
+        )
+        raise ValueError(f"{fn.name}: the shapes of the arguments do not broadcast: {shapes}") from None
+    scalars: list[float | None] = []
+    arrays: list[np.ndarray | None] = []
+    full_strides: list[tuple[int, ...]] = []
+    for v in vals:
+        if isinstance(v, np.ndarray):
+            a = np.ascontiguousarray(v, dtype=np.float64)
+            arrays.append(a)
+            scalars.append(None)
+            full_strides.append(tuple(s // 8 for s in np.broadcast_to(a, shape).strides))
+        else:
+            arrays.append(None)
+            scalars.append(v)
+            full_strides.append((0,) * len(shape))
+    dims, strides = collapse_axes(tuple(shape), full_strides)
+    return Prepared(tuple(shape), dims, scalars, arrays, strides)
+
+
+def kernel_text(fn: Fn, ndim: int) -> str:
+    """The layer-3 source of ``fn``'s kernel for ``ndim`` collapsed axes."""
+    lib = get_library()
+    template = string.Template((lib.root / "kernels" / f"{_TEMPLATE_NAME}.cl").read_text())
+    nin = len(fn.args)
+    kname = f"ew_{fn.name}"
+    shape_params = "".join(f", const long N{k}" for k in range(1, ndim))
+    input_params = "".join(
+        f",\n                      const int m{j}, const double s{j}, __global const double *restrict p{j}"
+        + "".join(f", const long st{j}_{k}" for k in range(ndim))
+        for j in range(nin)
+    )
+    flag_params = "".join(f", const int {c}" for _, c in fn.flags)
+    idx = ["        long r_ = i;"] + [f"        long o{j} = 0;" for j in range(nin)]
+    for k in range(ndim - 1, 0, -1):
+        idx.append(f"        {{ const long k_ = r_ % N{k}; r_ /= N{k};")
+        idx += [f"          o{j} += k_ * st{j}_{k};" for j in range(nin)]
+        idx.append("        }")
+    idx += [f"        o{j} += r_ * st{j}_0;" for j in range(nin)]
+    loads = "\n".join(f"        const double a{j} = m{j} ? p{j}[o{j}] : s{j};" for j in range(nin))
+    any_nan = " || ".join(f"isnan(a{j})" for j in range(nin))
+    nonint = "\n".join(
+        f"        if (!isnan(r) && !isnan(a{fn.arg_names.index(a)}) && "
+        f"R_nonint(a{fn.arg_names.index(a)})) atomic_inc(status + 1);"
+        for a in fn.nonint
+    )
+    return template.substitute(
+        DEPENDS=", ".join(fn.depends), NAME=kname, SHAPE_PARAMS=shape_params,
+        INPUT_PARAMS=input_params, FLAG_PARAMS=flag_params, INDEX="\n".join(idx), LOADS=loads,
+        CALL=fn.c_call(), ANY_NAN=any_nan, NONINT=nonint,
+    )
+
+
+def kernel_source(fn: Fn, ndim: int, names: list[str] | None = None) -> ProgramSource:
+    """The assembled program: the minimal subset for ``fn`` (or the units ``names``)."""
+    return get_library().program_source(
+        fn.depends if names is None else names, kernel_text(fn, ndim),
+        f"kernels/{_TEMPLATE_NAME}.cl[{fn.name}, {ndim}d]",
+    )
+
+
+class Elementwise:
+    """The device implementation of one table row: build on demand, broadcast, launch."""
+
+    def __init__(self, fn: Fn) -> None:
+        self.fn = fn
+        self.kernel_name = f"ew_{fn.name}"
+
+    def source(self, ndim: int = 1) -> ProgramSource:
+        """The assembled program for inputs of ``ndim`` collapsed axes."""
+        return kernel_source(self.fn, ndim)
+
+    def program(self, ndim: int = 1) -> _program.BuiltProgram:
+        return _program.build(self.source(ndim))
+
+    def enqueue(
+        self, prep: Prepared, buffers: list[Any], out: Any, status: Any,
+        flags: dict[str, bool], queue: Any = None,
+    ) -> Any:
+        """Launch the kernel on device buffers (``buffers[j]`` is None for scalar inputs)."""
+        bound = _device.current()
+        queue = queue if queue is not None else bound.queue
+        kernel, lock = self.program(len(prep.dims)).kernel(self.kernel_name)
+        n = prep.size
+        args: list[Any] = [np.int64(n), out, status]
+        args += [np.int64(d) for d in prep.dims[1:]]
+        for j in range(len(self.fn.args)):
+            is_arr = prep.arrays[j] is not None
+            args += [np.int32(is_arr), np.float64(prep.scalars[j] or 0.0), buffers[j]]
+            args += [np.int64(s) for s in prep.strides[j]]
+        args += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
+        if bound.info.type == "GPU":
+            local: tuple[int, ...] | None = (256,)
+            gsize = min(-(-n // 256) * 256, bound.info.compute_units * 2048)
+        else:
+            local = None
+            gsize = min(n, 1 << 20)
+        with lock:
+            kernel.set_args(*args)
+            import pyopencl as cl
+
+            return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
+
+    def __call__(self, *args: Any, **flags: bool) -> Any:
+        import pyopencl as cl
+
+        prep = prepare(self.fn, args)
+        if prep.size == 0:
+            return np.empty(prep.shape)
+        bound = _device.current()
+        ctx, queue = bound.context, bound.queue
+        mf = cl.mem_flags
+        buffers = [
+            None if a is None else cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+            for a in prep.arrays
+        ]
+        result = np.empty(prep.shape)
+        out = cl.Buffer(ctx, mf.WRITE_ONLY, result.nbytes)
+        counts = np.zeros(2, dtype=np.int32)
+        status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
+        self.enqueue(prep, buffers, out, status, flags, queue)
+        cl.enqueue_copy(queue, result, out)
+        cl.enqueue_copy(queue, counts, status)
+        queue.finish()
+        self._warn(counts)
+        return result[()] if result.ndim == 0 else result
+
+    def _warn(self, counts: np.ndarray) -> None:
+        if counts[0]:
+            warnings.warn(f"{self.fn.name}: {counts[0]} NaN(s) produced", RuntimeWarning, stacklevel=4)
+        if counts[1]:
+            warnings.warn(
+                f"{self.fn.name}: {counts[1]} non-integer {'/'.join(self.fn.nonint)}",
+                RuntimeWarning, stacklevel=4,
+            )

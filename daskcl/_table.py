@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The declarative description of an elementwise Mathlib function.
+
+One :class:`Fn` row per public function of :mod:`daskcl.nmath`.  The row says which C function
+the kernel calls, the Rmath.h argument order with R's defaults, and R's flags; the public Python
+function and its OpenCL kernel are generated from it (:mod:`daskcl._elementwise`).  Adding a
+function is one row here plus its unit in ``cl/nmath``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["FLAGS", "Fn"]
+
+#: R's flags by kind of function: the Python keyword and the C parameter it feeds.
+FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "d": (("log", "give_log"),),
+    "p": (("lower_tail", "lower_tail"), ("log_p", "log_p")),
+    "q": (("lower_tail", "lower_tail"), ("log_p", "log_p")),
+    "s": (),
+}
+
+_FLAG_DEFAULTS = {"log": False, "lower_tail": True, "log_p": False}
+
+
+@dataclass(frozen=True)
+class Fn:
+    """One public elementwise function.
+
+    Parameters
+    ----------
+    name
+        Public name, ``daskcl.nmath.<name>`` (the row of ``shared/rmath_api.tsv``).
+    csym
+        The C function of the kernel library that computes it (Rmath.h symbol, or its ``R_``
+        spelling where the Rmath.h name is an OpenCL built-in).
+    kind
+        ``"d"``, ``"p"``, ``"q"`` (R's flags follow from it) or ``"s"`` (special function).
+    args
+        Argument names in Rmath.h order; a ``(name, default)`` pair gives R's default.
+    summary
+        One line for the docstring.
+    units
+        Names for the kernel's ``@depends_nmath`` (stems or provided symbols); ``csym`` if empty.
+    nonint
+        Arguments for which R warns "non-integer" (the kernel counts them for the warning).
+    call
+        C expression for the call when it is not ``csym(a0, ..., flags)``; it may use ``a0`` ..
+        ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
+    """
+
+    name: str
+    csym: str
+    kind: str
+    args: tuple[str | tuple[str, float], ...]
+    summary: str = ""
+    units: tuple[str, ...] = ()
+    nonint: tuple[str, ...] = ()
+    call: str | None = None
+    flags: tuple[tuple[str, str], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in FLAGS:
+            raise ValueError(f"{self.name}: kind must be one of {sorted(FLAGS)}, not {self.kind!r}")
+        object.__setattr__(self, "flags", FLAGS[self.kind])
+        unknown = set(self.nonint) - set(self.arg_names)
+        if unknown:
+            raise ValueError(f"{self.name}: nonint names unknown arguments {sorted(unknown)}")
+
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        return tuple(a if isinstance(a, str) else a[0] for a in self.args)
+
+    @property
+    def defaults(self) -> dict[str, float]:
+        return {a[0]: a[1] for a in self.args if not isinstance(a, str)}
+
+    @property
+    def flag_defaults(self) -> dict[str, bool]:
+        return {py: _FLAG_DEFAULTS[py] for py, _ in self.flags}
+
+    @property
+    def depends(self) -> tuple[str, ...]:
+        return self.units or (self.csym,)
+
+    def c_call(self) -> str:
+        """The C expression the kernel evaluates for one element."""
+        if self.call is not None:
+            return self.call
+        params = [f"a{i}" for i in range(len(self.args))] + [c for _, c in self.flags]
+        return f"{self.csym}({', '.join(params)})"

@@ -1,0 +1,262 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""OpenCL device discovery and the process's fp64 device binding.
+
+A process binds one device.  It is chosen by the ``spec`` argument of :func:`bind` or by the
+environment variable ``DASKCL_DEVICE``: ``"P:D"`` (platform and device indices, as
+``daskcl devices`` lists them) or a case-insensitive substring of ``"<platform> <device>"``.
+Without either, GPUs are preferred over accelerators over CPUs.  A device is usable only if it
+advertises ``cl_khr_fp64`` *and* a probe kernel builds on it and computes doubles correctly.
+
+Example
+-------
+>>> import daskcl.device
+>>> dev = daskcl.device.current()        # binds on first use
+>>> dev.info.fp64
+True
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
+
+__all__ = [
+    "BoundDevice",
+    "DeviceInfo",
+    "bind",
+    "choose",
+    "current",
+    "list_devices",
+    "probe_fp64",
+    "unbind",
+]
+
+_TYPE_RANK = {"GPU": 0, "ACCELERATOR": 1, "CPU": 2}
+
+_PROBE_SRC = r"""
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void probe(__global double *out, const double one)
+{
+    double e = one + 0x1p-52;          /* representable only in double precision */
+    out[0] = (e - one) * 0x1p52;       /* 1 */
+    out[1] = sqrt(2.0 * one);          /* sqrt(2) */
+    out[2] = exp(one) - 2.0;           /* e - 2: 0.718281828459045... */
+    out[3] = 1e300 * one * 1e-300;     /* 1: out of float range in between */
+}
+"""
+_PROBE_WANT = np.array([1.0, np.sqrt(2.0), np.e - 2.0, 1.0])
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What OpenCL says about one device (picklable plain data)."""
+
+    platform_index: int
+    device_index: int
+    platform: str
+    platform_vendor: str
+    platform_version: str
+    name: str
+    vendor: str
+    version: str
+    driver_version: str
+    type: str
+    fp64: bool
+    compute_units: int
+    global_mem: int
+
+    @property
+    def spec(self) -> str:
+        """``"P:D"``, the indices that select this device in ``DASKCL_DEVICE``."""
+        return f"{self.platform_index}:{self.device_index}"
+
+    @property
+    def identity(self) -> str:
+        """Platform and device identity, driver included: part of every cache key."""
+        return " | ".join(
+            (self.platform, self.platform_vendor, self.platform_version,
+             self.name, self.vendor, self.version, self.driver_version)
+        )
+
+    def describe(self) -> str:
+        return f"[{self.spec}] {self.platform} / {self.name} ({self.type}, driver {self.driver_version})"
+
+
+def _cl() -> Any:
+    import pyopencl as cl
+
+    return cl
+
+
+def _type_name(cl: Any, t: int) -> str:
+    for name in ("GPU", "ACCELERATOR", "CPU"):
+        if t & getattr(cl.device_type, name):
+            return name
+    return "OTHER"
+
+
+def list_devices() -> list[tuple[DeviceInfo, Any]]:
+    """Every OpenCL device of every platform, as ``(DeviceInfo, pyopencl.Device)`` pairs.
+
+    Raises
+    ------
+    NoPlatformError
+        No OpenCL platform is installed.
+    """
+    cl = _cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:  # clGetPlatformIDs fails with PLATFORM_NOT_FOUND_KHR
+        platforms = []
+        err: Exception | None = exc
+    else:
+        err = None
+    if not platforms:
+        raise NoPlatformError(
+            "no OpenCL platform found"
+            + (f" ({err})" if err else "")
+            + ". Install a driver: on a CPU-only machine 'pip install daskcl[pocl]' (PoCL); on "
+            "an NVIDIA machine make sure /etc/OpenCL/vendors/nvidia.icd names libnvidia-opencl.so.1"
+        )
+    out = []
+    for pi, p in enumerate(platforms):
+        try:
+            devices = p.get_devices()
+        except cl.Error:
+            devices = []
+        for di, d in enumerate(devices):
+            out.append((DeviceInfo(
+                platform_index=pi, device_index=di, platform=p.name.strip(),
+                platform_vendor=p.vendor.strip(), platform_version=p.version.strip(),
+                name=d.name.strip(), vendor=d.vendor.strip(), version=d.version.strip(),
+                driver_version=d.driver_version.strip(), type=_type_name(cl, d.type),
+                fp64="cl_khr_fp64" in d.extensions.split() or d.double_fp_config != 0,
+                compute_units=d.max_compute_units, global_mem=d.global_mem_size,
+            ), d))
+    return out
+
+
+def probe_fp64(device: Any) -> str | None:
+    """Build and run the fp64 probe kernel on ``device``; ``None`` if it passes, else why not."""
+    cl = _cl()
+    try:
+        ctx = cl.Context([device])
+        queue = cl.CommandQueue(ctx)
+        prg = cl.Program(ctx, _PROBE_SRC).build(cache_dir=False)
+        out = np.zeros(4)
+        buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+        prg.probe(queue, (1,), None, buf, np.float64(1.0))
+        cl.enqueue_copy(queue, out, buf)
+        queue.finish()
+    except Exception as exc:  # any driver failure means: not usable
+        return f"probe kernel failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
+    if not np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
+        return f"probe kernel computed {out.tolist()}, expected {_PROBE_WANT.tolist()}"
+    return None
+
+
+def _matches(info: DeviceInfo, spec: str) -> bool:
+    spec = spec.strip()
+    if ":" in spec and all(part.strip().isdigit() for part in spec.split(":", 1)):
+        p, d = (int(x) for x in spec.split(":", 1))
+        return (info.platform_index, info.device_index) == (p, d)
+    return spec.lower() in f"{info.platform} {info.name}".lower()
+
+
+def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
+    """The device a process would bind: matching ``spec``, fp64-capable, GPUs first.
+
+    Parameters
+    ----------
+    spec
+        ``"P:D"`` or a name substring; ``None`` reads ``DASKCL_DEVICE`` (unset or empty: any).
+
+    Raises
+    ------
+    NoPlatformError, NoMatchingDeviceError, NoFp64DeviceError
+        With the devices that were found.
+    """
+    if spec is None:
+        spec = os.environ.get("DASKCL_DEVICE") or None
+    found = list_devices()
+    listing = "; ".join(
+        f"{i.describe()} fp64={'yes' if i.fp64 else 'no'}" for i, _ in found
+    ) or "none"
+    cands = [(i, d) for i, d in found if spec is None or _matches(i, spec)]
+    if not cands:
+        raise NoMatchingDeviceError(
+            f"no OpenCL device matches {spec!r} (DASKCL_DEVICE or argument; use 'P:D' indices or "
+            f"a name substring). Devices found: {listing}"
+        )
+    cands.sort(key=lambda c: (_TYPE_RANK.get(c[0].type, 3), c[0].platform_index, c[0].device_index))
+    why: list[str] = []
+    for info, dev in cands:
+        if not info.fp64:
+            why.append(f"{info.describe()}: no cl_khr_fp64")
+            continue
+        problem = probe_fp64(dev)
+        if problem is None:
+            return info, dev
+        why.append(f"{info.describe()}: {problem}")
+    raise NoFp64DeviceError(
+        "no device with working double precision"
+        + (f" among those matching {spec!r}" if spec else "")
+        + ": " + "; ".join(why)
+        + ". daskcl computes in fp64 only; on a CPU-only machine install PoCL "
+        "('pip install daskcl[pocl]')."
+    )
+
+
+class BoundDevice:
+    """The device of this process with its OpenCL context and (profiling) command queue."""
+
+    def __init__(self, info: DeviceInfo, device: Any) -> None:
+        cl = _cl()
+        self.info = info
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
+        )
+
+    def __repr__(self) -> str:
+        return f"<BoundDevice {self.info.describe()}>"
+
+
+_lock = threading.Lock()
+_bound: BoundDevice | None = None
+_bound_spec: str | None = None
+
+
+def bind(spec: str | None = None) -> BoundDevice:
+    """Bind this process to a device (see :func:`choose`) and return it.
+
+    Binding again with the same ``spec`` returns the same device; another ``spec`` rebinds.
+    """
+    global _bound, _bound_spec
+    if spec is None:
+        spec = os.environ.get("DASKCL_DEVICE") or None
+    with _lock:
+        if _bound is None or spec != _bound_spec:
+            info, dev = choose(spec)
+            _bound, _bound_spec = BoundDevice(info, dev), spec
+        return _bound
+
+
+def current() -> BoundDevice:
+    """The bound device, binding from ``DASKCL_DEVICE`` on first use."""
+    b = _bound
+    return b if b is not None else bind()
+
+
+def unbind() -> None:
+    """Forget the binding (the next :func:`current` binds again)."""
+    global _bound, _bound_spec
+    with _lock:
+        _bound, _bound_spec = None, None

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The errors daskcl raises, one hierarchy, each message saying what to do next."""
+
+from __future__ import annotations
+
+__all__ = [
+    "BuildError",
+    "DaskclError",
+    "DependencyCycleError",
+    "DeviceError",
+    "LibraryError",
+    "MissingDependencyError",
+    "NoFp64DeviceError",
+    "NoMatchingDeviceError",
+    "NoPlatformError",
+    "StaleIndexError",
+]
+
+
+class DaskclError(Exception):
+    """Base class of every daskcl error."""
+
+
+class LibraryError(DaskclError):
+    """The kernel library (``cl/``) is inconsistent: annotations, index or files."""
+
+
+class MissingDependencyError(LibraryError):
+    """A unit or kernel names a stem or symbol that no file provides."""
+
+
+class DependencyCycleError(LibraryError):
+    """The units' ``@depends`` form a cycle; the message names the stuck files."""
+
+
+class StaleIndexError(LibraryError):
+    """``kernel_dependency_index.tsv`` does not match the annotations."""
+
+
+class BuildError(DaskclError):
+    """An OpenCL program failed to build.
+
+    Attributes
+    ----------
+    log : str
+        The compiler's build log.
+    units : tuple of str
+        The library files that were concatenated into the program.
+    """
+
+    def __init__(self, message: str, log: str = "", units: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.log = log
+        self.units = units
+
+
+class DeviceError(DaskclError):
+    """No usable OpenCL device could be bound."""
+
+
+class NoPlatformError(DeviceError):
+    """No OpenCL platform is installed."""
+
+
+class NoFp64DeviceError(DeviceError):
+    """Devices exist, but none supports double precision."""
+
+
+class NoMatchingDeviceError(DeviceError):
+    """The requested device (argument or ``DASKCL_DEVICE``) matches nothing."""

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""R's Mathlib on the bound OpenCL device: ``daskcl.nmath.<name>`` for every Rmath.h function.
+
+Each function takes Rmath.h's arguments in Rmath.h's order (with R's defaults) and R's flags as
+keywords: ``log=`` for densities, ``lower_tail=`` and ``log_p=`` for distribution and quantile
+functions.  Arguments broadcast as in NumPy; the result is float64 of the broadcast shape (a
+NumPy scalar for scalar inputs).  Where R gives NaN for non-NaN inputs, the result is NaN and one
+``RuntimeWarning`` per call says how many; R's "non-integer x" warnings are counted the same way.
+A dask array among the arguments gives a lazy dask array, evaluated chunk by chunk on the
+workers' devices.
+
+Example
+-------
+>>> import numpy as np
+>>> from daskcl import nmath
+>>> float(nmath.pnorm(1.96))
+0.9750021048517795
+>>> nmath.dbinom(np.arange(3), 2, 0.5)
+array([0.25, 0.5 , 0.25])
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from ._elementwise import Elementwise
+from ._nmath_table import ROWS
+from ._table import Fn
+
+_FLAG_DOC = {
+    "log": "log : bool, default False\n    Return log density.",
+    "lower_tail": "lower_tail : bool, default True\n    P[X <= x] if true, else P[X > x].",
+    "log_p": "log_p : bool, default False\n    Probabilities are given (or returned) as log(p).",
+}
+
+
+def _is_dask(x: Any) -> bool:
+    return type(x).__module__.startswith("dask.array")
+
+
+def _dask_call(impl: Elementwise, args: tuple[Any, ...], flags: dict[str, bool]) -> Any:
+    import dask.array as da
+
+    arrays = [a if _is_dask(a) else da.asarray(np.asarray(a, dtype=np.float64)) for a in args]
+    ndim = max(a.ndim for a in arrays)
+
+    def block(*blocks: np.ndarray) -> np.ndarray:
+        return np.asarray(impl(*blocks, **flags), dtype=np.float64)
+
+    return da.map_blocks(
+        block, *arrays, dtype=np.float64, meta=np.empty((0,) * ndim, dtype=np.float64),
+        name=f"daskcl-{impl.fn.name}",
+    )
+
+
+def _make(fn: Fn) -> Any:
+    impl = Elementwise(fn)
+    defaults = fn.defaults
+    flag_defaults = fn.flag_defaults
+
+    def func(*args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        vals = tuple(bound.arguments[n] for n in fn.arg_names)
+        flags = {k: bool(bound.arguments[k]) for k in flag_defaults}
+        if any(_is_dask(v) for v in vals):
+            return _dask_call(impl, vals, flags)
+        return impl(*vals, **flags)
+
+    params = [
+        inspect.Parameter(
+            n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=defaults.get(n, inspect.Parameter.empty),
+        )
+        for n in fn.arg_names
+    ]
+    params += [
+        inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+        for k, v in flag_defaults.items()
+    ]
+    sig = inspect.Signature(params)
+    func.__name__ = func.__qualname__ = fn.name
+    func.__signature__ = sig  # type: ignore[attr-defined]
+    arg_doc = "\n".join(
+        f"{n} : array_like{', default ' + repr(defaults[n]) if n in defaults else ''}"
+        for n in fn.arg_names
+    )
+    flag_doc = "\n".join(_FLAG_DOC[k] for k in flag_defaults)
+    func.__doc__ = (
+        f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``), evaluated on the OpenCL "
+        f"device.\n\nParameters\n----------\n{arg_doc}\n{flag_doc}\n\nReturns\n-------\n"
+        "ndarray or float64 or dask array\n    float64 values of the broadcast shape.\n\n"
+        "Raises\n------\nTypeError\n    A non-numeric argument.\nValueError\n    Shapes that do "
+        "not broadcast.\n"
+    )
+    func._daskcl_impl = impl  # type: ignore[attr-defined]
+    return func
+
+
+FUNCTIONS: dict[str, Any] = {fn.name: _make(fn) for fn in ROWS}
+globals().update(FUNCTIONS)
+
+__all__ = sorted(FUNCTIONS)  # pyright: ignore[reportUnsupportedDunderAll]

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The array API: signatures, broadcasting, types, shapes, warnings, dask."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daskcl import nmath
+from daskcl._elementwise import collapse_axes, prepare
+from daskcl._nmath_table import ROWS
+
+API = Path(__file__).parent / "data" / "rmath_api.tsv"
+ROW = {fn.name: fn for fn in ROWS}
+
+
+def api_rows():
+    for line in API.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name, kind, args, *_ = line.split("\t") + [""]
+        yield name, kind, [a.strip() for a in args.split(",") if a.strip()]
+
+
+@pytest.mark.parametrize("name", sorted(ROW))
+def test_signature_follows_rmath_api(name):
+    table = {n: (k, a) for n, k, a in api_rows()}
+    assert name in table, f"{name} is not a row of rmath_api.tsv"
+    kind, args = table[name]
+    fn = ROW[name]
+    first = {"d": ["x"], "p": ["q"], "q": ["p"]}.get(kind, [])
+    assert list(fn.arg_names) == first + args
+    sig = inspect.signature(getattr(nmath, name))
+    flags = {"d": ["log"], "p": ["lower_tail", "log_p"], "q": ["lower_tail", "log_p"]}.get(kind, [])
+    assert list(sig.parameters) == first + args + flags
+    for f in flags:
+        assert sig.parameters[f].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_values_and_defaults():
+    assert nmath.pnorm(1.96) == pytest.approx(0.9750021048517795, rel=1e-15)
+    assert nmath.pnorm(1.96, 0, 1, lower_tail=False) == pytest.approx(0.024997895148220435, rel=1e-14)
+    assert nmath.dnorm(0.0) == pytest.approx(1 / math.sqrt(2 * math.pi), rel=1e-15)
+    assert nmath.dnorm(0.0, log=True) == pytest.approx(-0.5 * math.log(2 * math.pi), rel=1e-15)
+    assert nmath.qnorm(0.975) == pytest.approx(1.959963984540054, rel=1e-15)
+    assert nmath.dbinom(3, 10, 0.5) == pytest.approx(120 / 1024, rel=1e-14)
+    assert nmath.dpois(2, 3.0) == pytest.approx(4.5 * math.exp(-3), rel=1e-14)
+    assert nmath.dgamma(2.0, 3.0) == pytest.approx(2.0 * math.exp(-2.0), rel=1e-14)
+    assert nmath.dgamma(2.0, 3.0, 2.0) == pytest.approx(nmath.dgamma(1.0, 3.0) / 2, rel=1e-14)
+    assert nmath.gammafn(5.0) == 24.0
+    assert nmath.logspace_add(math.log(2), math.log(3)) == pytest.approx(math.log(5), rel=1e-15)
+
+
+def test_scalar_in_scalar_out():
+    r = nmath.pnorm(0.0)
+    assert type(r) is np.float64 and r == 0.5
+    assert nmath.pnorm(np.float32(0.0)) == 0.5
+    assert nmath.pnorm(np.array(0.0)).shape == ()
+
+
+def test_broadcasting_matches_numpy_and_loops():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4, 1, 3))
+    mean = rng.normal(size=(5, 1))
+    sd = rng.uniform(0.5, 2, size=(3,))
+    got = nmath.dnorm(x, mean, sd)
+    assert got.shape == (4, 5, 3) and got.dtype == np.float64
+    want = np.exp(-0.5 * ((x - mean) / sd) ** 2) / (np.sqrt(2 * np.pi) * sd)
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_non_contiguous_and_integer_inputs():
+    x = np.arange(60.0).reshape(3, 4, 5)[:, ::2, ::-1] / 10
+    got = nmath.pnorm(x, 2, 3)
+    want = np.array([nmath.pnorm(float(v), 2, 3) for v in x.ravel()]).reshape(x.shape)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(nmath.dbinom(np.arange(4), np.int32(3), 0.5),
+                                  [0.125, 0.375, 0.375, 0.125])
+
+
+def test_many_dimensions():
+    shape = (2, 1, 3, 1, 2, 2, 1, 3)
+    x = np.linspace(-2, 2, math.prod(shape)).reshape(shape)
+    m = np.linspace(0, 1, 3).reshape(1, 1, 1, 1, 1, 1, 3, 1)
+    got = nmath.pnorm(x, m, 1.0)
+    assert got.shape == np.broadcast_shapes(shape, m.shape)
+    want = np.vectorize(lambda a, b: float(nmath.pnorm(a, b)))(*np.broadcast_arrays(x, m))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_broadcast_inputs_are_not_materialised():
+    x = np.linspace(-3, 3, 1000)[:, None]
+    mean = np.linspace(-1, 1, 700)[None, :]
+    prep = prepare(ROW["pnorm"], (x, mean, 2.0))
+    assert prep.shape == (1000, 700)
+    assert prep.arrays[0].size == 1000 and prep.arrays[1].size == 700 and prep.arrays[2] is None
+    assert prep.strides[0] == (1, 0) and prep.strides[1] == (0, 1)
+
+
+def test_collapse_axes():
+    assert collapse_axes((2, 3, 4), [(12, 4, 1), (0, 0, 0)]) == ((24,), [(1,), (0,)])
+    assert collapse_axes((2, 1, 4), [(4, 4, 1), (0, 0, 1)]) == ((2, 4), [(4, 1), (0, 1)])
+    assert collapse_axes((1, 1), [(0, 0)]) == ((1,), [(0,)])
+
+
+def test_empty_arrays():
+    out = nmath.pnorm(np.empty((0, 3)), 0.0, np.ones(3))
+    assert out.shape == (0, 3) and out.dtype == np.float64
+
+
+@pytest.mark.parametrize("bad", ["1.0", None, 1 + 2j, np.array(["a"]), np.array([1j]), [object()]])
+def test_non_numeric_is_type_error(bad):
+    with pytest.raises(TypeError, match="pnorm: argument 'q' must be real numbers"):
+        nmath.pnorm(bad)
+
+
+def test_shape_mismatch_names_arguments():
+    with pytest.raises(ValueError, match=r"dnorm: .*x \(3,\), mean \(4,\)"):
+        nmath.dnorm(np.ones(3), np.ones(4))
+
+
+def test_nan_warning_once_per_call_with_count():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = nmath.dnorm(np.array([0.0, 1.0, np.nan, 2.0]), 0.0, np.array([-1.0, 1.0, 1.0, -2.0]))
+    assert [str(x.message) for x in w] == ["dnorm: 2 NaN(s) produced"]
+    assert all(x.category is RuntimeWarning for x in w)
+    assert np.isnan(out).tolist() == [True, False, True, True]
+
+
+def test_nan_input_propagates_without_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(nmath.pnorm(np.nan))
+
+
+def test_non_integer_warning_like_r():
+    with pytest.warns(RuntimeWarning, match=r"dbinom: 2 non-integer x"):
+        out = nmath.dbinom(np.array([1.0, 1.5, 2.0, 2.5]), 3, 0.5)
+    np.testing.assert_array_equal(out, [0.375, 0.0, 0.375, 0.0])
+
+
+def test_flags_are_keyword_only():
+    with pytest.raises(TypeError):
+        nmath.pnorm(1.0, 0.0, 1.0, False)
+
+
+def test_dask_in_dask_out():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.linspace(-3, 3, 101), chunks=25)
+    lazy = nmath.pnorm(x, np.array(0.5), 2.0, lower_tail=False)
+    assert isinstance(lazy, da.Array) and lazy.chunks == x.chunks
+    np.testing.assert_array_equal(lazy.compute(scheduler="sync"),
+                                  nmath.pnorm(np.linspace(-3, 3, 101), 0.5, 2.0, lower_tail=False))
+    grid = nmath.dnorm(x[:, None], da.from_array(np.linspace(0, 1, 8), chunks=4)[None, :])
+    assert grid.shape == (101, 8)
+    np.testing.assert_array_equal(
+        grid.compute(scheduler="threads"),
+        nmath.dnorm(np.linspace(-3, 3, 101)[:, None], np.linspace(0, 1, 8)[None, :]),
+    )

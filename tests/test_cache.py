@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Program cache: memory hit, disk hit in a fresh process, corrupt entries, concurrent builders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daskcl import program
+from daskcl.errors import BuildError
+from daskcl.library import Library
+
+REPO = Path(__file__).resolve().parent.parent
+
+KERNEL = """
+__kernel void twice(__global double *x) { size_t i = get_global_id(0); x[i] = twice_it(x[i]); }
+"""
+
+
+def tiny_library(root: Path, tag: str) -> Library:
+    """A one-unit library whose source differs per ``tag`` (so its cache key is new)."""
+    (root / "shims").mkdir(parents=True)
+    (root / "nmath").mkdir()
+    (root / "OPENCL.cl").write_text((REPO / "cl" / "OPENCL.cl").read_text())
+    (root / "nmath" / "twice.cl").write_text(
+        f"// @provides: twice_it\n// @depends:\n// {tag}\n"
+        "double twice_it(double x) { return 2.0 * x; }\n"
+    )
+    lib = Library(root)
+    lib.write_index()
+    return lib
+
+
+def run_twice(built: program.BuiltProgram) -> np.ndarray:
+    import pyopencl as cl
+
+    from daskcl import device
+
+    bound = device.current()
+    x = np.arange(4.0)
+    buf = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+    k, lock = built.kernel("twice")
+    with lock:
+        k(bound.queue, (4,), None, buf)
+    cl.enqueue_copy(bound.queue, x, buf)
+    return x
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("DASKCL_CACHE_DIR", str(d))
+    monkeypatch.delenv("DASKCL_NO_CACHE", raising=False)
+    program.clear_memory_cache()
+    yield d
+    program.clear_memory_cache()
+
+
+def test_memory_then_disk_then_fresh_process(tmp_path, cache):
+    lib = tiny_library(tmp_path / "lib", uuid.uuid4().hex)
+    src = lib.program_source(["twice_it"], KERNEL)
+    before = dict(program.stats)
+    first = program.build(src)
+    assert first.origin == "source" and program.stats["source"] == before["source"] + 1
+    assert program.build(src) is first and program.stats["memory"] == before["memory"] + 1
+    np.testing.assert_array_equal(run_twice(first), [0.0, 2.0, 4.0, 6.0])
+    entries = list(cache.rglob("*.bin"))
+    assert len(entries) == 1
+    program.clear_memory_cache()
+    again = program.build(src)
+    assert again.origin == "disk"
+    np.testing.assert_array_equal(run_twice(again), [0.0, 2.0, 4.0, 6.0])
+    # a fresh process finds the binary on disk
+    code = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(REPO)!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from pathlib import Path
+        from daskcl import program
+        from daskcl.library import Library
+        from test_cache import KERNEL, run_twice
+        src = Library(Path({str(tmp_path / 'lib')!r})).program_source(["twice_it"], KERNEL)
+        b = program.build(src)
+        print(b.origin, run_twice(b).tolist())
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "DASKCL_CACHE_DIR": str(cache)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == "disk"
+    assert "[0.0, 2.0, 4.0, 6.0]" in r.stdout
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip"])
+def test_corrupt_entry_is_rebuilt_with_warning(tmp_path, cache, damage):
+    lib = tiny_library(tmp_path / "lib", uuid.uuid4().hex)
+    src = lib.program_source(["twice_it"], KERNEL)
+    program.build(src)
+    (entry,) = cache.rglob("*.bin")
+    blob = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(blob[: len(blob) // 2])
+    elif damage == "garbage":
+        entry.write_bytes(b"not a binary at all")
+    else:
+        entry.write_bytes(blob[:-10] + bytes(b ^ 0xFF for b in blob[-10:]))
+    program.clear_memory_cache()
+    with pytest.warns(program.CacheWarning, match="could not be used"):
+        rebuilt = program.build(src)
+    assert rebuilt.origin == "source"
+    np.testing.assert_array_equal(run_twice(rebuilt), [0.0, 2.0, 4.0, 6.0])
+    # the entry was rewritten and is good again
+    program.clear_memory_cache()
+    assert program.build(src).origin == "disk"
+
+
+def test_no_cache_env_disables_disk(tmp_path, cache, monkeypatch):
+    monkeypatch.setenv("DASKCL_NO_CACHE", "1")
+    lib = tiny_library(tmp_path / "lib", uuid.uuid4().hex)
+    program.build(lib.program_source(["twice_it"], KERNEL))
+    assert not cache.exists() or not list(cache.rglob("*.bin"))
+
+
+def test_unwritable_cache_warns_and_still_builds(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("DASKCL_CACHE_DIR", str(blocker / "sub"))  # a path under a regular file
+    program.clear_memory_cache()
+    lib = tiny_library(tmp_path / "lib", uuid.uuid4().hex)
+    with pytest.warns(program.CacheWarning, match="could not write"):
+        built = program.build(lib.program_source(["twice_it"], KERNEL))
+    np.testing.assert_array_equal(run_twice(built), [0.0, 2.0, 4.0, 6.0])
+
+
+def test_concurrent_builders_both_succeed(tmp_path, cache):
+    lib_root = tmp_path / "lib"
+    tiny_library(lib_root, uuid.uuid4().hex)
+    code = textwrap.dedent(f"""
+        import sys, time; sys.path.insert(0, {str(REPO)!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from pathlib import Path
+        from daskcl import program, device
+        from daskcl.library import Library
+        from test_cache import KERNEL, run_twice
+        device.current()
+        while time.time() < float(sys.argv[1]):
+            time.sleep(0.001)
+        b = program.build(Library(Path({str(lib_root)!r})).program_source(["twice_it"], KERNEL))
+        print(b.origin, run_twice(b).tolist())
+    """)
+    import time
+
+    start = str(time.time() + 4.0)
+    env = {**os.environ, "DASKCL_CACHE_DIR": str(cache)}
+    procs = [subprocess.Popen([sys.executable, "-c", code, start], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert "[0.0, 2.0, 4.0, 6.0]" in out
+    entries = list(cache.rglob("*.bin"))
+    assert len(entries) == 1 and not list(cache.rglob("*.tmp"))
+    program.clear_memory_cache()
+    src = Library(lib_root).program_source(["twice_it"], KERNEL)
+    assert program.build(src).origin == "disk"
+
+
+def test_build_error_carries_log_and_files(tmp_path, cache):
+    lib = tiny_library(tmp_path / "lib", uuid.uuid4().hex)
+    bad = "__kernel void broken(__global double *x) { x[0] = undefined_symbol_here(1.0); }\n"
+    with pytest.raises(BuildError) as ei:
+        program.build(lib.program_source(["twice_it"], bad, "kernels/broken.cl"))
+    err = ei.value
+    assert err.units == ("OPENCL.cl", "nmath/twice.cl", "kernels/broken.cl")
+    assert "undefined_symbol_here" in err.log
+    assert "nmath/twice.cl" in str(err) and "kernels/broken.cl" in str(err)

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Device discovery and binding."""
+
+from __future__ import annotations
+
+import pytest
+
+from daskcl import device
+from daskcl.errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
+
+
+def test_list_devices_reports_fp64():
+    found = device.list_devices()
+    assert found
+    assert any(info.fp64 for info, _ in found)
+
+
+def test_choose_prefers_gpu_and_requires_probe():
+    info, dev = device.choose(None)
+    assert info.fp64
+    assert device.probe_fp64(dev) is None
+    types = [i.type for i, _ in device.list_devices() if i.fp64]
+    if "GPU" in types:
+        assert info.type == "GPU"
+
+
+def test_choose_by_index_and_by_name(monkeypatch):
+    info, _ = device.choose(None)
+    assert device.choose(info.spec)[0] == info
+    assert device.choose(info.name[:6].lower())[0].name == info.name
+    monkeypatch.setenv("DASKCL_DEVICE", info.spec)
+    assert device.choose()[0] == info
+
+
+def test_no_match_lists_what_was_found(monkeypatch):
+    monkeypatch.setenv("DASKCL_DEVICE", "no-such-device-xyz")
+    with pytest.raises(NoMatchingDeviceError) as ei:
+        device.choose()
+    msg = str(ei.value)
+    assert "no-such-device-xyz" in msg and "Devices found:" in msg
+    with pytest.raises(NoMatchingDeviceError):
+        device.choose("99:99")
+
+
+def test_no_fp64_device_lists_the_reason(monkeypatch):
+    real = device.list_devices()
+    fake = [(info.__class__(**{**info.__dict__, "fp64": False}), d) for info, d in real]
+    monkeypatch.setattr(device, "list_devices", lambda: fake)
+    with pytest.raises(NoFp64DeviceError, match="no cl_khr_fp64"):
+        device.choose(None)
+
+
+def test_failing_probe_is_reported(monkeypatch):
+    monkeypatch.setattr(device, "probe_fp64", lambda d: "probe kernel computed [0.0]")
+    with pytest.raises(NoFp64DeviceError, match=r"probe kernel computed \[0\.0\]"):
+        device.choose(None)
+
+
+def test_no_platform(monkeypatch):
+    import pyopencl as cl
+
+    def none():
+        raise cl.LogicError("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
+
+    monkeypatch.setattr(cl, "get_platforms", none)
+    with pytest.raises(NoPlatformError, match="pip install daskcl\\[pocl\\]"):
+        device.list_devices()
+
+
+def test_bind_is_stable_and_rebinds():
+    a = device.bind()
+    assert device.current() is a
+    assert device.bind() is a
+    spec = a.info.spec
+    b = device.bind(spec)
+    assert b.info == a.info
+    device.unbind()
+    c = device.current()
+    assert c.info == a.info

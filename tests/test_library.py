@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The kernel library machinery: annotations, sort, index, minimal subsets, extraction."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from daskcl.errors import (
+    DependencyCycleError,
+    LibraryError,
+    MissingDependencyError,
+    StaleIndexError,
+)
+from daskcl.library import Library, get_library, parse_annotations
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def make_lib(root: Path, units: dict[str, tuple[str, list[str]]], shims: dict | None = None) -> Path:
+    """A synthetic library: {stem: (provides, depends)} in nmath/, likewise shims."""
+    (root / "shims").mkdir(parents=True)
+    (root / "nmath").mkdir()
+    (root / "kernels").mkdir()
+    (root / "OPENCL.cl").write_text("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n")
+    for layer, table in (("shims", shims or {}), ("nmath", units)):
+        for stem, (provides, depends) in table.items():
+            (root / layer / f"{stem}.cl").write_text(
+                f"// @provides: {provides}\n// @depends: {', '.join(depends)}\n"
+                f"double {provides}(double x);\n"
+            )
+    return root
+
+
+def test_parse_annotations_stops_at_code():
+    text = "// @provides: a, b\n// @depends:\n// @source: Cody (1969)\nint x;\n// @depends: late\n"
+    tags = parse_annotations(text)
+    assert tags == {"provides": ["a", "b"], "depends": [], "source": ["Cody (1969)"]}
+
+
+def test_sort_passes_and_order(tmp_path, capsys):
+    lib = Library(make_lib(tmp_path / "lib", {
+        "c": ("c", ["a", "b"]), "a": ("a", []), "b": ("b", ["a"]), "d": ("d", ["k"]),
+    }, shims={"k": ("k", [])}))
+    order = lib.sort(verbose=True)
+    assert order == ["k", "a", "d", "b", "c"]
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "Pass 1: emitting k.cl",
+        "Pass 2: emitting a.cl, d.cl",
+        "Pass 3: emitting b.cl",
+        "Pass 4: emitting c.cl",
+    ]
+
+
+def test_cycle_names_stuck_files_and_waits(tmp_path):
+    lib = Library(make_lib(tmp_path / "lib", {
+        "a": ("a", []), "x": ("x", ["y", "a"]), "y": ("y", ["z"]), "z": ("z", ["x"]),
+    }))
+    with pytest.raises(DependencyCycleError) as ei:
+        lib.sort()
+    msg = str(ei.value)
+    assert "nmath/x.cl waits for y" in msg
+    assert "nmath/y.cl waits for z" in msg
+    assert "nmath/z.cl waits for x" in msg
+    assert "a.cl" not in msg.replace("nmath/", "")  # a was emitted, not stuck
+
+
+def test_missing_stem_is_named(tmp_path):
+    lib = Library(make_lib(tmp_path / "lib", {"a": ("a", ["nope"])}))
+    with pytest.raises(MissingDependencyError, match=r"nmath/a\.cl depends on nope"):
+        lib.sort()
+
+
+def test_unit_without_annotation_is_an_error(tmp_path):
+    root = make_lib(tmp_path / "lib", {"a": ("a", [])})
+    (root / "nmath" / "b.cl").write_text("double b(double x) { return x; }\n")
+    with pytest.raises(LibraryError, match=r"nmath/b\.cl has no '// @provides:'"):
+        Library(root)
+
+
+def test_shim_may_not_depend_on_nmath(tmp_path):
+    lib = Library(make_lib(tmp_path / "lib", {"a": ("a", [])}, shims={"s": ("s", ["a"])}))
+    with pytest.raises(LibraryError, match="layer 1 may only depend on layer 1"):
+        lib.sort()
+
+
+def test_index_round_trip_and_staleness(tmp_path):
+    root = make_lib(tmp_path / "lib", {
+        "a": ("fa", []), "b": ("fb", ["a"]), "c": ("fc", ["b"]), "e": ("fe", []),
+    }, shims={"s": ("s", [])})
+    lib = Library(root)
+    with pytest.raises(StaleIndexError, match="daskcl index build"):
+        lib.read_index()
+    lib.write_index()
+    text = (root / "nmath" / "kernel_dependency_index.tsv").read_text()
+    assert text == "stem\tall_depends\ns\t\na\t\ne\t\nb\ta\nc\ta,b\n"
+    assert lib.read_index() == {"s": (), "a": (), "e": (), "b": ("a",), "c": ("a", "b")}
+    assert lib.check_index() == []
+    (root / "nmath" / "e.cl").write_text("// @provides: fe\n// @depends: c\n")
+    diff = Library(root).check_index()
+    assert "-e\t" in diff and "+e\ta,b,c" in diff
+
+
+def test_resolve_minimal_subset_by_stem_or_symbol(tmp_path):
+    root = make_lib(tmp_path / "lib", {
+        "a": ("fa", []), "b": ("fb", ["a"]), "c": ("fc", ["b"]), "e": ("fe", []),
+    }, shims={"s": ("s", [])})
+    lib = Library(root)
+    lib.write_index()
+    assert lib.resolve(["fb"]) == ["s", "a", "b"]
+    assert lib.resolve(["c", "e"]) == ["s", "a", "e", "b", "c"]
+    with pytest.raises(MissingDependencyError, match="'zz'"):
+        lib.resolve(["zz"])
+    # the loader reads the index, it does not sort: an index that omits a unit is reported
+    (root / "nmath" / "kernel_dependency_index.tsv").write_text("stem\tall_depends\ns\t\na\t\n")
+    with pytest.raises(StaleIndexError, match="b is not in"):
+        Library(root).resolve(["b"])
+
+
+def test_extract_subset_is_a_library(tmp_path):
+    root = make_lib(tmp_path / "lib", {
+        "a": ("fa", []), "b": ("fb", ["a"]), "c": ("fc", ["b"]), "e": ("fe", []),
+    }, shims={"s": ("s", [])})
+    (root / "kernels" / "kb.cl").write_text("// @depends_nmath: fb\n__kernel void kb() {}\n")
+    Library(root).write_index()
+    sub = Library(root).extract(tmp_path / "sub", kernels=["kb"])
+    assert sorted(sub.units) == ["a", "b", "s"]
+    assert (tmp_path / "sub" / "kernels" / "kb.cl").exists()
+    assert sub.check_index() == []
+    src = sub.kernel_program_source("kb")
+    assert src.files == ("OPENCL.cl", "shims/s.cl", "nmath/a.cl", "nmath/b.cl", "kernels/kb.cl")
+
+
+def test_program_source_locates_lines(tmp_path):
+    root = make_lib(tmp_path / "lib", {"a": ("fa", [])})
+    lib = Library(root)
+    lib.write_index()
+    src = lib.program_source(["a"], "line1\nline2\n", "kernels/k.cl")
+    lines = src.text.splitlines()
+    n = lines.index("line2") + 1
+    assert src.locate(n) == ("kernels/k.cl", 2)
+
+
+def test_shipped_library_index_is_current():
+    lib = get_library()
+    assert lib.check_index() == [], "run 'daskcl index build' and commit the index"
+
+
+def test_shipped_library_has_no_cycles_and_all_annotated():
+    lib = get_library()
+    order = lib.sort()
+    assert set(order) == set(lib.units)
+    for unit in lib.units.values():
+        assert unit.provides, f"{unit.name} provides nothing"
+
+
+def test_dnorm_program_is_minimal():
+    lib = get_library()
+    src = lib.program_source(["dnorm"], "__kernel void k(__global double *x) {}")
+    nmath = [f for f in src.files if f.startswith("nmath/")]
+    assert nmath == ["nmath/dnorm.cl"]
+    full = sum(len(u.path.read_text()) for u in lib.units.values())
+    assert len(src.text) < full / 4
+
+
+def test_dbinom_program_pulls_its_chain_only():
+    lib = get_library()
+    stems = lib.resolve(["dbinom"])
+    nmath = {s for s in stems if lib.units[s].layer == "nmath"}
+    assert {"dbinom", "stirlerr", "bd0"} <= nmath
+    assert not nmath & {"pnorm", "qnorm", "dnorm", "dgamma"}
+
+
+def test_cli_index_check_detects_stale(tmp_path):
+    root = make_lib(tmp_path / "lib", {"a": ("fa", []), "b": ("fb", ["a"])})
+    cmd = [sys.executable, "-m", "daskcl", "index", "--root", str(root)]
+    env_path = {"PYTHONPATH": str(REPO)}
+    import os
+
+    env = {**os.environ, **env_path}
+    r = subprocess.run([*cmd, "check"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1
+    r = subprocess.run([*cmd, "build", "--verbose"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and "Pass 2: emitting b.cl" in r.stdout
+    r = subprocess.run([*cmd, "check"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (root / "nmath" / "c.cl").write_text("// @provides: fc\n// @depends: b\n")
+    r = subprocess.run([*cmd, "check"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1 and "+c\ta,b" in r.stdout
