@@ -196,6 +196,7 @@ class Elementwise:
     def __call__(self, *args: Any, **flags: bool) -> Any:
         import pyopencl as cl
 
+        flags = {**self.fn.flag_defaults, **flags}
         prep = prepare(self.fn, args)
         if prep.size == 0:
             return np.empty(prep.shape)

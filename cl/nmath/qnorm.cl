@@ -9,6 +9,8 @@
 //   otherwise:     r = sqrt(-log(min(p, 1 - p))),
 //                  r <= 5:  z = C(r - 1.6) / D(r - 1.6)             (degree 7 / 7)
 //                  r > 5:   z = E(r - 5) / F(r - 5)                 (degree 7 / 7)
+//                  r >= 816 (log scale only): z = sqrt(2) r, the leading term of the asymptotic
+//                           expansion z^2 ~ -2 log p (as R >= 4.1 does)
 //                  with the sign of q.
 // On the log scale, log(min(p, 1 - p)) is the argument itself whenever it is the smaller tail,
 // so that tails far below the smallest double (log p = -1e5, say) still give finite quantiles.
@@ -81,6 +83,10 @@ double qnorm5(double p, double mu, double sigma, int lower_tail, int log_p)
         if (r <= 5.) {
             r += -1.6;
             val = qnorm_poly7(qnorm_c, r) / qnorm_poly7(qnorm_d, r);
+        } else if (r >= 816) {
+            // only on the log scale (log p < -665856): the leading term sqrt(-2 log p) of the
+            // asymptotic expansion, better there than E/F (which tends to a constant)
+            val = r * M_SQRT2;
         } else {
             r += -5.;
             val = qnorm_poly7(qnorm_e, r) / qnorm_poly7(qnorm_f, r);
