@@ -9,7 +9,7 @@ what="${1:-all}"; shift || true
 OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl >/dev/null || exit 1
-export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1
+export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 mkdir -p /tmp/rmath && dpkg -x .deb/r-mathlib_*.deb /tmp/rmath
 export DASKCL_RMATH=/tmp/rmath/usr/lib/libRmath.so.1

@@ -31,7 +31,15 @@ from ._version import __version__
 from .errors import BuildError
 from .library import ProgramSource
 
-__all__ = ["BuiltProgram", "CacheWarning", "build", "cache_dir", "clear_memory_cache", "stats"]
+__all__ = [
+    "BuiltProgram",
+    "CacheWarning",
+    "build",
+    "cache_dir",
+    "clear_memory_cache",
+    "default_options",
+    "stats",
+]
 
 _MAGIC = b"DASKCL-BINARY-1\n"
 
@@ -79,6 +87,17 @@ def cache_dir() -> Path | None:
     return Path(base) / "daskcl"
 
 
+def default_options() -> tuple[str, ...]:
+    """Build options every program gets.
+
+    ``DASKCL_FP_CONTRACT=1`` lets the compiler fuse ``a*b+c`` into ``fma`` (see ``OPENCL.cl``);
+    it is off by default, so that expressions round as in R's C code on x86-64.
+    """
+    if os.environ.get("DASKCL_FP_CONTRACT", "").strip() not in ("", "0"):
+        return ("-DDASKCL_FP_CONTRACT",)
+    return ()
+
+
 def clear_memory_cache() -> None:
     """Forget the programs built in this process (the disk cache is kept)."""
     _memory.clear()
@@ -102,7 +121,7 @@ def build(source: ProgramSource, options: Sequence[str] = ()) -> BuiltProgram:
         library files in the program.
     """
     bound = _device.current()
-    options = tuple(options)
+    options = tuple(options) + default_options()
     key = _key(bound.info.identity, source.text, options)
     mkey = (id(bound.context), key)
     hit = _memory.get(mkey)
