@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import string
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,9 @@ from . import device as _device
 from . import program as _program
 from ._table import Fn
 from .library import ProgramSource, get_library
+
+_SLAB = 1 << 21            # elements per slab of the pipelined path (16 MiB per array)
+_staging_lock = threading.Lock()
 
 __all__ = ["Elementwise", "Prepared", "collapse_axes", "kernel_source", "kernel_text", "prepare"]
 
@@ -194,29 +198,99 @@ class Elementwise:
             return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
 
     def __call__(self, *args: Any, **flags: bool) -> Any:
-        import pyopencl as cl
-
         flags = {**self.fn.flag_defaults, **flags}
         prep = prepare(self.fn, args)
         if prep.size == 0:
             return np.empty(prep.shape)
         bound = _device.current()
+        result = np.empty(prep.shape)
+        if _pipelined_device(bound) and _pipelinable(prep):
+            counts = self._run_pipelined(bound, prep, flags, result)
+        else:
+            counts = self._run_direct(bound, prep, flags, result)
+        self._warn(counts)
+        return result[()] if result.ndim == 0 else result
+
+    def _run_direct(
+        self, bound: _device.BoundDevice, prep: Prepared, flags: dict[str, bool], result: np.ndarray
+    ) -> np.ndarray:
+        """Whole arrays in one launch.  On a CPU device the buffers alias the NumPy arrays."""
+        import pyopencl as cl
+
         ctx, queue = bound.context, bound.queue
         mf = cl.mem_flags
+        host = mf.USE_HOST_PTR if bound.info.type == "CPU" else mf.COPY_HOST_PTR
         buffers = [
-            None if a is None else cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+            None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
             for a in prep.arrays
         ]
-        result = np.empty(prep.shape)
-        out = cl.Buffer(ctx, mf.WRITE_ONLY, result.nbytes)
+        if host == mf.USE_HOST_PTR:
+            out = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=result)
+        else:
+            out = cl.Buffer(ctx, mf.WRITE_ONLY, result.nbytes)
         counts = np.zeros(2, dtype=np.int32)
         status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
         self.enqueue(prep, buffers, out, status, flags, queue)
-        cl.enqueue_copy(queue, result, out)
+        if host == mf.USE_HOST_PTR:
+            # map to make the device's writes visible in `result` (no copy on CPU devices)
+            mapped, _ = cl.enqueue_map_buffer(queue, out, cl.map_flags.READ, 0, result.shape,
+                                              result.dtype)
+            mapped.base.release()
+        else:
+            cl.enqueue_copy(queue, result, out)
         cl.enqueue_copy(queue, counts, status)
         queue.finish()
-        self._warn(counts)
-        return result[()] if result.ndim == 0 else result
+        return counts
+
+    def _run_pipelined(
+        self, bound: _device.BoundDevice, prep: Prepared, flags: dict[str, bool], result: np.ndarray
+    ) -> np.ndarray:
+        """Large one-dimensional calls: slabs through pinned staging buffers on two queues, so
+        that host copies, transfers to and from the device and the kernel overlap."""
+        import pyopencl as cl
+
+        mf = cl.mem_flags
+        n = prep.size
+        slab = _SLAB
+        assert n >= slab
+        arrays = [a.reshape(-1) if a is not None and a.size == n else None for a in prep.arrays]
+        small = [
+            None if (a is None or arrays[j] is not None)
+            else cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+            for j, a in enumerate(prep.arrays)
+        ]
+        flat = result.reshape(-1)
+        counts = np.zeros(2, dtype=np.int32)
+        status = cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
+        with _staging_lock:
+            stages = [_stage(bound, k, len(arrays), slab) for k in range(2)]
+            pending: list[tuple[Any, int, int, Any]] = []
+            for k, a in enumerate(range(0, n, slab)):
+                b = min(a + slab, n)
+                st = stages[k % 2]
+                q = st.queue
+                if st.busy is not None:      # slab k-2 used this stage: finish it first
+                    _finish(pending, flat)
+                bufs = []
+                for j, arr in enumerate(arrays):
+                    if arr is None:
+                        bufs.append(small[j])
+                        continue
+                    np.copyto(st.host_in[j][: b - a], arr[a:b])
+                    cl.enqueue_copy(q, st.dev_in[j], st.host_in[j][: b - a], is_blocking=False)
+                    bufs.append(st.dev_in[j])
+                sub = Prepared((b - a,), (b - a,), prep.scalars, prep.arrays,
+                               [(1,) if arrays[j] is not None else prep.strides[j]
+                                for j in range(len(arrays))])
+                self.enqueue(sub, bufs, st.dev_out, status, flags, q)
+                ev = cl.enqueue_copy(q, st.host_out[: b - a], st.dev_out, is_blocking=False)
+                st.busy = ev
+                pending.append((ev, a, b, st))
+            while pending:
+                _finish(pending, flat)
+            cl.enqueue_copy(bound.queue, counts, status)
+            bound.queue.finish()
+        return counts
 
     def _warn(self, counts: np.ndarray) -> None:
         if counts[0]:
@@ -226,3 +300,64 @@ class Elementwise:
                 f"{self.fn.name}: {counts[1]} non-integer {'/'.join(self.fn.nonint)}",
                 RuntimeWarning, stacklevel=4,
             )
+
+
+def _pipelined_device(bound: _device.BoundDevice) -> bool:
+    """Devices with their own memory, where transfers are worth overlapping."""
+    return bound.info.type != "CPU"
+
+
+def _pipelinable(prep: Prepared) -> bool:
+    """Large calls whose array inputs are full-size and contiguous, or single elements."""
+    if prep.size < 2 * _SLAB or len(prep.dims) != 1:
+        return False
+    return all(a is None or a.size in (1, prep.size) for a in prep.arrays)
+
+
+@dataclass
+class _Stage:
+    queue: Any
+    host_in: list[np.ndarray]
+    dev_in: list[Any]
+    host_out: np.ndarray
+    dev_out: Any
+    keep: list[Any]
+    busy: Any = None
+
+
+def _pinned(bound: _device.BoundDevice, queue: Any, nelem: int) -> tuple[np.ndarray, Any]:
+    """A page-locked host array (an ALLOC_HOST_PTR buffer, mapped once and kept mapped)."""
+    import pyopencl as cl
+
+    buf = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nelem * 8)
+    arr, _ = cl.enqueue_map_buffer(queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                                   (nelem,), np.float64, is_blocking=True)
+    return arr, buf
+
+
+def _stage(bound: _device.BoundDevice, k: int, nin: int, slab: int) -> _Stage:
+    """Staging set ``k`` of the bound device (made once per process and kept)."""
+    import pyopencl as cl
+
+    stages: dict[tuple[int, int], _Stage] = bound.__dict__.setdefault("_stages", {})
+    st = stages.get((k, slab))
+    if st is None:
+        q = cl.CommandQueue(bound.context)
+        out_host, out_pin = _pinned(bound, q, slab)
+        st = _Stage(q, [], [], out_host, cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, slab * 8),
+                    [out_pin])
+        stages[(k, slab)] = st
+    while len(st.host_in) < nin:
+        h, pin = _pinned(bound, st.queue, slab)
+        st.host_in.append(h)
+        st.keep.append(pin)
+        st.dev_in.append(cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, slab * 8))
+    st.busy = None
+    return st
+
+
+def _finish(pending: list[tuple[Any, int, int, Any]], flat: np.ndarray) -> None:
+    ev, a, b, st = pending.pop(0)
+    ev.wait()
+    np.copyto(flat[a:b], st.host_out[: b - a])
+    st.busy = None

@@ -163,3 +163,26 @@ def test_dask_in_dask_out():
         grid.compute(scheduler="threads"),
         nmath.dnorm(np.linspace(-3, 3, 101)[:, None], np.linspace(0, 1, 8)[None, :]),
     )
+
+
+def test_pipelined_path_equals_direct(monkeypatch):
+    """The slab pipeline used for large calls on GPUs gives the one-launch result."""
+    from daskcl import _elementwise as ew
+
+    rng = np.random.default_rng(7)
+    n = 5 * 1000 + 17
+    q = rng.normal(0, 3, n)
+    sd = rng.uniform(0.5, 2.0, n)
+    want = nmath.pnorm(q, 1.0, sd, log_p=True)
+    monkeypatch.setattr(ew, "_SLAB", 1000)
+    monkeypatch.setattr(ew, "_pipelined_device", lambda bound: True)
+    called = []
+    real = ew.Elementwise._run_pipelined
+    monkeypatch.setattr(ew.Elementwise, "_run_pipelined",
+                        lambda self, *a: called.append(1) or real(self, *a))
+    got = nmath.pnorm(q, 1.0, sd, log_p=True)
+    assert called
+    np.testing.assert_array_equal(got, want)
+    with pytest.warns(RuntimeWarning, match="dnorm: 3 NaN"):
+        nan = nmath.dnorm(q, np.array([0.0]), np.where(np.arange(n) % 2000 == 0, -1.0, 1.0))
+    assert np.isnan(nan).sum() == 3

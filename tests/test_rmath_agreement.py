@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""daskcl.nmath agrees with R's libRmath, function by function, flag by flag.
+
+One table-driven test over every case of ``tests/rcases`` (a grid of arguments and the
+tolerance for one function) and every combination of R's flags for its kind.  Each run calls
+``daskcl.nmath.<name>`` once on the broadcast grid and compares with libRmath (through
+``tests/rmath_oracle.py``):
+
+- the same NaNs and the same signed infinities;
+- elsewhere ``|daskcl - R| <= rtol * max(|R|, DBL_MIN)`` (or ``<= atol`` where a case gives one);
+- daskcl's "NaN(s) produced" warning counts exactly the NaNs produced from NaN-free arguments
+  (R's rule for "NaNs produced"), less the points a case marks as R-silent; its "non-integer"
+  warning counts the arguments R warns about (fuzz ``1e-7 max(1, |x|)``) where the result is
+  not NaN.
+
+A failure shows the worst points: arguments, daskcl's value, R's value, relative error.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from daskcl import nmath
+from daskcl._nmath_table import ROWS
+from rcases import RCase, all_cases
+from rmath_oracle import r_eval
+
+ROW = {fn.name: fn for fn in ROWS}
+CASES = all_cases()
+DBL_MIN = sys.float_info.min
+
+
+def _runs():
+    for case in CASES:
+        fn = ROW.get(case.name)
+        if fn is None:  # reported by test_cases_name_table_rows
+            continue
+        keys = [py for py, _ in fn.flags]
+        for values in itertools.product((False, True), repeat=len(keys)):
+            flags = dict(zip(keys, values))
+            if not keys:
+                fid = ""
+            elif fn.kind == "d":
+                fid = "log" if flags["log"] else "linear"
+            else:
+                fid = ("lower" if flags["lower_tail"] else "upper") + ("-log" if flags["log_p"] else "")
+            yield pytest.param(case, flags, id=f"{case.id}-{fid}" if fid else case.id)
+
+
+def test_cases_name_table_rows():
+    for case in CASES:
+        assert case.name in ROW, f"{case.id}: no row {case.name!r} in daskcl/_nmath_table.py"
+        assert tuple(case.grid) == ROW[case.name].arg_names, (
+            f"{case.id}: the grid must give every argument in Rmath.h order "
+            f"{ROW[case.name].arg_names}, not {tuple(case.grid)}"
+        )
+
+
+def _count(messages: list[str], kind: str, name: str) -> int:
+    total = 0
+    for msg in messages:
+        if kind in msg:
+            m = re.match(rf"{re.escape(name)}:\s*(\d+)", msg)
+            assert m, f"unexpected warning format: {msg!r}"
+            total += int(m.group(1))
+    return total
+
+
+def _nonint(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return np.abs(x - np.rint(x)) > 1e-7 * np.maximum(1.0, np.abs(x))
+
+
+def _report(case: RCase, args: list[np.ndarray], got: np.ndarray, want: np.ndarray,
+            bad: np.ndarray, rel: np.ndarray, what: str) -> str:
+    order = np.argsort(-np.where(bad, np.nan_to_num(rel, nan=np.inf), -1.0), axis=None)
+    lines = [f"{case.id}: {int(bad.sum())} of {bad.size} points {what}; worst:"]
+    names = list(case.grid)
+    for flat in order[:5]:
+        i = np.unravel_index(flat, bad.shape)
+        if not bad[i]:
+            break
+        where = ", ".join(f"{n}={a[i]!r}" for n, a in zip(names, args))
+        lines.append(f"  ({where}): daskcl {got[i]!r}, R {want[i]!r}, rel err {rel[i]:.3g}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(("case", "flags"), list(_runs()))
+def test_agrees_with_r(case: RCase, flags: dict[str, bool]):
+    fn = ROW[case.name]
+    axes = case.axes()
+    cflags = [int(flags[py]) for py, _ in fn.flags]
+    want = r_eval(case.rsym or fn.csym, axes, cflags)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = np.asarray(getattr(nmath, case.name)(*axes, **flags))
+    messages = [str(w.message) for w in caught]
+    others = [f"{w.category.__name__}: {w.message}" for w in caught
+              if not (issubclass(w.category, RuntimeWarning) and str(w.message).startswith(f"{fn.name}:"))]
+    assert not others, f"{case.id}: unexpected warnings {others}"
+
+    args = np.broadcast_arrays(*axes)
+    assert got.shape == want.shape
+    assert got.dtype == np.float64
+
+    # the same NaNs and the same infinities
+    nan_bad = np.isnan(got) != np.isnan(want)
+    assert not nan_bad.any(), _report(case, args, got, want, nan_bad, np.full(got.shape, np.nan),
+                                      "differ in NaN-ness")
+    inf_bad = (np.isinf(got) | np.isinf(want)) & (got != want)
+    assert not inf_bad.any(), _report(case, args, got, want, inf_bad, np.full(got.shape, np.inf),
+                                      "differ in an infinity")
+
+    # relative error elsewhere
+    fin = np.isfinite(want)
+    with np.errstate(all="ignore"):
+        err = np.where(fin, np.abs(got - want), 0.0)
+        rel = err / np.maximum(np.abs(want), DBL_MIN)
+    bad = fin & (rel > case.rtol)
+    if case.atol:
+        bad &= err > case.atol
+    assert not bad.any(), _report(case, args, got, want, bad, rel, f"off by more than rtol={case.rtol:g}")
+
+    # the warnings count what R warns about
+    nan_free = ~np.logical_or.reduce([np.isnan(a) for a in args])
+    produced = np.isnan(want) & nan_free
+    for quiet in case.quiet_nan:
+        mask = np.broadcast_to(np.asarray(quiet.where(*args, **flags), dtype=bool), produced.shape)
+        assert not (mask & ~produced).any(), (
+            f"{case.id}: a QuietNaN marks points where R does not give NaN ({quiet.why})"
+        )
+        produced &= ~mask
+    assert _count(messages, "NaN", fn.name) == int(produced.sum()), (
+        f"{case.id}: the NaN warning should count the {int(produced.sum())} NaNs produced from "
+        f"NaN-free arguments; warnings: {messages}"
+    )
+    nonint = np.zeros(got.shape, dtype=int)
+    for arg in fn.nonint:
+        a = args[fn.arg_names.index(arg)]
+        nonint += (_nonint(a) & ~np.isnan(want)).astype(int)
+    assert _count(messages, "non-integer", fn.name) == int(nonint.sum()), (
+        f"{case.id}: the non-integer warning should count {int(nonint.sum())} arguments; "
+        f"warnings: {messages}"
+    )
