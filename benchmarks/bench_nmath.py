@@ -53,6 +53,9 @@ def _specs() -> dict[str, Spec]:
         "qnorm": Spec(lambda r, n: (r.uniform(0, 1, n),), st.norm.ppf,
                       cs.ndtri if cs else None, "cupyx.scipy.special.ndtri"),
         "dnorm": Spec(lambda r, n: (r.normal(0, 3, n),), st.norm.pdf),
+        # a light kernel (one exp, one log1p): how close the elementwise template gets to the
+        # memory bandwidth; NumPy's logaddexp is the CPU peer
+        "log1pexp": Spec(lambda r, n: (r.normal(0, 10, n),), lambda x: np.logaddexp(0.0, x)),
         "dbinom": Spec(_binom_inputs, st.binom.pmf),
         "dpois": Spec(lambda r, n: (np.floor(r.uniform(0, 100, n)), r.uniform(0.1, 100, n)),
                       st.poisson.pmf),
@@ -131,7 +134,13 @@ def main() -> None:
                     help="elements for the (slower) scipy timing; rates are per element")
     ap.add_argument("--functions", default="pnorm,qnorm,dbinom")
     ap.add_argument("--out")
+    ap.add_argument("--contract", action="store_true",
+                    help="build with DASKCL_FP_CONTRACT=1 (fma contraction allowed)")
     args = ap.parse_args()
+    if args.contract:
+        import os
+
+        os.environ["DASKCL_FP_CONTRACT"] = "1"
 
     from daskcl import nmath
 
@@ -171,6 +180,7 @@ def main() -> None:
               flush=True)
     info = machine()
     info["copy_bandwidth_GB_s"] = bw / 1e9
+    info["fp_contract"] = bool(args.contract)
     cols = ["function", "daskcl_kernel_Gel_s", "daskcl_e2e_Gel_s", "scipy_Gel_s", "kernel_vs_scipy",
             "e2e_vs_scipy", "bandwidth_fraction"]
     if any("peer" in r for r in rows):

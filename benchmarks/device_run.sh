@@ -23,6 +23,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
     python3 benchmarks/bench_build.py --out "$OUT/build-gpu.json" 2>&1 | tail -8
-    python3 benchmarks/bench_nmath.py --n 67108864 --scipy-n 1048576 --out "$OUT/nmath-gpu.json" 2>&1 | tail -8
+    python3 benchmarks/bench_nmath.py --n 67108864 --scipy-n 1048576 --functions pnorm,qnorm,dbinom,log1pexp --out "$OUT/nmath-gpu.json" 2>&1 | tail -8
+    python3 benchmarks/bench_nmath.py --n 67108864 --scipy-n 262144 --functions pnorm,qnorm,dbinom --contract --out "$OUT/nmath-gpu-contract.json" 2>&1 | tail -5
 fi
 exit $rc

@@ -86,7 +86,7 @@ def library() -> ctypes.CDLL:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _function(rsym: str) -> tuple[Any, str]:
     try:
         sig = SIGNATURES[rsym]

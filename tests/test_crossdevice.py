@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rcases import all_cases
 
 from daskcl import device
 from daskcl._nmath_table import ROWS
-from rcases import all_cases
 
 HERE = Path(__file__).resolve().parent
 ROW = {fn.name: fn for fn in ROWS}

@@ -22,14 +22,15 @@ import itertools
 import re
 import sys
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from rcases import RCase, all_cases
+from rmath_oracle import r_eval
 
 from daskcl import nmath
 from daskcl._nmath_table import ROWS
-from rcases import RCase, all_cases
-from rmath_oracle import r_eval
 
 ROW = {fn.name: fn for fn in ROWS}
 CASES = all_cases()
@@ -77,7 +78,7 @@ def _nonint(x: np.ndarray) -> np.ndarray:
         return np.abs(x - np.rint(x)) > 1e-7 * np.maximum(1.0, np.abs(x))
 
 
-def _report(case: RCase, args: list[np.ndarray], got: np.ndarray, want: np.ndarray,
+def _report(case: RCase, args: Sequence[np.ndarray], got: np.ndarray, want: np.ndarray,
             bad: np.ndarray, rel: np.ndarray, what: str) -> str:
     order = np.argsort(-np.where(bad, np.nan_to_num(rel, nan=np.inf), -1.0), axis=None)
     lines = [f"{case.id}: {int(bad.sum())} of {bad.size} points {what}; worst:"]
@@ -86,8 +87,10 @@ def _report(case: RCase, args: list[np.ndarray], got: np.ndarray, want: np.ndarr
         i = np.unravel_index(flat, bad.shape)
         if not bad[i]:
             break
-        where = ", ".join(f"{n}={a[i]!r}" for n, a in zip(names, args))
-        lines.append(f"  ({where}): daskcl {got[i]!r}, R {want[i]!r}, rel err {rel[i]:.3g}")
+        where = ", ".join(f"{n}={float(a[i])!r}" for n, a in zip(names, args))
+        lines.append(
+            f"  ({where}): daskcl {float(got[i])!r}, R {float(want[i])!r}, rel err {float(rel[i]):.3g}"
+        )
     return "\n".join(lines)
 
 
@@ -102,8 +105,12 @@ def test_agrees_with_r(case: RCase, flags: dict[str, bool]):
         warnings.simplefilter("always")
         got = np.asarray(getattr(nmath, case.name)(*axes, **flags))
     messages = [str(w.message) for w in caught]
-    others = [f"{w.category.__name__}: {w.message}" for w in caught
-              if not (issubclass(w.category, RuntimeWarning) and str(w.message).startswith(f"{fn.name}:"))]
+    others = [
+        f"{w.category.__name__}: {w.message}" for w in caught
+        if not (issubclass(w.category, RuntimeWarning)
+                and str(w.message).startswith(f"{fn.name}:")
+                and ("NaN" in str(w.message) or "non-integer" in str(w.message)))
+    ]
     assert not others, f"{case.id}: unexpected warnings {others}"
 
     args = np.broadcast_arrays(*axes)

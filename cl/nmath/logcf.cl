@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: logcf
 // @depends: rmath_utils
-// @source: M. Welinder (2004), the continued fraction of his pgamma for R (PR#7307), after
-//          Abramowitz & Stegun 4.1.40 / Wall (1948): the series sum_k x^k / (i + k d) as a
-//          continued fraction.
+// @source: M. Welinder (2004), pgamma for R (R bug report PR#7307): the series
+//          sum_k x^k / (i + k d) = 2F1(1, i/d; 1 + i/d; x) / i evaluated as Gauss's continued
+//          fraction (H. S. Wall (1948), Analytic Theory of Continued Fractions, ch. XVIII).
 //
 // logcf(x, i, d, eps) = sum_{k >= 0} x^k / (i + k d)  for |x| < 1, i > 0, d >= 0, to relative
 // accuracy eps.  For i = 1, d = 1 it is -log(1 - x) / x, hence the name.  The convergents
@@ -11,7 +11,7 @@
 // numerator (i + (k-1) d)^2 x, one with (k d)^2 x) and rescaled by 2^256 whenever B leaves
 // [2^-256, 2^256].  Used by log1pmx and lgamma1p (and pgamma).
 
-#define LOGCF_SCALE 1.157920892373162e77   // 2^256
+#define LOGCF_SCALE 0x1p256
 
 double logcf(double x, double i, double d, double eps)
 {

@@ -34,7 +34,6 @@ double pbeta(double x, double a, double b, int lower_tail, int log_p)
         ML_WARN_return_NAN;
     if (x <= 0)
         return R_DT_0;
-    if (x >= 1)
-        return R_DT_1;
+    // x >= 1 goes through pbeta_raw's limit cases first, as in R (pbeta(1, a, 0) is 0)
     return pbeta_raw(x, a, b, lower_tail, log_p);
 }

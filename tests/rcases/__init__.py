@@ -36,9 +36,12 @@ nan_inf: tuple[float, ...] = (math.nan, math.inf, -math.inf)
 class QuietNaN:
     """Points where R returns NaN for NaN-free arguments *without* a "NaNs produced" warning.
 
-    ``where(*args, **flags)`` gets the broadcast argument arrays (in Rmath.h order) and the
-    flags as keywords and returns a boolean mask; ``why`` says why R is silent there.  The
-    test expects daskcl's NaN warning to count every NaN from NaN-free arguments except these.
+    R's vectorised wrappers warn "NaNs produced" whenever a result is NaN and no argument was,
+    and daskcl counts the same; so the test expects daskcl's count to be exactly those NaNs.
+    Where R reaches a function some other way and stays silent, a case lists the points here:
+    ``where(*args, **flags)`` gets the broadcast argument arrays (Rmath.h order) and the flags
+    as keywords and returns a boolean mask, ``why`` says why R is silent there, and the test
+    then expects daskcl not to count them either.  (No case of the foundation slice needs one.)
     """
 
     where: Callable[..., np.ndarray]

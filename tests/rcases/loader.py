@@ -6,6 +6,14 @@ from __future__ import annotations
 
 from . import RCase, grid, nan_inf
 
+BD0_WHY = (
+    "outside its series range bd0(x, np) = x log(x/np) + np - x sums terms of up to ~1e5 "
+    "(in tails whose mass is still above the underflow) before they cancel: a 1-ulp difference "
+    "between the device's log and glibc's moves the sum by an ulp of the large term, and exp() "
+    "turns that absolute error into a relative one (the log-scale values agree to 1e-15).  "
+    "libRmath 4.2.2's dbinom_raw uses bd0, not the exact split ebd0 that dpois uses"
+)
+
 CASES = [
     RCase(
         "dbinom",
@@ -25,14 +33,20 @@ CASES = [
                 1 - 1e-10, 1.0, -0.1, 1.1, nan_inf,
             ),
         },
+        rtol=5e-13,
+        why=BD0_WHY,
+    ),
+    RCase(
+        "dbinom",
+        {   # far tails of large sizes, still above the underflow (measured up to 3.6e-12)
+            "x": grid(4346.0, 12465.0, 18075.0, 27302.0),
+            "size": grid(1e4, 1e5, 1e6, 1e8),
+            "prob": grid(0.0002186168297061181, 0.015538261876768232, 0.22782888806144624,
+                         0.3494296258859011),
+        },
         rtol=2e-11,
-        why=(
-            "bd0(x, np) = x log(x/np) + np - x outside its series range is a sum of terms of "
-            "up to ~1e5 before cancelling (in the tails that still have a non-zero mass): a "
-            "1-ulp difference between the device's log and glibc's moves that sum by an ulp of "
-            "the large term, and exp() turns this absolute error into a relative one; libRmath "
-            "4.2.2's dbinom_raw uses bd0, not the split ebd0 of dpois"
-        ),
+        why=BD0_WHY,
+        label="far-tails",
     ),
     RCase(
         "dpois",

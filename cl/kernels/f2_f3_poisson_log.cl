@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// f2_f3 term of the poisson family, log link (quasipoisson too).
+// @depends_nmath: dpois_raw
+//
+// With m = exp(eta):   l(eta) = wt [m - y log m + lgamma(y + 1)],   g(eta) = wt (m - y).
+//
+// y need not be an integer (quasipoisson).  For y > 0 the value is split at the mode
+// eta0 = log y, t = eta - eta0:
+//
+//   l = wt (y - y log y + lgamma(y + 1)) + wt y (expm1(t) - t),     g = wt y expm1(t),
+//
+// the first term being -wt log dpois(y; y), computed once per observation by f2f3_prepare with
+// the library's dpois_raw (C. Loader (2000): Stirling's error and no cancellation), the second
+// vanishing to second order at the mode without cancellation beyond a few ulp of wt y |t|, and
+// g free of the cancellation of wt m - wt y.  For y = 0, l = wt m and g = wt m (t = eta).
+// y < 0 is outside the support: +Inf, as -log of R's dpois.  wt < 0 gives NaN.
+//
+// Table o[] per observation: alpha, eta0, a, b, K, a - b with l = K + a expm1(t) - b t and
+// g = a expm1(t) + (a - b).
+
+#define F2F3_NOBS 6
+
+static inline double f2f3_mul0(const double c, const double v)
+{
+    return (c == 0.0) ? 0.0 : c * v;    // 0 * (+-Inf) = 0: a zero weight drops the term
+}
+
+static inline void f2f3_prepare(const double y, double wt, const double alpha, double *o)
+{
+    if (wt < 0)
+        wt = ML_NAN;
+    double eta0 = 0.0, a = wt, b = wt * y, k;
+    if (isnan(y) || isnan(wt)) {
+        k = y + wt;
+    } else if (y > 0) {
+        eta0 = log(y);
+        a = b;
+        k = (wt == 0.0) ? 0.0 : -wt * dpois_raw(y, y, 1);
+    } else {
+        k = (y < 0) ? ML_POSINF : wt;       // y = 0: l = wt m = wt + wt expm1(eta)
+    }
+    o[0] = alpha;
+    o[1] = eta0;
+    o[2] = a;
+    o[3] = b;
+    o[4] = k;
+    o[5] = a - b;
+}
+
+static inline void f2f3_term(const double eta, const double *o, double *l, double *g)
+{
+    const double t = eta - o[1];
+    const double am = f2f3_mul0(o[2], expm1(t));
+    *l = (o[4] + am) - f2f3_mul0(o[3], t);
+    *g = am + o[5];
+}

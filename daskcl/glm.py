@@ -1,0 +1,704 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Bayesian-GLM negative log-posterior and its gradient over grids of coefficient vectors.
+
+For every grid point ``b_j`` (a row of ``b``), with ``d = b_j - mu`` and
+``eta_i = alpha_i + x_i . b_j``::
+
+    qf_j   = 0.5 d' P d + sum_i l_i(eta_i)        (f2, the negative log-posterior)
+    grad_j = P d        + sum_i x_i g_i(eta_i)     (f3, its gradient), g_i = dl_i / deta
+
+where ``l_i`` is the negative log-likelihood of observation ``i`` under the family and link
+(``shared/glm_f2_f3.md`` is the specification; :func:`f2_f3` lists the families).  The grid
+points are independent and all of them read the whole data set, so one fused OpenCL kernel per
+family/link evaluates them without ever storing ``eta`` (``cl/kernels/f2_f3_driver.cl`` describes
+the work decomposition).
+
+Three ways in:
+
+* :func:`f2_f3` -- one call, NumPy or dask arrays in and out;
+* :class:`Posterior` -- the data set checked once and kept on the device, for many grids;
+* :class:`FactorialGrid` -- the full factorial grid of per-coefficient value vectors, decoded on
+  the device instead of materialised.
+
+Example
+-------
+>>> import numpy as np
+>>> from daskcl.glm import f2_f3
+>>> rng = np.random.default_rng(1)
+>>> x = rng.normal(size=(50, 3)); wt = np.full(50, 10.0); y = rng.integers(0, 11, 50) / 10
+>>> b = rng.normal(size=(1000, 3))
+>>> qf, grad = f2_f3("binomial", "logit", b, y, x, np.zeros(3), np.eye(3), np.zeros(50), wt)
+>>> qf.shape, grad.shape
+((1000,), (1000, 3))
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import device as _device
+from . import program as _program
+from .library import ProgramSource, get_library
+
+__all__ = ["FAMILIES", "FactorialGrid", "Posterior", "Tuning", "f2_f3"]
+
+#: (family, link) -> kernel file stem in cl/kernels
+FAMILIES: dict[tuple[str, str], str] = {
+    ("binomial", "logit"): "f2_f3_binomial_logit",
+    ("binomial", "probit"): "f2_f3_binomial_probit",
+    ("binomial", "cloglog"): "f2_f3_binomial_cloglog",
+    ("poisson", "log"): "f2_f3_poisson_log",
+    ("Gamma", "log"): "f2_f3_Gamma_log",
+    ("gaussian", "identity"): "f2_f3_gaussian_identity",
+}
+#: family names that use another family's kernels
+_ALIASES = {"quasibinomial": "binomial", "quasipoisson": "poisson", "gamma": "Gamma"}
+_DRIVER = "f2_f3_driver"
+
+#: the item kernel keeps 2 * l2 doubles per grid point in registers; above this l2 the group
+#: kernel (any l2) is used
+ITEM_MAX_L2 = 48
+
+
+def _supported() -> str:
+    names = [f"{f}/{lk}" for f, lk in FAMILIES]
+    names += [f"{a}/{lk}" for a, f in _ALIASES.items() if a != "gamma" for g, lk in FAMILIES if g == f]
+    return ", ".join(names)
+
+
+def _kernel_stem(family: str, link: str) -> str:
+    if not isinstance(family, str) or not isinstance(link, str):
+        raise TypeError(
+            f"f2_f3: family and link must be strings, got {type(family).__name__} and "
+            f"{type(link).__name__}; supported: {_supported()}"
+        )
+    fam = _ALIASES.get(family, family)
+    stem = FAMILIES.get((fam, link))
+    if stem is None:
+        raise ValueError(
+            f"f2_f3: family {family!r} with link {link!r} is not supported; supported "
+            f"family/link pairs: {_supported()}"
+        )
+    return stem
+
+
+# -- the program ------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _source(stem: str, root: str) -> tuple[ProgramSource, int]:
+    """The program of one family file with the driver appended, and its F2F3_NOBS."""
+    lib = get_library()
+    src = lib.kernel_program_source(stem)
+    m = re.search(r"^#define\s+F2F3_NOBS\s+(\d+)", lib.kernel(stem).path.read_text(), re.M)
+    if m is None:
+        raise RuntimeError(f"cl/kernels/{stem}.cl does not define F2F3_NOBS")
+    driver = (lib.root / "kernels" / f"{_DRIVER}.cl").read_text()
+    name = f"kernels/{_DRIVER}.cl"
+    start = src.text.count("\n") + 2          # after the "// ==== name ====" line
+    text = src.text + f"// ==== {name} ====\n" + driver
+    return ProgramSource(text, (*src.files, name), (*src.line_map, (start, name))), int(m.group(1))
+
+
+def _even(n: int) -> int:
+    return n + (n & 1)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """How a launch is organised (see ``cl/kernels/f2_f3_driver.cl``).
+
+    ``path`` is ``"item"`` (a work-item per ``ppw`` grid points, l2 <= :data:`ITEM_MAX_L2`),
+    ``"group"`` (a work-group per grid point, any l2) or ``"auto"``.  ``tile`` (observations
+    staged in local memory per step) is reduced to fit the device's local memory.
+    """
+
+    path: str = "auto"
+    wg: int = 0          # 0: the device's default
+    tile: int = 64
+    ppw: int = 0         # 0: 2 for l2 <= 16 on a GPU, else 1
+    ru: int = 2
+
+    def resolve(self, l2: int, nobsp: int, dev: Any, gpu: bool) -> Tuning:
+        path = self.path
+        if path == "auto":
+            path = "item" if l2 <= ITEM_MAX_L2 else "group"
+        if path not in ("item", "group"):
+            raise ValueError(f"Tuning.path must be 'auto', 'item' or 'group', not {path!r}")
+        wg = self.wg or (128 if gpu else 64)
+        wg = min(wg, dev.max_work_group_size)
+        if wg & (wg - 1):
+            raise ValueError(f"Tuning.wg must be a power of two, not {wg}")
+        ppw = self.ppw or (2 if gpu and l2 <= 16 else 1)
+        ru = max(1, self.ru)
+        local = int(dev.local_mem_size)
+        if path == "item":
+            row = (_even(l2) + nobsp) * 8
+            tile = min(self.tile, max(ru, min(local, 32768) // row))
+            tile = max(ru, tile - tile % ru)
+            if tile * row > local:
+                raise ValueError(
+                    f"f2_f3: l2 = {l2} is too large for the item kernel on this device (one "
+                    f"observation needs {row} bytes of local memory, it has {local}); use "
+                    "Tuning(path='group')"
+                )
+        else:
+            tile = 0
+            limit = local // 8 - wg
+            if l2 > limit:
+                raise ValueError(
+                    f"f2_f3: l2 = {l2} coefficients exceed the largest this device supports, "
+                    f"{limit}: the group kernel keeps one coefficient vector and {wg} partial "
+                    f"sums in local memory ({local} bytes on this device)"
+                )
+        return Tuning(path, wg, tile, ppw, ru)
+
+    def options(self, l2: int, nobsp: int, fact: bool) -> tuple[str, ...]:
+        return (
+            f"-DF2F3_L2={l2}", f"-DF2F3_L2P={_even(l2)}", f"-DF2F3_NOBSP={nobsp}",
+            f"-DF2F3_WG={self.wg}", f"-DF2F3_TILE={max(self.tile, 1)}",
+            f"-DF2F3_PPW={self.ppw}", f"-DF2F3_RU={self.ru}", f"-DF2F3_FACT={int(fact)}",
+        )
+
+
+# -- factorial grids --------------------------------------------------------------------------
+
+
+class FactorialGrid:
+    """The full factorial grid of coefficient vectors, one value vector per coefficient.
+
+    Grid point ``j`` combines value ``(j // stride_k) % n_k`` of coefficient ``k``, with
+    ``n_k = len(values[k])`` and ``stride_k = n_{k+1} * ... * n_{l2-1}``: the order of
+    ``itertools.product(*values)``, the last coefficient varying fastest.  It is never
+    materialised by :func:`f2_f3` (the device decodes ``j``); ``np.asarray(grid)`` does
+    materialise it, as a ``(len(grid), l2)`` array.
+
+    Parameters
+    ----------
+    values
+        A sequence of ``l2`` one-dimensional, non-empty arrays of real numbers.
+
+    Slicing with a step of 1 (``grid[1000:2000]``) gives the grid of those points, still
+    undecoded.
+
+    Example
+    -------
+    >>> g = FactorialGrid([[-1.0, 0.0, 1.0], [10.0, 20.0]])
+    >>> g.shape
+    (6, 2)
+    >>> np.asarray(g[1:3]).tolist()
+    [[-1.0, 20.0], [0.0, 10.0]]
+    """
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        if isinstance(values, np.ndarray) and values.ndim != 2 or isinstance(values, (str, bytes)):
+            raise TypeError("FactorialGrid: values must be a sequence of 1-D arrays, one per coefficient")
+        vals = []
+        for k, v in enumerate(values):
+            a = np.asarray(v)
+            if a.dtype.kind not in "biuf":
+                raise TypeError(f"FactorialGrid: values[{k}] must be real numbers, got dtype {a.dtype}")
+            if a.ndim != 1 or a.size == 0:
+                raise ValueError(
+                    f"FactorialGrid: values[{k}] must be a non-empty 1-D array, got shape {a.shape}"
+                )
+            vals.append(np.ascontiguousarray(a, dtype=np.float64))
+        if not vals:
+            raise ValueError("FactorialGrid: at least one coefficient's values are needed")
+        self.values: tuple[np.ndarray, ...] = tuple(vals)
+        self.counts: tuple[int, ...] = tuple(len(v) for v in vals)
+        self.strides: tuple[int, ...] = tuple(
+            math.prod(self.counts[k + 1:]) for k in range(len(vals))
+        )
+        self.total = math.prod(self.counts)
+        if self.total >= 2**63:
+            raise ValueError(
+                f"FactorialGrid: {self.total} grid points do not fit a 64-bit index; split a "
+                "coefficient's values over several grids"
+            )
+        self.start, self.stop = 0, self.total
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.stop - self.start, len(self.values))
+
+    @property
+    def ndim(self) -> int:
+        return 2
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __repr__(self) -> str:
+        return f"FactorialGrid(counts={self.counts}, rows {self.start}:{self.stop})"
+
+    def __getitem__(self, key: slice) -> FactorialGrid:
+        if not isinstance(key, slice):
+            raise TypeError("FactorialGrid supports slices of grid points only, e.g. grid[100:200]")
+        start, stop, step = key.indices(len(self))
+        if step != 1:
+            raise ValueError("FactorialGrid: slices must have step 1")
+        out = object.__new__(FactorialGrid)
+        out.__dict__.update(self.__dict__)
+        out.start, out.stop = self.start + start, self.start + max(start, stop)
+        return out
+
+    def materialize(self) -> np.ndarray:
+        """The grid points as a ``(len(self), l2)`` array."""
+        j = np.arange(self.start, self.stop, dtype=np.int64)
+        out = np.empty(self.shape)
+        for k, (v, n, s) in enumerate(zip(self.values, self.counts, self.strides)):
+            out[:, k] = v[(j // s) % n]
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.materialize()
+        return a if dtype is None else a.astype(dtype)
+
+    def __dask_tokenize__(self) -> Any:
+        h = hashlib.sha1()
+        for v in self.values:
+            h.update(v.tobytes())
+            h.update(b"|")
+        return ("FactorialGrid", h.hexdigest(), self.start, self.stop)
+
+    def _descriptor(self) -> tuple[np.ndarray, np.ndarray]:
+        """The concatenated values and (offset, count, stride) per coefficient, for the device."""
+        offsets = np.cumsum((0, *self.counts[:-1]))
+        desc = np.array(
+            [(o, n, s) for o, n, s in zip(offsets, self.counts, self.strides)], dtype=np.int64
+        ).ravel()
+        return np.concatenate(self.values), desc
+
+
+# -- the data set -----------------------------------------------------------------------------
+
+
+def _real(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:
+        raise TypeError(f"f2_f3: {name} must be an array of real numbers ({exc})") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"f2_f3: {name} must be real numbers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+@dataclass
+class _DeviceData:
+    obs: Any
+    mu: Any
+    P: Any
+    dummy: Any
+    x_item: Any = None
+    x_group: Any = None
+
+
+class Posterior:
+    """A GLM data set and prior, ready to evaluate ``f2_f3`` on many grids.
+
+    The data are checked and copied once; each process uploads them to its device on first use
+    (and prepares the per-observation table there), so a ``Posterior`` pickles as plain NumPy
+    data and can be shipped to dask workers.
+
+    Parameters
+    ----------
+    family, link, y, x, mu, P, alpha, wt
+        As in :func:`f2_f3`.
+
+    Example
+    -------
+    >>> post = Posterior("poisson", "log", y, x, mu, P, alpha, wt)     # doctest: +SKIP
+    >>> qf, grad = post.f2_f3(b)                                         # doctest: +SKIP
+    """
+
+    def __init__(
+        self, family: str, link: str, y: Any, x: Any, mu: Any, P: Any, alpha: Any, wt: Any
+    ) -> None:
+        self.stem = _kernel_stem(family, link)
+        self.family, self.link = family, link
+        x = _real("x", x)
+        if x.ndim != 2:
+            raise ValueError(
+                f"f2_f3: x must be the (l1, l2) design matrix, one row per observation, got "
+                f"shape {x.shape}"
+            )
+        l1, l2 = x.shape
+        if l2 == 0:
+            raise ValueError("f2_f3: x has no columns; at least one coefficient is needed (l2 >= 1)")
+        vecs = {}
+        for name, v, scalar_ok in (("y", y, False), ("alpha", alpha, True), ("wt", wt, True)):
+            a = _real(name, v)
+            if a.ndim == 0 and scalar_ok:
+                a = np.full(l1, float(a))
+            if a.shape != (l1,):
+                raise ValueError(
+                    f"f2_f3: {name} has shape {a.shape} but x has shape {x.shape}: y, alpha and "
+                    f"wt must have shape (l1,) = ({l1},), one value per row of x"
+                    + (" (alpha and wt may also be scalars)" if scalar_ok else "")
+                )
+            vecs[name] = a
+        mu = _real("mu", mu)
+        if mu.shape != (l2,):
+            raise ValueError(
+                f"f2_f3: mu has shape {mu.shape} but x has shape {x.shape}: mu must have shape "
+                f"(l2,) = ({l2},), one prior mean per column of x"
+            )
+        P = _real("P", P)
+        if P.shape != (l2, l2):
+            raise ValueError(
+                f"f2_f3: P has shape {P.shape} but x has shape {x.shape}: P must have shape "
+                f"(l2, l2) = ({l2}, {l2})"
+            )
+        asym = np.abs(P - P.T)
+        scale = np.nanmax(np.abs(P)) if P.size and not np.isnan(P).all() else 0.0
+        bad = asym > 1e-10 * scale
+        if np.any(bad):
+            k, kk = map(int, np.argwhere(bad)[0])
+            raise ValueError(
+                f"f2_f3: P must be symmetric (a precision matrix); P[{k}, {kk}] = {P[k, kk]!r} but "
+                f"P[{kk}, {k}] = {P[kk, k]!r}.  Symmetrise it, e.g. (P + P.T) / 2"
+            )
+        self.x, self.mu, self.P = x, mu, P
+        self.y, self.alpha, self.wt = vecs["y"], vecs["alpha"], vecs["wt"]
+        self.l1, self.l2 = l1, l2
+        self._init_state()
+
+    def _init_state(self) -> None:
+        self._lock = threading.Lock()
+        self._devices: dict[int, _DeviceData] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"], state["_devices"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_state()
+
+    def __repr__(self) -> str:
+        return f"Posterior({self.family!r}, {self.link!r}, l1={self.l1}, l2={self.l2})"
+
+    def __dask_tokenize__(self) -> Any:
+        h = hashlib.sha1()
+        for a in (self.y, self.x, self.mu, self.P, self.alpha, self.wt):
+            h.update(a.tobytes())
+            h.update(b"|")
+        return ("Posterior", self.stem, h.hexdigest())
+
+    # -- device side --------------------------------------------------------------------------
+
+    def _program(self, tuning: Tuning, fact: bool) -> _program.BuiltProgram:
+        src, nobs = _source(self.stem, str(get_library().root))
+        return _program.build(src, tuning.options(self.l2, _even(nobs), fact))
+
+    def _nobsp(self) -> int:
+        return _even(_source(self.stem, str(get_library().root))[1])
+
+    def _device_data(self, bound: _device.BoundDevice, prg: _program.BuiltProgram) -> _DeviceData:
+        import pyopencl as cl
+
+        key = id(bound.context)
+        with self._lock:
+            data = self._devices.get(key)
+            if data is not None:
+                return data
+            ctx, queue, mf = bound.context, bound.queue, cl.mem_flags
+
+            def upload(a: np.ndarray) -> Any:
+                if a.size == 0:
+                    a = np.zeros(1)
+                return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+
+            nobsp = self._nobsp()
+            obs = cl.Buffer(ctx, mf.READ_WRITE, max(self.l1, 1) * nobsp * 8)
+            if self.l1:
+                bufs = [upload(a) for a in (self.y, self.wt, self.alpha)]
+                kern, lock = prg.kernel("f2_f3_prepare")
+                with lock:
+                    kern.set_args(np.int32(self.l1), *bufs, obs)
+                    cl.enqueue_nd_range_kernel(queue, kern, (self.l1,), None)
+            data = _DeviceData(obs, upload(self.mu), upload(self.P), upload(np.zeros(3)))
+            self._devices[key] = data
+            return data
+
+    def _x_buffer(self, bound: _device.BoundDevice, data: _DeviceData, path: str) -> Any:
+        import pyopencl as cl
+
+        with self._lock:
+            if path == "item" and data.x_item is None:
+                xp = np.zeros((max(self.l1, 1), _even(self.l2)))
+                xp[: self.l1, : self.l2] = self.x
+                data.x_item = cl.Buffer(
+                    bound.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=xp
+                )
+            if path == "group" and data.x_group is None:
+                xg = self.x if self.x.size else np.zeros(1)
+                data.x_group = cl.Buffer(
+                    bound.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=xg
+                )
+            return data.x_item if path == "item" else data.x_group
+
+    def _enqueue(
+        self, tuning: Tuning, fact: bool, m: int, j0: int, bsrc: Any, fdesc: Any | None,
+        qf: Any, grad: Any, queue: Any = None,
+    ) -> Any:
+        """Launch the kernel for ``m`` grid points (``tuning`` resolved); returns its event.
+
+        ``bsrc`` is a device buffer: the ``(m, l2)`` rows of ``b``, or for ``fact`` the
+        concatenated values of a factorial grid whose descriptor is ``fdesc`` and whose first
+        point of this launch is ``j0``.  ``qf`` and ``grad`` are device buffers of ``m`` and
+        ``m * l2`` doubles.
+        """
+        import pyopencl as cl
+
+        bound = _device.current()
+        queue = queue if queue is not None else bound.queue
+        prg = self._program(tuning, fact)
+        data = self._device_data(bound, prg)
+        xbuf = self._x_buffer(bound, data, tuning.path)
+        name = "f2_f3_item" if tuning.path == "item" else "f2_f3_group"
+        kern, lock = prg.kernel(name)
+        if tuning.path == "item":
+            ngroups = -(-m // (tuning.wg * tuning.ppw))
+        else:
+            ngroups = min(m, max(bound.info.compute_units, 1) * 64)
+        with lock:
+            kern.set_args(
+                np.int64(m), np.int64(j0), np.int32(self.l1), bsrc,
+                fdesc if fdesc is not None else data.dummy, xbuf, data.obs, data.mu, data.P,
+                qf, grad,
+            )
+            return cl.enqueue_nd_range_kernel(queue, kern, (ngroups * tuning.wg,), (tuning.wg,))
+
+    def resolve_tuning(self, tuning: Tuning | None = None) -> Tuning:
+        """The launch configuration used on the bound device (``tuning`` fills in the rest)."""
+        bound = _device.current()
+        return (tuning or Tuning()).resolve(
+            self.l2, self._nobsp(), bound.device, bound.info.type == "GPU"
+        )
+
+    def _compute(self, b: np.ndarray | FactorialGrid, tuning: Tuning | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        import pyopencl as cl
+
+        fact = isinstance(b, FactorialGrid)
+        m = len(b)
+        qf = np.empty(m)
+        grad = np.empty((m, self.l2))
+        if m == 0:
+            return qf, grad
+        tun = self.resolve_tuning(tuning)
+        bound = _device.current()
+        ctx, queue, mf = bound.context, bound.queue, cl.mem_flags
+        rows = max(1, min(m, 1 << 22, int(bound.device.max_mem_alloc_size) // (8 * self.l2)))
+        fdesc = vals = None
+        if fact:
+            v, d = b._descriptor()
+            vals = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
+            fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
+        qbuf = cl.Buffer(ctx, mf.WRITE_ONLY, min(rows, m) * 8)
+        gbuf = cl.Buffer(ctx, mf.WRITE_ONLY, min(rows, m) * self.l2 * 8)
+        for s in range(0, m, rows):
+            e = min(m, s + rows)
+            if fact:
+                self._enqueue(tun, True, e - s, b.start + s, vals, fdesc, qbuf, gbuf, queue)
+            else:
+                chunk = np.ascontiguousarray(b[s:e])
+                bbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=chunk)
+                self._enqueue(tun, False, e - s, 0, bbuf, None, qbuf, gbuf, queue)
+            cl.enqueue_copy(queue, qf[s:e], qbuf)
+            cl.enqueue_copy(queue, grad[s:e], gbuf, is_blocking=True)
+        return qf, grad
+
+    # -- public -------------------------------------------------------------------------------
+
+    def f2_f3(self, b: Any, *, chunks: Any = None, tuning: Tuning | None = None) -> tuple[Any, Any]:
+        """``(qf, grad)`` at every grid point of ``b``; see :func:`f2_f3`."""
+        if isinstance(b, FactorialGrid):
+            if b.shape[1] != self.l2:
+                raise ValueError(
+                    f"f2_f3: the factorial grid has {b.shape[1]} coefficients but x has shape "
+                    f"{self.x.shape} (l2 = {self.l2})"
+                )
+            if chunks is not None:
+                return self._dask_factorial(b, chunks, tuning)
+            return self._compute(b, tuning)
+        if _is_dask(b):
+            return self._dask(b, tuning)
+        barr = _real("b", b)
+        self._check_b(barr.shape)
+        if chunks is not None:
+            import dask.array as da
+
+            return self._dask(da.from_array(barr, chunks=(chunks, -1)), tuning)
+        return self._compute(barr, tuning)
+
+    def _check_b(self, shape: tuple[int, ...]) -> None:
+        if len(shape) != 2 or shape[1] != self.l2:
+            raise ValueError(
+                f"f2_f3: b has shape {shape} but x has shape {self.x.shape}: b must have shape "
+                f"(m1, l2) = (m1, {self.l2}), one coefficient vector per row"
+            )
+
+    def _dask(self, b: Any, tuning: Tuning | None) -> tuple[Any, Any]:
+        import dask
+
+        if b.dtype.kind not in "biuf":
+            raise TypeError(f"f2_f3: b must be real numbers, got dtype {b.dtype}")
+        self._check_b(b.shape)
+        if b.numblocks[1] != 1:
+            b = b.rechunk({1: -1})
+        if b.dtype != np.float64:
+            b = b.astype(np.float64)
+        post = dask.delayed(self, pure=True)
+        out = b.map_blocks(
+            _rows_block, post, tuning, dtype=np.float64,
+            chunks=(b.chunks[0], (self.l2 + 1,)), meta=np.empty((0, self.l2 + 1)),
+        )
+        return out[:, 0], out[:, 1:]
+
+    def _dask_factorial(self, grid: FactorialGrid, chunks: Any, tuning: Tuning | None
+                        ) -> tuple[Any, Any]:
+        import dask
+        import dask.array as da
+        from dask.array.core import normalize_chunks
+
+        sizes = normalize_chunks((chunks,), shape=(len(grid),), dtype=np.float64)[0]
+        starts = np.cumsum((0, *sizes[:-1]), dtype=np.int64)
+        bounds = np.column_stack([starts, starts + np.asarray(sizes, dtype=np.int64)])
+        idx = da.from_array(bounds, chunks=(1, 2))
+        out = idx.map_blocks(
+            _grid_block, dask.delayed(self, pure=True), dask.delayed(grid, pure=True), tuning,
+            dtype=np.float64, chunks=(sizes, (self.l2 + 1,)), meta=np.empty((0, self.l2 + 1)),
+        )
+        return out[:, 0], out[:, 1:]
+
+
+def _is_dask(b: Any) -> bool:
+    return type(b).__module__.startswith("dask") and hasattr(b, "map_blocks")
+
+
+def _stack(qf: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    out = np.empty((len(qf), grad.shape[1] + 1))
+    out[:, 0] = qf
+    out[:, 1:] = grad
+    return out
+
+
+def _rows_block(b: np.ndarray, post: Posterior, tuning: Tuning | None) -> np.ndarray:
+    return _stack(*post._compute(np.ascontiguousarray(b, dtype=np.float64), tuning))
+
+
+def _grid_block(bounds: np.ndarray, post: Posterior, grid: FactorialGrid,
+                tuning: Tuning | None) -> np.ndarray:
+    start, stop = (int(v) for v in bounds[0])
+    return _stack(*post._compute(grid[start:stop], tuning))
+
+
+def f2_f3(
+    family: str, link: str, b: Any, y: Any, x: Any, mu: Any, P: Any, alpha: Any, wt: Any,
+    *, chunks: Any = None, tuning: Tuning | None = None,
+) -> tuple[Any, Any]:
+    """The GLM negative log-posterior ``qf`` (f2) and its gradient ``grad`` (f3) over a grid.
+
+    For grid point ``j`` with ``d = b_j - mu`` and ``eta_i = alpha_i + x_i . b_j``::
+
+        qf_j   = 0.5 d' P d + sum_i l_i(eta_i),     grad_j = P d + sum_i x_i g_i(eta_i)
+
+    with no log-determinant or 2 pi constant in the prior term and ``l_i`` keeping its
+    constants:
+
+    ==========================  ===========================================  =====================
+    family / link               l_i (negative log-likelihood)                g_i = dl_i / deta
+    ==========================  ===========================================  =====================
+    binomial / logit            -log dbinom(s; n, p), p = 1/(1 + e^-eta)     wt (p - y)
+    binomial / probit           same, p = Phi(eta)                           -wt [y phi/Phi(eta)
+                                                                             - (1-y) phi/Phi(-eta)]
+    binomial / cloglog          same, p = 1 - exp(-e^eta)                    -wt [y a/p - (1-y) a/(1-p)],
+                                                                             a = exp(eta - e^eta)
+    poisson / log               wt [m - y log m + lgamma(y + 1)], m = e^eta   wt (m - y)
+    Gamma / log                 -log dgamma(y; shape wt, scale m / wt)       wt (1 - y / m)
+    gaussian / identity         0.5 log(2 pi) - 0.5 log wt                   wt (eta - y)
+                                + 0.5 wt (y - eta)^2
+    ==========================  ===========================================  =====================
+
+    For the binomial, ``y`` is the proportion of successes and ``wt`` the number of trials:
+    the objective uses the rounded counts ``n = round(wt)``, ``s = round(y wt)`` and the
+    gradient the unrounded ``y`` and ``wt``.  quasibinomial and quasipoisson use the binomial
+    and Poisson formulas (``y`` need not be a count for quasipoisson).
+
+    Every term is evaluated on the log scale from ``eta`` directly, split at the observation's
+    mode where that matters (``cl/kernels/f2_f3_<family>_<link>.cl`` say how), so values stay
+    accurate near the mode and finite for any finite ``eta`` even where ``p``, ``1 - p`` or
+    ``exp(eta)`` would round to 0 or overflow (R's density at such a rounded ``p`` would be 0,
+    and ``qf`` Inf).  Outside the support the value is what R's density gives: ``y`` outside
+    [0, 1] (binomial), ``y < 0`` (poisson, Gamma) give ``qf = +Inf``; ``wt = 0`` gives +Inf for
+    gaussian and Gamma (R's dnorm with infinite sd, dgamma's point mass at 0; -Inf at y = 0)
+    and a zero term for binomial and poisson; ``wt < 0`` gives NaN.  NaN in an input gives NaN
+    in the outputs that depend on it: a NaN in row ``j`` of ``b`` only in ``qf[j]`` and
+    ``grad[j]``; in ``P[k, k']`` in ``qf`` and ``grad[:, k]``; in ``x``, ``y``, ``alpha``,
+    ``wt``, ``mu`` everywhere.
+
+    Parameters
+    ----------
+    family, link : str
+        One of the pairs of the table (and quasibinomial, quasipoisson).
+    b : (m1, l2) array, dask array or :class:`FactorialGrid`
+        The grid, one coefficient vector per row.  A dask array may be chunked along axis 0
+        (axis 1 is made one chunk); then ``qf`` and ``grad`` are dask arrays with the same
+        chunks along the grid axis (compute them together, ``dask.compute(qf, grad)``: they
+        come from the same tasks).
+    y, alpha, wt : (l1,) arrays
+        Response, offset, prior weights (dispersion folded in).  ``alpha`` and ``wt`` may be
+        scalars.
+    x : (l1, l2) array
+        Design matrix.
+    mu : (l2,) array
+    P : (l2, l2) array
+        Prior mean and (symmetric) precision.
+    chunks : int or tuple, optional
+        Return dask arrays chunked this way along the grid axis (for a NumPy ``b`` or a
+        :class:`FactorialGrid`, whose chunks are then decoded on the workers).
+    tuning : Tuning, optional
+        Launch configuration (kernel path, work-group size, ...); the default suits the device.
+
+    Returns
+    -------
+    qf : (m1,) array
+    grad : (m1, l2) array
+        NumPy arrays, or dask arrays for a dask ``b`` or with ``chunks``.
+
+    Raises
+    ------
+    ValueError
+        Unsupported family/link (the message lists the supported ones); arrays whose shapes do
+        not fit together (the message names them and their shapes); non-symmetric ``P``;
+        ``l2`` beyond the device's limit (a few thousand; the message states it).
+    TypeError
+        Non-numeric arrays.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from daskcl.glm import f2_f3, FactorialGrid
+    >>> x = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])
+    >>> y = np.array([0.0, 0.5, 0.5, 1.0]); wt = np.full(4, 2.0)
+    >>> grid = FactorialGrid([np.linspace(-1, 1, 5), np.linspace(0, 2, 5)])   # 25 points
+    >>> qf, grad = f2_f3("binomial", "logit", grid, y, x, np.zeros(2), np.eye(2), np.zeros(4), wt)
+    >>> qf.shape, grad.shape
+    ((25,), (25, 2))
+    """
+    post = Posterior(family, link, y, x, mu, P, alpha, wt)
+    return post.f2_f3(b, chunks=chunks, tuning=tuning)
+
