@@ -127,16 +127,16 @@ def kernel_text(fn: Fn, ndim: int) -> str:
         for j in range(nin)
     )
     flag_params = "".join(f", const int {c}" for _, c in fn.flags)
-    idx = ["        long r_ = i;"] + [f"        long o{j} = 0;" for j in range(nin)]
+    idx = ["    long r_ = i;"] + [f"    long o{j} = 0;" for j in range(nin)]
     for k in range(ndim - 1, 0, -1):
-        idx.append(f"        {{ const long k_ = r_ % N{k}; r_ /= N{k};")
-        idx += [f"          o{j} += k_ * st{j}_{k};" for j in range(nin)]
-        idx.append("        }")
-    idx += [f"        o{j} += r_ * st{j}_0;" for j in range(nin)]
-    loads = "\n".join(f"        const double a{j} = m{j} ? p{j}[o{j}] : s{j};" for j in range(nin))
+        idx.append(f"    {{ const long k_ = r_ % N{k}; r_ /= N{k};")
+        idx += [f"      o{j} += k_ * st{j}_{k};" for j in range(nin)]
+        idx.append("    }")
+    idx += [f"    o{j} += r_ * st{j}_0;" for j in range(nin)]
+    loads = "\n".join(f"    const double a{j} = m{j} ? p{j}[o{j}] : s{j};" for j in range(nin))
     any_nan = " || ".join(f"isnan(a{j})" for j in range(nin))
     nonint = "\n".join(
-        f"        if (!isnan(r) && !isnan(a{fn.arg_names.index(a)}) && "
+        f"    if (!isnan(r) && !isnan(a{fn.arg_names.index(a)}) && "
         f"R_nonint(a{fn.arg_names.index(a)})) atomic_inc(status + 1);"
         for a in fn.nonint
     )
@@ -187,10 +187,9 @@ class Elementwise:
         args += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
         if bound.info.type == "GPU":
             local: tuple[int, ...] | None = (256,)
-            gsize = min(-(-n // 256) * 256, bound.info.compute_units * 2048)
+            gsize = -(-n // 256) * 256
         else:
-            local = None
-            gsize = min(n, 1 << 20)
+            local, gsize = None, n
         with lock:
             kernel.set_args(*args)
             import pyopencl as cl

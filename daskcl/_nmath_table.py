@@ -37,4 +37,12 @@ ROWS: tuple[Fn, ...] = (
     Fn("logspace_sub", "logspace_sub", "s", ("logx", "logy"), "log(exp(logx) - exp(logy))."),
     # --- continuous distributions and their special functions (issue 3) ----------------------
     # --- discrete, noncentral, tukey, wilcoxon, signrank, bessel (issue 4) -------------------
+    Fn("bessel_i", "bessel_i", "s", ("x", "nu", ("expo", 1.0)),
+       "Modified Bessel function of the first kind I_nu(x); expo=2 scales by exp(-x) (Cody 1983)."),
+    Fn("bessel_j", "bessel_j", "s", ("x", "nu"),
+       "Bessel function of the first kind J_nu(x) (Cody's RJBESL)."),
+    Fn("bessel_k", "bessel_k", "s", ("x", "nu", ("expo", 1.0)),
+       "Modified Bessel function of the third kind K_nu(x); expo=2 scales by exp(x) (Campbell 1980)."),
+    Fn("bessel_y", "bessel_y", "s", ("x", "nu"),
+       "Bessel function of the second kind Y_nu(x) (Cody's RYBESL, Temme 1976)."),
 )

@@ -7,20 +7,21 @@
 //
 // Each input arrives either as a scalar kernel argument (mode 0) or as a buffer read through
 // its own element strides over the broadcast shape (mode 1; a stride of 0 broadcasts), so
-// broadcast inputs are never materialised.  The loop is grid-stride over the flat output, so any
-// size works with any launch size.  status[0] counts NaN results from non-NaN inputs (R's
-// "NaNs produced"), status[1] arguments R would warn are not integers; the host turns them into
-// one RuntimeWarning each.
+// broadcast inputs are never materialised.  One work-item computes one element (a grid-stride
+// loop defeats PoCL's vectorisation across work-items and the CPU caches: see
+// benchmarks/bench_template.py).  status[0] counts NaN results from non-NaN inputs (R's "NaNs
+// produced"), status[1] arguments R would warn are not integers; the host turns them into one
+// RuntimeWarning each.
 
 __kernel void ${NAME}(const long n, __global double *restrict out, __global int *restrict status
                       ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS})
 {
-    for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const long i = get_global_id(0);
+    if (i >= n) return;
 ${INDEX}
 ${LOADS}
-        const double r = ${CALL};
-        if (isnan(r) && !(${ANY_NAN})) atomic_inc(status);
+    const double r = ${CALL};
+    if (isnan(r) && !(${ANY_NAN})) atomic_inc(status);
 ${NONINT}
-        out[i] = r;
-    }
+    out[i] = r;
 }

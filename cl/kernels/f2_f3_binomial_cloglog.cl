@@ -10,7 +10,8 @@
 //   g(eta) = -wt [y a / p - (1 - y) a / (1 - p)].
 //
 // log p = log(1 - exp(-m)) is R_Log1_Exp(-m) (M. Maechler (2012), "Accurately computing
-// log(1 - exp(-|a|))"); a / (1 - p) = m exactly, and a / p = m / expm1(m) (its limit 1 at
+// log(1 - exp(-|a|))"), and eta - m / 2 for eta < -20 (the series log((1 - e^-m) / m) =
+// -m/2 + m^2/24 - ..., so that log p stays finite where m underflows); a / (1 - p) = m exactly, and a / p = m / expm1(m) (its limit 1 at
 // m = 0, and exp(eta - m) once expm1 would overflow), so the ratios stay finite where p or
 // 1 - p underflows.  -log choose(n, s) is computed once per observation by f2f3_prepare from the
 // library's dbinom_raw at p = s / n (Loader's saddle point).
@@ -51,7 +52,7 @@ static inline void f2f3_prepare(const double y, double wt, const double alpha, d
 static inline void f2f3_term(const double eta, const double *o, double *l, double *g)
 {
     const double m = exp(eta);
-    const double lp = R_Log1_Exp(-m);                          // log p
+    const double lp = (eta < -20.0) ? eta - 0.5 * m : R_Log1_Exp(-m);      // log p
     const double ap = (m == 0.0) ? 1.0 : (m < 700.0) ? m / expm1(m) : exp(eta - m);
     *l = o[1] - f2f3_mul0(o[2], lp) + f2f3_mul0(o[3], m);
     *g = f2f3_mul0(o[5], m) - f2f3_mul0(o[4], ap);

@@ -15,10 +15,11 @@
 // g free of the cancellation of wt m - wt y.  For y = 0, l = wt m and g = wt m (t = eta).
 // y < 0 is outside the support: +Inf, as -log of R's dpois.  wt < 0 gives NaN.
 //
-// Table o[] per observation: alpha, eta0, a, b, K, a - b with l = K + a expm1(t) - b t and
-// g = a expm1(t) + (a - b).
+// Table o[] per observation: alpha, eta0, a, b, K, c, e with E = expm1(t) (e = 1, y > 0) or
+// exp(t) (e = 0, y <= 0), l = K + a E - b t and g = a E + c: for y > 0 a = b = wt y, c = 0;
+// for y <= 0 a = wt, b = wt y, c = -wt y.
 
-#define F2F3_NOBS 6
+#define F2F3_NOBS 7
 
 static inline double f2f3_mul0(const double c, const double v)
 {
@@ -29,28 +30,31 @@ static inline void f2f3_prepare(const double y, double wt, const double alpha, d
 {
     if (wt < 0)
         wt = ML_NAN;
-    double eta0 = 0.0, a = wt, b = wt * y, k;
+    double eta0 = 0.0, a = wt, b = wt * y, c = -b, e = 0.0, k;
     if (isnan(y) || isnan(wt)) {
         k = y + wt;
     } else if (y > 0) {
         eta0 = log(y);
         a = b;
+        c = 0.0;
+        e = 1.0;
         k = (wt == 0.0) ? 0.0 : -wt * dpois_raw(y, y, 1);
     } else {
-        k = (y < 0) ? ML_POSINF : wt;       // y = 0: l = wt m = wt + wt expm1(eta)
+        k = (y < 0) ? ML_POSINF : 0.0;      // y = 0: l = wt exp(eta)
     }
     o[0] = alpha;
     o[1] = eta0;
     o[2] = a;
     o[3] = b;
     o[4] = k;
-    o[5] = a - b;
+    o[5] = c;
+    o[6] = e;
 }
 
 static inline void f2f3_term(const double eta, const double *o, double *l, double *g)
 {
     const double t = eta - o[1];
-    const double am = f2f3_mul0(o[2], expm1(t));
+    const double am = f2f3_mul0(o[2], (o[6] != 0.0) ? expm1(t) : exp(t));
     *l = (o[4] + am) - f2f3_mul0(o[3], t);
     *g = am + o[5];
 }

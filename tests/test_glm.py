@@ -1,0 +1,555 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""daskcl.glm.f2_f3 against a NumPy reference of shared/glm_f2_f3.md.
+
+The reference (``reference`` below) is the specification written out in NumPy/SciPy for
+clarity, not speed: eta as an (m1, l1) matrix, each family's l and g elementwise from the table
+of the specification, the prior term and the matrix products.  Tail cases (extreme eta, large
+counts) are checked against the same formulas evaluated in 50-digit arithmetic with mpmath.
+
+Tolerances: qf to 1e-12 relative; grad to 1e-10 relative to the magnitude of what it sums,
+|P||d| + sum_i |x_i||g_i| per component (so "absolute near zero", where the sum cancels).
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import daskcl.glm as glm
+from daskcl.glm import FactorialGrid, Posterior, Tuning, f2_f3
+
+PAIRS = list(glm.FAMILIES)
+IDS = [f"{f}-{lk}" for f, lk in PAIRS]
+
+
+# -- the reference ------------------------------------------------------------------------------
+
+
+def lchoose(n, s):
+    return special.gammaln(n + 1) - special.gammaln(s + 1) - special.gammaln(n - s + 1)
+
+
+def terms(family, link, eta, y, wt):
+    """l (negative log-likelihood) and g = dl/deta, elementwise, as the specification's table.
+
+    For the binomial, p and 1 - p are both formed without cancellation as the specification
+    asks (on the log scale through scipy's log_expit / log_ndtr, or exp(-exp(eta)) for
+    cloglog), and -log dbinom(s; n, p) = -log choose(n, s) - s log p - (n - s) log(1 - p).
+    """
+    family = {"quasibinomial": "binomial", "quasipoisson": "poisson"}.get(family, family)
+    if family == "binomial":
+        n, s = np.round(wt), np.round(y * wt)
+        if link == "logit":
+            log_p, log_q = special.log_expit(eta), special.log_expit(-eta)
+            g = wt * (special.expit(eta) - y)
+        elif link == "probit":
+            log_p, log_q = special.log_ndtr(eta), special.log_ndtr(-eta)
+            log_phi = stats.norm.logpdf(eta)
+            g = -wt * (y * np.exp(log_phi - log_p) - (1 - y) * np.exp(log_phi - log_q))
+        else:  # cloglog
+            m = np.exp(eta)
+            p, q = -np.expm1(-m), np.exp(-m)
+            log_p, log_q = np.log(p), -m
+            a = np.exp(eta - m)
+            g = -wt * (y * a / p - (1 - y) * a / q)
+        l = -(lchoose(n, s) + s * log_p + (n - s) * log_q)
+    elif family == "poisson":
+        m = np.exp(eta)
+        l = wt * (m - y * eta + special.gammaln(y + 1))
+        g = wt * (m - y)
+    elif family == "Gamma":
+        m = np.exp(eta)
+        l = -stats.gamma.logpdf(y, a=wt, scale=m / wt)
+        g = wt * (1 - y / m)
+    elif family == "gaussian":
+        l = 0.5 * np.log(2 * np.pi) - 0.5 * np.log(wt) + 0.5 * wt * (y - eta) ** 2
+        g = wt * (eta - y)
+    else:
+        raise AssertionError(family)
+    return l, g
+
+
+def reference(family, link, b, y, x, mu, P, alpha, wt):
+    """qf, grad and the per-component magnitude of the sums behind grad."""
+    eta = alpha + b @ x.T
+    l, g = terms(family, link, eta, y, wt)
+    d = b - mu
+    qf = 0.5 * np.einsum("jk,kl,jl->j", d, P, d) + l.sum(axis=1)
+    grad = d @ P.T + g @ x
+    scale = np.abs(d) @ np.abs(P).T + np.abs(g) @ np.abs(x)
+    return qf, grad, scale
+
+
+def data(family, l1, rng):
+    """y and wt of l1 observations typical of the family."""
+    if family in ("binomial", "quasibinomial"):
+        wt = rng.integers(1, 20, l1).astype(float)
+        y = rng.integers(0, 1000, l1) % (wt + 1) / wt
+        wt[::7] = np.round(wt[::7] * 0.9 + 0.3, 1)   # non-integer weights: rounded counts
+        return y, wt
+    if family in ("poisson", "quasipoisson"):
+        y = rng.poisson(3.0, l1).astype(float)
+        if family == "quasipoisson":
+            y = y + rng.uniform(0, 1, l1).round(2)
+        return y, rng.uniform(0.5, 2.0, l1)
+    if family == "Gamma":
+        return rng.gamma(2.0, 1.0, l1), rng.uniform(0.5, 5.0, l1)
+    return rng.normal(0, 1, l1), rng.uniform(0.5, 2.0, l1)
+
+
+def problem(family, l1, l2, m1, seed=0, eta_sd=1.0):
+    """A random problem: (b, y, x, mu, P, alpha, wt) with eta of standard deviation ~eta_sd."""
+    rng = np.random.default_rng(seed)
+    y, wt = data(family, l1, rng)
+    x = rng.normal(size=(l1, l2)) / np.sqrt(l2)
+    alpha = rng.normal(0, 0.5, l1)
+    b = rng.normal(0, eta_sd, size=(m1, l2))
+    mu = rng.normal(0, 0.5, l2)
+    a = rng.normal(size=(l2, l2))
+    P = a @ a.T / l2 + np.eye(l2)
+    return b, y, x, mu, P, alpha, wt
+
+
+def assert_matches(got, ref, rtol_qf=1e-12, rtol_grad=1e-10):
+    qf, grad = got
+    qf_ref, grad_ref, scale = ref
+    assert qf.shape == qf_ref.shape and grad.shape == grad_ref.shape
+    rel = np.abs(qf - qf_ref) / np.abs(qf_ref)
+    worst = int(np.argmax(rel))
+    assert rel[worst] <= rtol_qf, f"qf[{worst}] = {qf[worst]!r}, reference {qf_ref[worst]!r}"
+    err = np.abs(grad - grad_ref) / (np.abs(grad_ref) + scale)
+    j, k = np.unravel_index(int(np.argmax(err)), err.shape)
+    assert err[j, k] <= rtol_grad, (
+        f"grad[{j}, {k}] = {grad[j, k]!r}, reference {grad_ref[j, k]!r} "
+        f"(relative to the sum's magnitude {err[j, k]:.3g})"
+    )
+
+
+# -- random problems ----------------------------------------------------------------------------
+
+SHAPES = {  # (l1, l2, m1)
+    "small": (20, 3, 40),
+    "l2=1": (25, 1, 30),
+    "l1=1": (1, 3, 30),
+    "l2=100": (40, 100, 6),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize(("family", "link"), PAIRS, ids=IDS)
+def test_matches_reference(family, link, shape):
+    l1, l2, m1 = SHAPES[shape]
+    args = problem(family, l1, l2, m1, seed=l1 + l2)
+    assert_matches(f2_f3(family, link, *args), reference(family, link, *args))
+
+
+@pytest.mark.parametrize(("family", "link"), [("quasibinomial", "logit"), ("quasipoisson", "log")])
+def test_quasi_families(family, link):
+    args = problem(family, 30, 3, 20, seed=5)
+    got = f2_f3(family, link, *args)
+    assert_matches(got, reference(family, link, *args))
+    base = {"quasibinomial": "binomial", "quasipoisson": "poisson"}[family]
+    same = f2_f3(base, link, *args)
+    np.testing.assert_array_equal(got[0], same[0])
+    np.testing.assert_array_equal(got[1], same[1])
+
+
+@pytest.mark.parametrize(("family", "link"), PAIRS, ids=IDS)
+def test_item_and_group_kernels_agree(family, link):
+    args = problem(family, 37, 3, 50, seed=3)
+    item = f2_f3(family, link, *args, tuning=Tuning(path="item"))
+    group = f2_f3(family, link, *args, tuning=Tuning(path="group"))
+    ref = reference(family, link, *args)
+    assert_matches(item, ref)
+    assert_matches(group, ref)
+
+
+@pytest.mark.parametrize(
+    "tuning",
+    [
+        Tuning(path="item", wg=16, tile=4, ppw=2, ru=2),     # tiles of 4 over l1 = 37: a partial tile
+        Tuning(path="item", wg=8, tile=6, ppw=3, ru=3),      # 3 points and 3 rows per step
+        Tuning(path="item", wg=32, tile=64, ppw=1, ru=1),
+        Tuning(path="group", wg=4),                          # l2 = 5 > wg: two coefficients per item
+    ],
+    ids=["ppw2-ru2-tile4", "ppw3-ru3-tile6", "ppw1-ru1", "group-wg4"],
+)
+@pytest.mark.parametrize(("family", "link"), [("binomial", "logit"), ("gaussian", "identity")])
+def test_launch_configurations(family, link, tuning):
+    # m1 = 45 leaves the last work-group partly idle in every configuration
+    args = problem(family, 37, 5, 45, seed=11)
+    assert_matches(f2_f3(family, link, *args, tuning=tuning), reference(family, link, *args))
+
+
+def test_item_kernel_l2_32():
+    """The size of the benchmark's second case, through the item kernel (registers)."""
+    args = problem("binomial", 50, 32, 20, seed=2)
+    post = Posterior("binomial", "logit", *args[1:])
+    assert post.resolve_tuning().path == "item"
+    assert_matches(post.f2_f3(args[0]), reference("binomial", "logit", *args))
+
+
+def test_offsets_shift_eta():
+    """An offset alpha = x v is the same likelihood as coefficients b + v (flat prior)."""
+    b, y, x, mu, _, _, wt = problem("poisson", 30, 3, 20, seed=7)
+    v = np.array([0.3, -0.2, 0.5])
+    flat = np.zeros((3, 3))
+    qf1, g1 = f2_f3("poisson", "log", b, y, x, mu, flat, x @ v, wt)
+    qf2, g2 = f2_f3("poisson", "log", b + v, y, x, mu, flat, 0.0, wt)
+    np.testing.assert_allclose(qf1, qf2, rtol=1e-13)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-12 * np.abs(g2).max())
+
+
+# -- gradient against finite differences ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("family", "link"), PAIRS, ids=IDS)
+def test_gradient_is_derivative_of_qf(family, link):
+    b, *rest = problem(family, 25, 3, 4, seed=13, eta_sd=0.7)
+    post = Posterior(family, link, *rest)
+    h = 1e-5
+    steps = np.eye(3) * h
+    pts = np.concatenate([b] + [b + s for s in steps] + [b - s for s in steps])
+    qf, grad = post.f2_f3(pts)
+    m = len(b)
+    fd = np.stack(
+        [(qf[(1 + k) * m:(2 + k) * m] - qf[(4 + k) * m:(5 + k) * m]) / (2 * h) for k in range(3)],
+        axis=1,
+    )
+    np.testing.assert_allclose(grad[:m], fd, rtol=1e-6, atol=1e-6 * np.abs(qf[:m]).max())
+
+
+# -- factorial grids ----------------------------------------------------------------------------
+
+
+def test_factorial_grid_order_is_itertools_product():
+    values = [[1.0, 2.0], [10.0, 20.0, 30.0], [-5.0, 5.0]]
+    grid = FactorialGrid(values)
+    assert grid.shape == (12, 3) and len(grid) == 12
+    np.testing.assert_array_equal(np.asarray(grid), np.array(list(itertools.product(*values))))
+    np.testing.assert_array_equal(np.asarray(grid[5:9]), np.asarray(grid)[5:9])
+    np.testing.assert_array_equal(np.asarray(grid[5:9][1:3]), np.asarray(grid)[6:8])
+
+
+@pytest.mark.parametrize("path", ["item", "group"])
+@pytest.mark.parametrize(("family", "link"), [("binomial", "probit"), ("Gamma", "log")])
+def test_factorial_equals_materialised(family, link, path):
+    _, y, x, mu, P, alpha, wt = problem(family, 23, 4, 1, seed=17)
+    grid = FactorialGrid([np.linspace(-1, 1, 3), [0.5, -0.5], np.linspace(-2, 2, 5), [0.0, 0.1, 0.2]])
+    post = Posterior(family, link, y, x, mu, P, alpha, wt)
+    tuning = Tuning(path=path)
+    qf, grad = post.f2_f3(grid, tuning=tuning)
+    qf_m, grad_m = post.f2_f3(np.asarray(grid), tuning=tuning)
+    np.testing.assert_array_equal(qf, qf_m)
+    np.testing.assert_array_equal(grad, grad_m)
+    assert_matches((qf, grad), reference(family, link, np.asarray(grid), y, x, mu, P, alpha, wt))
+    part = post.f2_f3(grid[37:101], tuning=tuning)
+    np.testing.assert_array_equal(part[0], qf[37:101])
+    np.testing.assert_array_equal(part[1], grad[37:101])
+
+
+# -- dask -----------------------------------------------------------------------------------------
+
+
+def test_dask_b_equals_numpy():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    b, *rest = problem("binomial", 30, 4, 103, seed=19)
+    want = f2_f3("binomial", "logit", b, *rest)
+    bd = da.from_array(b, chunks=(25, 2))          # chunked along both axes: axis 1 is merged
+    qf, grad = f2_f3("binomial", "logit", bd, *rest)
+    assert isinstance(qf, da.Array) and isinstance(grad, da.Array)
+    assert qf.chunks == ((25, 25, 25, 25, 3),) and grad.chunks == (qf.chunks[0], (4,))
+    assert qf.dtype == np.float64 and grad.dtype == np.float64
+    assert type(qf._meta) is np.ndarray
+    qf_c, grad_c = dask.compute(qf, grad, scheduler="threads")
+    np.testing.assert_array_equal(qf_c, want[0])
+    np.testing.assert_array_equal(grad_c, want[1])
+    qf_n, grad_n = f2_f3("binomial", "logit", b, *rest, chunks=40)
+    assert qf_n.chunks == ((40, 40, 23),)
+    np.testing.assert_array_equal(qf_n.compute(scheduler="sync"), want[0])
+
+
+def test_dask_factorial_grid():
+    import dask
+
+    _, y, x, mu, P, alpha, wt = problem("gaussian", 20, 3, 1, seed=23)
+    grid = FactorialGrid([np.linspace(-1, 1, 7), np.linspace(0, 1, 6), [-1.0, 0.0, 1.0]])
+    qf, grad = f2_f3("gaussian", "identity", grid, y, x, mu, P, alpha, wt, chunks=50)
+    assert qf.chunks == ((50, 50, 26),) and grad.shape == (126, 3)
+    qf_c, grad_c = dask.compute(qf, grad, scheduler="threads")
+    want = f2_f3("gaussian", "identity", np.asarray(grid), y, x, mu, P, alpha, wt)
+    np.testing.assert_array_equal(qf_c, want[0])
+    np.testing.assert_array_equal(grad_c, want[1])
+
+
+def test_posterior_pickles_without_device_state():
+    b, *rest = problem("Gamma", 15, 2, 10, seed=29)
+    post = Posterior("Gamma", "log", *rest)
+    want = post.f2_f3(b)
+    clone = pickle.loads(pickle.dumps(post))
+    assert clone._devices == {}
+    got = clone.f2_f3(b)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+# -- tails: extreme eta, large counts, against 50-digit arithmetic ------------------------------
+
+
+def mp_term(family, link, eta, y, wt):
+    """l and g of one observation in 50-digit arithmetic (the specification's formulas)."""
+    with mpmath.workdps(50):
+        e, y_, w = mpmath.mpf(eta), mpmath.mpf(y), mpmath.mpf(wt)
+        if family == "binomial":
+            n, s = mpmath.mpf(round(wt)), mpmath.mpf(round(y * wt))
+            if link == "logit":
+                p, q = 1 / (1 + mpmath.exp(-e)), 1 / (1 + mpmath.exp(e))
+                g = w * (p - y_)
+            elif link == "probit":
+                p, q = mpmath.ncdf(e), mpmath.ncdf(-e)
+                phi = mpmath.npdf(e)
+                g = -w * (y_ * phi / p - (1 - y_) * phi / q)
+            else:
+                m = mpmath.exp(e)
+                p, q = -mpmath.expm1(-m), mpmath.exp(-m)
+                a = mpmath.exp(e - m)
+                g = -w * (y_ * a / p - (1 - y_) * a / q)
+            l = -(mpmath.log(mpmath.binomial(n, s)) + s * mpmath.log(p) + (n - s) * mpmath.log(q))
+        elif family == "poisson":
+            m = mpmath.exp(e)
+            l = w * (m - y_ * e + mpmath.loggamma(y_ + 1))
+            g = w * (m - y_)
+        elif family == "Gamma":
+            m = mpmath.exp(e)
+            scale = m / w
+            l = -(-mpmath.loggamma(w) - w * mpmath.log(scale) + (w - 1) * mpmath.log(y_) - y_ / scale)
+            g = w * (1 - y_ / m)
+        else:
+            l = mpmath.log(2 * mpmath.pi) / 2 - mpmath.log(w) / 2 + w * (y_ - e) ** 2 / 2
+            g = w * (e - y_)
+        return float(l), float(g)
+
+
+# (y, wt) per family: interior and boundary responses
+TAIL_DATA = {
+    "binomial": [(0.0, 1.0), (1.0, 1.0), (0.3, 10.0), (1.0, 7.0), (0.0, 4.0)],
+    "poisson": [(0.0, 1.0), (3.0, 0.7), (12.5, 2.0)],
+    "Gamma": [(0.5, 1.5), (4.0, 3.0)],
+    "gaussian": [(-1.0, 2.0)],
+}
+ETAS = [-800.0, -200.0, -40.0, -8.0, 8.0, 40.0, 200.0, 700.0, 800.0]
+
+
+@pytest.mark.parametrize(("family", "link"), PAIRS, ids=IDS)
+def test_extreme_eta(family, link):
+    x, b, zero = np.ones((1, 1)), np.zeros((1, 1)), np.zeros(1)
+    for (y, wt), eta in itertools.product(TAIL_DATA[family], ETAS):
+        qf, grad = f2_f3(family, link, b, [y], x, zero, [[0.0]], [eta], [wt])
+        l, g = mp_term(family, link, eta, y, wt)
+        where = f"{family}/{link} y={y} wt={wt} eta={eta}"
+        assert not np.isnan(qf[0]) and not np.isnan(grad[0, 0]), where
+        np.testing.assert_allclose(qf[0], l, rtol=1e-12, err_msg=where)
+        np.testing.assert_allclose(grad[0, 0], g, rtol=1e-10, atol=1e-13 * wt, err_msg=where)
+
+
+@pytest.mark.parametrize(
+    ("family", "link", "y", "wt", "rtol"),
+    [
+        ("binomial", "logit", 0.3, 1e6, 1e-13),     # Loader's split: accurate at the mode
+        ("poisson", "log", 2.5e5, 1.0, 1e-13),
+        ("Gamma", "log", 3.0, 1e5, 1e-13),
+        # log-scale forms: the error is a few ulp of n |log p|, relative to a term of size log n
+        ("binomial", "probit", 0.3, 1e6, 1e-9),
+        ("binomial", "cloglog", 0.3, 1e6, 1e-9),
+    ],
+)
+def test_large_counts_near_the_mode(family, link, y, wt, rtol):
+    if family == "binomial":
+        p0 = y
+        mode = {"logit": special.logit(p0), "probit": special.ndtri(p0),
+                "cloglog": np.log(-np.log1p(-p0))}[link]
+    else:
+        mode = np.log(y)
+    x, b, zero = np.ones((1, 1)), np.zeros((1, 1)), np.zeros(1)
+    for dt in (0.0, 1e-6, -1e-4, 3e-3):
+        qf, grad = f2_f3(family, link, b, [y], x, zero, [[0.0]], [mode + dt], [wt])
+        l, g = mp_term(family, link, mode + dt, y, wt)
+        where = f"{family}/{link} eta = mode + {dt}"
+        np.testing.assert_allclose(qf[0], l, rtol=rtol, err_msg=where)
+        np.testing.assert_allclose(grad[0, 0], g, rtol=1e-9, atol=1e-12 * wt, err_msg=where)
+
+
+# -- the edges of the support, zero weights, NaN ------------------------------------------------
+
+
+def one(family, link, y, wt, eta=0.3):
+    qf, grad = f2_f3(family, link, np.zeros((1, 1)), [y], np.ones((1, 1)), [0.0], [[0.0]], [eta], [wt])
+    return qf[0], grad[0, 0]
+
+
+@pytest.mark.parametrize(
+    ("family", "link", "y", "wt", "want"),
+    [
+        ("binomial", "logit", 1.5, 4.0, np.inf),     # s > n: dbinom = 0
+        ("binomial", "probit", -0.25, 4.0, np.inf),  # s < 0
+        ("binomial", "cloglog", 1.5, 4.0, np.inf),
+        ("binomial", "logit", 0.5, -2.0, np.nan),    # negative size: NaN, as R's dbinom
+        ("poisson", "log", -1.0, 1.0, np.inf),
+        ("poisson", "log", 2.0, -1.0, np.nan),
+        ("Gamma", "log", -1.0, 2.0, np.inf),
+        ("Gamma", "log", 0.0, 2.0, np.inf),          # y = 0, shape > 1: density 0
+        ("Gamma", "log", 0.0, 0.5, -np.inf),         # y = 0, shape < 1: density +Inf
+        ("Gamma", "log", 1.0, -1.0, np.nan),
+        ("gaussian", "identity", 1.0, -1.0, np.nan),
+    ],
+)
+def test_outside_the_support(family, link, y, wt, want):
+    qf, _ = one(family, link, y, wt)
+    if np.isnan(want):
+        assert np.isnan(qf)
+    else:
+        assert qf == want
+
+
+def test_gamma_y0_shape1_is_eta():
+    # -log dgamma(0; 1, scale = e^eta) = log(scale) = eta; g = wt (1 - 0) = 1
+    assert one("Gamma", "log", 0.0, 1.0, eta=0.7) == (0.7, 1.0)
+
+
+@pytest.mark.parametrize(("family", "link"), PAIRS, ids=IDS)
+def test_zero_weights(family, link):
+    b, y, x, mu, P, alpha, wt = problem(family, 30, 3, 20, seed=31)
+    wt0 = wt.copy()
+    wt0[[2, 17]] = 0.0
+    qf, grad = f2_f3(family, link, b, y, x, mu, P, alpha, wt0)
+    if family in ("gaussian", "Gamma"):
+        # -log dnorm with infinite sd, -log dgamma's point mass at 0: +Inf (y != 0)
+        assert np.all(qf == np.inf)
+        keep = np.ones(30, bool)
+        keep[[2, 17]] = False
+        _, g_drop = f2_f3(family, link, b, y[keep], x[keep], mu, P, alpha[keep], wt[keep])
+        np.testing.assert_allclose(grad, g_drop, rtol=1e-12, atol=1e-12)
+        return
+    keep = np.ones(30, bool)
+    keep[[2, 17]] = False
+    want = f2_f3(family, link, b, y[keep], x[keep], mu, P, alpha[keep], wt[keep])
+    np.testing.assert_allclose(qf, want[0], rtol=1e-13)
+    np.testing.assert_allclose(grad, want[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("path", ["item", "group"])
+def test_nan_reaches_only_the_outputs_that_depend_on_it(path):
+    tuning = Tuning(path=path)
+    b, y, x, mu, P, alpha, wt = problem("binomial", 30, 3, 20, seed=37)
+    clean = f2_f3("binomial", "logit", b, y, x, mu, P, alpha, wt, tuning=tuning)
+    assert np.isfinite(clean[0]).all() and np.isfinite(clean[1]).all()
+
+    b1 = b.copy()
+    b1[4, 1] = np.nan                                  # one grid point
+    qf, grad = f2_f3("binomial", "logit", b1, y, x, mu, P, alpha, wt, tuning=tuning)
+    rows = np.arange(20) != 4
+    assert np.isnan(qf[4]) and np.isnan(grad[4]).all()
+    np.testing.assert_array_equal(qf[rows], clean[0][rows])
+    np.testing.assert_array_equal(grad[rows], clean[1][rows])
+
+    P1 = P.copy()
+    P1[0, 2] = P1[2, 0] = np.nan                       # prior precision: qf, and grad[:, 0], [:, 2]
+    qf, grad = f2_f3("binomial", "logit", b, y, x, mu, P1, alpha, wt, tuning=tuning)
+    assert np.isnan(qf).all() and np.isnan(grad[:, [0, 2]]).all()
+    np.testing.assert_array_equal(grad[:, 1], clean[1][:, 1])
+
+    for name in ("y", "alpha", "wt"):                   # one observation: everything
+        arrays = {"y": y.copy(), "alpha": alpha.copy(), "wt": wt.copy()}
+        arrays[name][5] = np.nan
+        qf, grad = f2_f3("binomial", "logit", b, arrays["y"], x, mu, P, arrays["alpha"],
+                         arrays["wt"], tuning=tuning)
+        assert np.isnan(qf).all() and np.isnan(grad).all(), name
+
+    grid = FactorialGrid([[0.1, np.nan, 0.3], [0.0, 1.0], [-1.0, 1.0]])
+    qf, grad = f2_f3("binomial", "logit", grid, y, x, mu, P, alpha, wt, tuning=tuning)
+    bad = np.isnan(np.asarray(grid)).any(axis=1)
+    assert np.isnan(qf[bad]).all() and np.isfinite(qf[~bad]).all()
+    assert np.isnan(grad[bad]).all() and np.isfinite(grad[~bad]).all()
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+
+def args_ok(l1=5, l2=2, m1=3):
+    return problem("gaussian", l1, l2, m1, seed=41)
+
+
+def test_unsupported_family_lists_the_supported():
+    b, y, x, mu, P, alpha, wt = args_ok()
+    with pytest.raises(ValueError, match=r"'binomial'.*'identity'.*supported.*binomial/logit.*"
+                                         r"poisson/log.*Gamma/log.*gaussian/identity"):
+        f2_f3("binomial", "identity", b, y, x, mu, P, alpha, wt)
+    with pytest.raises(ValueError, match="quasipoisson/log"):
+        f2_f3("negbin", "log", b, y, x, mu, P, alpha, wt)
+    with pytest.raises(TypeError, match="family and link must be strings"):
+        f2_f3(None, "log", b, y, x, mu, P, alpha, wt)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (dict(y=np.zeros(4)), r"y has shape \(4,\) but x has shape \(5, 2\).*\(l1,\) = \(5,\)"),
+        (dict(alpha=np.zeros((5, 1))), r"alpha has shape \(5, 1\) but x has shape \(5, 2\)"),
+        (dict(wt=np.zeros(6)), r"wt has shape \(6,\)"),
+        (dict(x=np.zeros(5)), r"x must be the \(l1, l2\) design matrix.*shape \(5,\)"),
+        (dict(mu=np.zeros(3)), r"mu has shape \(3,\) but x has shape \(5, 2\).*\(l2,\) = \(2,\)"),
+        (dict(P=np.eye(3)), r"P has shape \(3, 3\) but x has shape \(5, 2\).*\(2, 2\)"),
+        (dict(b=np.zeros((3, 3))), r"b has shape \(3, 3\) but x has shape \(5, 2\).*\(m1, 2\)"),
+        (dict(b=np.zeros(2)), r"b has shape \(2,\)"),
+        (dict(P=np.array([[1.0, 0.5], [0.2, 1.0]])), r"P must be symmetric.*P\[0, 1\] = 0.5"),
+        (dict(x=np.zeros((5, 0))), "at least one coefficient"),
+    ],
+)
+def test_bad_shapes_name_the_arrays(change, match):
+    b, y, x, mu, P, alpha, wt = args_ok()
+    kw = dict(b=b, y=y, x=x, mu=mu, P=P, alpha=alpha, wt=wt)
+    kw.update(change)
+    with pytest.raises(ValueError, match=match):
+        f2_f3("gaussian", "identity", **kw)
+
+
+def test_bad_types_and_grids():
+    b, y, x, mu, P, alpha, wt = args_ok()
+    with pytest.raises(TypeError, match="y must be real numbers"):
+        f2_f3("gaussian", "identity", b, np.array(["a"] * 5), x, mu, P, alpha, wt)
+    with pytest.raises(ValueError, match=r"factorial grid has 3 coefficients.*\(5, 2\)"):
+        f2_f3("gaussian", "identity", FactorialGrid([[0.0], [1.0], [2.0]]), y, x, mu, P, alpha, wt)
+    with pytest.raises(ValueError, match=r"values\[1\] must be a non-empty 1-D array"):
+        FactorialGrid([[0.0], []])
+    with pytest.raises(ValueError, match="do not fit a 64-bit index"):
+        FactorialGrid([np.arange(100.0)] * 10)
+
+
+def test_l2_limit_is_stated():
+    class Dev:
+        local_mem_size = 49152
+        max_work_group_size = 1024
+
+    t = Tuning().resolve(4000, 8, Dev(), gpu=True)
+    assert t.path == "group"
+    with pytest.raises(ValueError, match=r"l2 = 7000 coefficients exceed the largest this device "
+                                         r"supports, 6016"):
+        Tuning().resolve(7000, 8, Dev(), gpu=True)
+
+
+def test_empty_grid_and_empty_data():
+    b, y, x, mu, P, alpha, wt = args_ok()
+    qf, grad = f2_f3("gaussian", "identity", b[:0], y, x, mu, P, alpha, wt)
+    assert qf.shape == (0,) and grad.shape == (0, 2)
+    # no observations: the prior alone
+    qf, grad = f2_f3("gaussian", "identity", b, y[:0], x[:0], mu, P, alpha[:0], wt[:0])
+    d = b - mu
+    np.testing.assert_allclose(qf, 0.5 * np.einsum("jk,kl,jl->j", d, P, d), rtol=1e-14)
+    np.testing.assert_allclose(grad, d @ P, rtol=1e-14)
