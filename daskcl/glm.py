@@ -94,7 +94,7 @@ def _kernel_stem(family: str, link: str) -> str:
 # -- the program ------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _source(stem: str, root: str) -> tuple[ProgramSource, int]:
     """The program of one family file with the driver appended, and its F2F3_NOBS."""
     lib = get_library()
@@ -200,7 +200,7 @@ class FactorialGrid:
     """
 
     def __init__(self, values: Sequence[Any]) -> None:
-        if isinstance(values, np.ndarray) and values.ndim != 2 or isinstance(values, (str, bytes)):
+        if (isinstance(values, np.ndarray) and values.ndim != 2) or isinstance(values, (str, bytes)):
             raise TypeError("FactorialGrid: values must be a sequence of 1-D arrays, one per coefficient")
         vals = []
         for k, v in enumerate(values):
@@ -290,7 +290,7 @@ def _real(name: str, value: Any) -> np.ndarray:
         raise TypeError(f"f2_f3: {name} must be an array of real numbers ({exc})") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"f2_f3: {name} must be real numbers, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    return np.require(arr.astype(np.float64, copy=False), requirements="C")
 
 
 @dataclass
@@ -365,8 +365,8 @@ class Posterior:
         if np.any(bad):
             k, kk = map(int, np.argwhere(bad)[0])
             raise ValueError(
-                f"f2_f3: P must be symmetric (a precision matrix); P[{k}, {kk}] = {P[k, kk]!r} but "
-                f"P[{kk}, {k}] = {P[kk, k]!r}.  Symmetrise it, e.g. (P + P.T) / 2"
+                f"f2_f3: P must be symmetric (a precision matrix); P[{k}, {kk}] = {float(P[k, kk])!r} "
+                f"but P[{kk}, {k}] = {float(P[kk, k])!r}.  Symmetrise it, e.g. (P + P.T) / 2"
             )
         self.x, self.mu, self.P = x, mu, P
         self.y, self.alpha, self.wt = vecs["y"], vecs["alpha"], vecs["wt"]
@@ -398,7 +398,7 @@ class Posterior:
 
     # -- device side --------------------------------------------------------------------------
 
-    def _program(self, tuning: Tuning, fact: bool) -> _program.BuiltProgram:
+    def _build(self, tuning: Tuning, fact: bool) -> _program.BuiltProgram:
         src, nobs = _source(self.stem, str(get_library().root))
         return _program.build(src, tuning.options(self.l2, _even(nobs), fact))
 
@@ -464,7 +464,7 @@ class Posterior:
 
         bound = _device.current()
         queue = queue if queue is not None else bound.queue
-        prg = self._program(tuning, fact)
+        prg = self._build(tuning, fact)
         data = self._device_data(bound, prg)
         xbuf = self._x_buffer(bound, data, tuning.path)
         name = "f2_f3_item" if tuning.path == "item" else "f2_f3_group"
@@ -492,7 +492,7 @@ class Posterior:
                  ) -> tuple[np.ndarray, np.ndarray]:
         import pyopencl as cl
 
-        fact = isinstance(b, FactorialGrid)
+        grid = b if isinstance(b, FactorialGrid) else None
         m = len(b)
         qf = np.empty(m)
         grad = np.empty((m, self.l2))
@@ -503,16 +503,16 @@ class Posterior:
         ctx, queue, mf = bound.context, bound.queue, cl.mem_flags
         rows = max(1, min(m, 1 << 22, int(bound.device.max_mem_alloc_size) // (8 * self.l2)))
         fdesc = vals = None
-        if fact:
-            v, d = b._descriptor()
+        if grid is not None:
+            v, d = grid._descriptor()
             vals = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
             fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
         qbuf = cl.Buffer(ctx, mf.WRITE_ONLY, min(rows, m) * 8)
         gbuf = cl.Buffer(ctx, mf.WRITE_ONLY, min(rows, m) * self.l2 * 8)
         for s in range(0, m, rows):
             e = min(m, s + rows)
-            if fact:
-                self._enqueue(tun, True, e - s, b.start + s, vals, fdesc, qbuf, gbuf, queue)
+            if grid is not None:
+                self._enqueue(tun, True, e - s, grid.start + s, vals, fdesc, qbuf, gbuf, queue)
             else:
                 chunk = np.ascontiguousarray(b[s:e])
                 bbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=chunk)
