@@ -18,21 +18,21 @@ import os
 os.environ["POCL_KERNEL_CACHE"] = "0"
 os.environ["CUDA_CACHE_DISABLE"] = "1"
 
-import argparse  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import textwrap  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, table, write  # noqa: E402
+from _common import machine, table, write
 
-from daskcl import program  # noqa: E402
-from daskcl._elementwise import Elementwise, kernel_source  # noqa: E402
-from daskcl._nmath_table import ROWS  # noqa: E402
-from daskcl.library import ProgramSource, get_library  # noqa: E402
+from daskcl import program
+from daskcl._elementwise import Elementwise, kernel_source
+from daskcl._nmath_table import ROWS
+from daskcl.library import ProgramSource, get_library
 
 
 class WholeLibrary(Elementwise):

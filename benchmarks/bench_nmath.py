@@ -33,6 +33,8 @@ class Spec:
     scipy: Callable[..., np.ndarray]
     cupy: Callable[..., Any] | None = None   # called with CuPy arrays
     cupy_name: str = ""
+    jax: Callable[..., Any] | None = None    # called with JAX arrays
+    jax_name: str = ""
 
 
 def _binom_inputs(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
@@ -47,12 +49,44 @@ def _specs() -> dict[str, Spec]:
         import cupyx.scipy.special as cs
     except ImportError:
         cs = None
+    try:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        import jax.scipy.special as js
+        import jax.scipy.stats as jst
+    except ImportError:
+        js = jst = None
+
+    def u(r: np.random.Generator, n: int) -> np.ndarray:   # shapes, degrees of freedom
+        return r.uniform(0.1, 50, n)
+
     return {
         "pnorm": Spec(lambda r, n: (r.normal(0, 3, n),), st.norm.cdf,
-                      cs.ndtr if cs else None, "cupyx.scipy.special.ndtr"),
+                      cs.ndtr if cs else None, "cupyx ndtr",
+                      jst.norm.cdf if jst else None, "jax norm.cdf"),
         "qnorm": Spec(lambda r, n: (r.uniform(0, 1, n),), st.norm.ppf,
-                      cs.ndtri if cs else None, "cupyx.scipy.special.ndtri"),
+                      cs.ndtri if cs else None, "cupyx ndtri",
+                      js.ndtri if js else None, "jax ndtri"),
         "dnorm": Spec(lambda r, n: (r.normal(0, 3, n),), st.norm.pdf),
+        # issue 3: parameters uniform on (0.1, 50), probabilities uniform on (0, 1)
+        "pgamma": Spec(lambda r, n: (u(r, n), u(r, n)), lambda x, a: st.gamma.cdf(x, a),
+                       (lambda x, a: cs.gammainc(a, x)) if cs else None, "cupyx gammainc",
+                       (lambda x, a: js.gammainc(a, x)) if js else None, "jax gammainc"),
+        "qgamma": Spec(lambda r, n: (r.uniform(0, 1, n), u(r, n)), lambda p, a: st.gamma.ppf(p, a),
+                       (lambda p, a: cs.gammaincinv(a, p)) if cs else None, "cupyx gammaincinv"),
+        "pbeta": Spec(lambda r, n: (r.uniform(0, 1, n), u(r, n), u(r, n)),
+                      lambda x, a, b: st.beta.cdf(x, a, b),
+                      (lambda x, a, b: cs.betainc(a, b, x)) if cs else None, "cupyx betainc",
+                      (lambda x, a, b: js.betainc(a, b, x)) if js else None, "jax betainc"),
+        "qbeta": Spec(lambda r, n: (r.uniform(0, 1, n), u(r, n), u(r, n)),
+                      lambda p, a, b: st.beta.ppf(p, a, b),
+                      (lambda p, a, b: cs.betaincinv(a, b, p)) if cs else None, "cupyx betaincinv"),
+        "pchisq": Spec(lambda r, n: (u(r, n), u(r, n)), lambda x, k: st.chi2.cdf(x, k),
+                       (lambda x, k: cs.chdtr(k, x)) if cs else None, "cupyx chdtr",
+                       (lambda x, k: jst.chi2.cdf(x, k)) if jst else None, "jax chi2.cdf"),
+        "pf": Spec(lambda r, n: (u(r, n), u(r, n), u(r, n)), lambda x, a, b: st.f.cdf(x, a, b),
+                   (lambda x, a, b: cs.fdtr(a, b, x)) if cs else None, "cupyx fdtr"),
         # a light kernel (one exp, one log1p): how close the elementwise template gets to the
         # memory bandwidth; NumPy's logaddexp is the CPU peer
         "log1pexp": Spec(lambda r, n: (r.normal(0, 10, n),), lambda x: np.logaddexp(0.0, x)),
@@ -127,6 +161,16 @@ def cupy_times(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> tuple[fl
     return kernel, median_time(e2e, repeat=5)
 
 
+def jax_time(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> float:
+    """Kernel-only seconds of a jitted JAX function on device-resident inputs."""
+    import jax
+
+    f = jax.jit(fn)
+    dargs = [jax.device_put(a) for a in args]
+    f(*dargs).block_until_ready()
+    return median_time(lambda: f(*dargs).block_until_ready(), repeat=10)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=1 << 22)
@@ -175,6 +219,14 @@ def main() -> None:
             row.update({"peer": spec.cupy_name, "cupy_kernel_Gel_s": args.n / ck / 1e9,
                         "cupy_e2e_Gel_s": args.n / ce / 1e9, "kernel_vs_cupy": ck / k,
                         "e2e_vs_cupy": ce / e2e})
+            if spec.jax is not None and "cupy" in sys.modules:
+                try:
+                    jk = jax_time(spec.jax, inp)
+                except Exception as exc:  # a JAX without GPU support, say
+                    print(f"{name}: jax failed: {exc}", flush=True)
+                else:
+                    row.update({"jax_peer": spec.jax_name, "jax_kernel_Gel_s": args.n / jk / 1e9,
+                                "kernel_vs_jax": jk / k})
         rows.append(row)
         print(f"{name}: kernel {args.n / k / 1e9:.3f} Gel/s, e2e {args.n / e2e / 1e9:.3f} Gel/s",
               flush=True)
@@ -185,6 +237,8 @@ def main() -> None:
             "e2e_vs_scipy", "bandwidth_fraction"]
     if any("peer" in r for r in rows):
         cols += ["cupy_kernel_Gel_s", "cupy_e2e_Gel_s", "kernel_vs_cupy", "e2e_vs_cupy"]
+    if any("jax_peer" in r for r in rows):
+        cols += ["kernel_vs_jax"]
     print(f"device: {info['device']}  copy bandwidth {bw / 1e9:.1f} GB/s")
     print(table(rows, cols))
     path = write(f"nmath-{info['device_type'].lower()}", {"machine": info, "results": rows}, args.out)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, table, write  # noqa: E402
+from _common import machine, table, write
 
 SRC = r"""
 __kernel void gs_long(const long n, __global double *restrict out, __global const double *restrict p0,
@@ -48,10 +48,10 @@ def main() -> None:
     ap.add_argument("--out")
     args = ap.parse_args()
     import pyopencl as cl
+    from bench_nmath import copy_bandwidth
 
     from daskcl import device, program
     from daskcl.library import ProgramSource, get_library
-    from bench_nmath import copy_bandwidth
 
     bound = device.current()
     lib = get_library()

@@ -18,7 +18,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 python3 -m daskcl devices | tee -a "$OUT/gpu.txt"
 rc=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
-    python3 -m pytest -q -p no:cacheprovider -x --durations=15 "$@" tests 2>&1 | tee "$OUT/pytest.log" | tail -40
+    [ $# -gt 0 ] || set -- tests
+    python3 -m pytest -q -p no:cacheprovider --durations=15 "$@" 2>&1 | tee "$OUT/pytest.log" | tail -40
     rc=${PIPESTATUS[0]}
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then

@@ -44,6 +44,8 @@ class Prepared:
     scalars: list[float | None]           # the value, for scalar inputs
     arrays: list[np.ndarray | None]        # contiguous float64, for array inputs
     strides: list[tuple[int, ...]]         # per input, along ``dims``
+    #: further kernel arguments, after the flags (for implementations with ``extra_params``)
+    extra: tuple[Any, ...] = ()
 
     @property
     def size(self) -> int:
@@ -114,8 +116,12 @@ def prepare(fn: Fn, args: tuple[Any, ...]) -> Prepared:
     return Prepared(tuple(shape), dims, scalars, arrays, strides)
 
 
-def kernel_text(fn: Fn, ndim: int) -> str:
-    """The layer-3 source of ``fn``'s kernel for ``ndim`` collapsed axes."""
+def kernel_text(fn: Fn, ndim: int, extra_params: str = "") -> str:
+    """The layer-3 source of ``fn``'s kernel for ``ndim`` collapsed axes.
+
+    ``extra_params`` (C text starting with ``", "``) declares kernel parameters after the flags,
+    which the row's ``call`` may use (see :class:`Elementwise.extra_params`).
+    """
     lib = get_library()
     template = string.Template((lib.root / "kernels" / f"{_TEMPLATE_NAME}.cl").read_text())
     nin = len(fn.args)
@@ -143,20 +149,30 @@ def kernel_text(fn: Fn, ndim: int) -> str:
     return template.substitute(
         DEPENDS=", ".join(fn.depends), NAME=kname, SHAPE_PARAMS=shape_params,
         INPUT_PARAMS=input_params, FLAG_PARAMS=flag_params, INDEX="\n".join(idx), LOADS=loads,
-        CALL=fn.c_call(), ANY_NAN=any_nan, NONINT=nonint,
+        CALL=fn.c_call(), ANY_NAN=any_nan, NONINT=nonint, EXTRA_PARAMS=extra_params,
     )
 
 
-def kernel_source(fn: Fn, ndim: int, names: list[str] | None = None) -> ProgramSource:
+def kernel_source(
+    fn: Fn, ndim: int, names: list[str] | None = None, extra_params: str = ""
+) -> ProgramSource:
     """The assembled program: the minimal subset for ``fn`` (or the units ``names``)."""
     return get_library().program_source(
-        fn.depends if names is None else names, kernel_text(fn, ndim),
+        fn.depends if names is None else names, kernel_text(fn, ndim, extra_params),
         f"kernels/{_TEMPLATE_NAME}.cl[{fn.name}, {ndim}d]",
     )
 
 
 class Elementwise:
-    """The device implementation of one table row: build on demand, broadcast, launch."""
+    """The device implementation of one table row: build on demand, broadcast, launch.
+
+    Subclasses that need per-call device data (a row's ``impl``, e.g. the count tables of
+    :mod:`daskcl._counts`) declare further kernel parameters in ``extra_params`` and fill
+    ``Prepared.extra`` with their values in :meth:`prepare`.
+    """
+
+    #: C declarations of kernel parameters after the flags (``", __global const double *t"``)
+    extra_params: str = ""
 
     def __init__(self, fn: Fn) -> None:
         self.fn = fn
@@ -164,7 +180,11 @@ class Elementwise:
 
     def source(self, ndim: int = 1) -> ProgramSource:
         """The assembled program for inputs of ``ndim`` collapsed axes."""
-        return kernel_source(self.fn, ndim)
+        return kernel_source(self.fn, ndim, extra_params=self.extra_params)
+
+    def prepare(self, args: tuple[Any, ...]) -> Prepared:
+        """Check and broadcast the inputs of one call (:func:`prepare`)."""
+        return prepare(self.fn, args)
 
     def program(self, ndim: int = 1) -> _program.BuiltProgram:
         return _program.build(self.source(ndim))
@@ -185,6 +205,7 @@ class Elementwise:
             args += [np.int32(is_arr), np.float64(prep.scalars[j] or 0.0), buffers[j]]
             args += [np.int64(s) for s in prep.strides[j]]
         args += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
+        args += list(prep.extra)
         if bound.info.type == "GPU":
             local: tuple[int, ...] | None = (256,)
             gsize = -(-n // 256) * 256
@@ -198,7 +219,7 @@ class Elementwise:
 
     def __call__(self, *args: Any, **flags: bool) -> Any:
         flags = {**self.fn.flag_defaults, **flags}
-        prep = prepare(self.fn, args)
+        prep = self.prepare(args)
         if prep.size == 0:
             return np.empty(prep.shape)
         bound = _device.current()
@@ -280,7 +301,7 @@ class Elementwise:
                     bufs.append(st.dev_in[j])
                 sub = Prepared((b - a,), (b - a,), prep.scalars, prep.arrays,
                                [(1,) if arrays[j] is not None else prep.strides[j]
-                                for j in range(len(arrays))])
+                                for j in range(len(arrays))], prep.extra)
                 self.enqueue(sub, bufs, st.dev_out, status, flags, q)
                 ev = cl.enqueue_copy(q, st.host_out[: b - a], st.dev_out, is_blocking=False)
                 st.busy = ev

@@ -48,6 +48,10 @@ class Fn:
     call
         C expression for the call when it is not ``csym(a0, ..., flags)``; it may use ``a0`` ..
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
+    impl
+        ``"module:Class"`` of the implementation when it is not the generic
+        :class:`daskcl._elementwise.Elementwise` (a subclass with per-call device data, e.g.
+        ``"daskcl._counts:CountTables"`` for the Wilcoxon and signed-rank rows).
     """
 
     name: str
@@ -58,6 +62,7 @@ class Fn:
     units: tuple[str, ...] = ()
     nonint: tuple[str, ...] = ()
     call: str | None = None
+    impl: str = ""
     flags: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -21,6 +21,7 @@ array([0.25, 0.5 , 0.25])
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any
 
@@ -56,8 +57,16 @@ def _dask_call(impl: Elementwise, args: tuple[Any, ...], flags: dict[str, bool])
     )
 
 
+def _impl(fn: Fn) -> Elementwise:
+    """The implementation of a row: ``Elementwise`` or the class its ``impl`` names."""
+    if not fn.impl:
+        return Elementwise(fn)
+    module, _, cls = fn.impl.partition(":")
+    return getattr(importlib.import_module(module), cls)(fn)
+
+
 def _make(fn: Fn) -> Any:
-    impl = Elementwise(fn)
+    impl = _impl(fn)
     defaults = fn.defaults
     flag_defaults = fn.flag_defaults
 
@@ -103,4 +112,11 @@ def _make(fn: Fn) -> Any:
 FUNCTIONS: dict[str, Any] = {fn.name: _make(fn) for fn in ROWS}
 globals().update(FUNCTIONS)
 
+__all__ = sorted(FUNCTIONS)  # pyright: ignore[reportUnsupportedDunderAll]
+
+# --- random variates (issue 5): daskcl/random.py ----------------------------------------------
+from .random import FUNCTIONS as _RANDOM  # noqa: E402
+
+globals().update(_RANDOM)
+FUNCTIONS.update(_RANDOM)
 __all__ = sorted(FUNCTIONS)  # pyright: ignore[reportUnsupportedDunderAll]

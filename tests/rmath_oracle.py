@@ -50,6 +50,39 @@ SIGNATURES: dict[str, str] = {
     "cospi": "d",
     "sinpi": "d",
     "tanpi": "d",
+    # continuous distributions and their special functions (issue 3)
+    **{f"d{n}": "d" * k + "i" for n, k in (
+        ("unif", 3), ("exp", 2), ("cauchy", 3), ("logis", 3), ("weibull", 3), ("lnorm", 3),
+        ("chisq", 2), ("beta", 3), ("t", 2), ("f", 3))},
+    **{f"{pq}{n}": "d" * k + "ii" for pq in "pq" for n, k in (
+        ("unif", 3), ("exp", 2), ("cauchy", 3), ("logis", 3), ("weibull", 3), ("lnorm", 3),
+        ("gamma", 3), ("chisq", 2), ("beta", 3), ("t", 2), ("f", 3))},
+    "beta": "dd",
+    "lbeta": "dd",
+    "choose": "dd",
+    "lchoose": "dd",
+    "digamma": "d",
+    "trigamma": "d",
+    "tetragamma": "d",
+    "pentagamma": "d",
+    "psigamma": "dd",
+    # discrete, noncentral, tukey, wilcoxon, signrank, bessel (issue 4)
+    "bessel_i": "ddd",
+    "bessel_j": "dd",
+    "bessel_k": "ddd",
+    "bessel_y": "dd",
+    "ptukey": "ddddii",
+    "qtukey": "ddddii",
+    "dgeom": "ddi",
+    "dnbinom": "dddi",
+    "dnbinom_mu": "dddi",
+    "dhyper": "ddddi",
+    "dwilcox": "dddi",
+    "pwilcox": "dddii",
+    "qwilcox": "dddii",
+    "dsignrank": "ddi",
+    "psignrank": "ddii",
+    "qsignrank": "ddii",
 }
 
 _FALLBACK = "/usr/lib/libRmath.so.1"

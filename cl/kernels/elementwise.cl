@@ -11,10 +11,12 @@
 // loop defeats PoCL's vectorisation across work-items and the CPU caches: see
 // benchmarks/bench_template.py).  status[0] counts NaN results from non-NaN inputs (R's "NaNs
 // produced"), status[1] arguments R would warn are not integers; the host turns them into one
-// RuntimeWarning each.
+// RuntimeWarning each.  Parameters after the flags (EXTRA_PARAMS) carry per-call device data of
+// rows with their own implementation, e.g. the count tables of the Wilcoxon and signed-rank rows
+// (daskcl/_counts.py); for every other row they are empty.
 
 __kernel void ${NAME}(const long n, __global double *restrict out, __global int *restrict status
-                      ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS})
+                      ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS})
 {
     const long i = get_global_id(0);
     if (i >= n) return;

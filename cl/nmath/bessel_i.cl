@@ -11,12 +11,16 @@
 // significance test), normalised by the Neumann sum sum_k (k + nu) gamma(k + 2nu) / k! I_{k+nu}
 // = (x/2)^nu e^x / gamma(1 + nu); below 1e-4, two terms of the ascending series.  RIBESL
 // stores every order a, a+1, ..., nu; here only the last and the two values the recurrence
-// needs are kept, so there is no allocation and no limit on nu (the recurrences stop early
-// where the values underflow).
+// needs are kept, so there is no allocation and no limit on nu beyond R's int count of orders
+// (NaN for |nu| >= 2^31 - 1, where R's conversion overflows); the recurrences stop early where
+// the values underflow.
 //
 // R's conventions: +Inf for x > 709 unscaled, 0 for x > 1e5 scaled (the limit of the backward
-// recurrence), NaN for x < 0.  Negative orders: I_{-nu} = I_nu + (2/pi) sin(nu pi) K_nu
-// (bessel_k; the scaled form multiplies K's exp(x) scaling by exp(-2x)).
+// recurrence), NaN for x < 0; R's guard against overflow of the backward recurrence for large
+// x (a rescaling by 2^-900 above order nb only, so that R's normalising sum can still overflow
+// below nb and give 0); R's small-x series without RIBESL's underflow guards on x/2 and (x/2)^2.
+// Negative orders: I_{-nu} = I_nu + (2/pi) sin(nu pi) K_nu (bessel_k; the scaled form
+// multiplies K's exp(x) scaling by exp(-2x)).
 
 #define BESSEL_I_NSIG   16
 #define BESSEL_I_ENSIG  1e16
@@ -26,6 +30,7 @@
 #define BESSEL_I_EXPARG 709.
 #define BESSEL_I_XLRG   1e5
 #define BESSEL_I_CONST  1.585
+#define BESSEL_I_SMALL  0x1p-900
 
 // I_{alpha + nb - 1}(x) (times exp(-x) if ize == 2) for 0 <= alpha < 1, nb >= 1: RIBESL's
 // value B(NB).
@@ -44,16 +49,15 @@ static double bessel_i_last(double x, double alpha, int nb, int ize, int *ncalc)
     int magx = (int)x;
     if (x < BESSEL_I_RTNSIG) {
         // two-term ascending series for small x
-        double tempa = 1., empal = 1. + alpha, halfx = 0.;
-        if (x > BESSEL_I_ENMTEN)
-            halfx = .5 * x;
+        // (R halves x unconditionally: with IEEE arithmetic there is no underflow to guard)
+        double tempa = 1., empal = 1. + alpha, halfx = .5 * x;
         if (alpha != 0.)
             tempa = pow(halfx, alpha) / gamma_cody(empal);
         if (ize == 2)
             tempa *= exp(-x);
-        double tempb = 0.;
-        if (x + 1. > 1.)
-            tempb = halfx * halfx;
+        // R squares halfx even where x + 1 == 1 (RIBESL leaves tempb = 0 there); it sets the
+        // underflow threshold tover below
+        double tempb = halfx * halfx;
         double b = tempa + tempa * tempb / empal;
         if (nb == 1 || x == 0.)
             return (nb == 1) ? b : 0.;
@@ -143,6 +147,14 @@ static double bessel_i_last(double x, double alpha, int nb, int ize, int *ncalc)
         en -= 2.;
         double tempc = tempb;
         tempb = tempa;
+        // R's guard against overflow for large x (not in RIBESL): rescale by 2^-900 (exact)
+        // while above order nb; below nb there is none, so R's sum may overflow to +Inf there
+        // and give 0, as here
+        if (nend > 100 && tempb > 1e200) {
+            tempc *= BESSEL_I_SMALL;
+            tempb *= BESSEL_I_SMALL;
+            sum *= BESSEL_I_SMALL;
+        }
         tempa = en * tempb / x + tempc;
         em -= 1.;
         emp2al -= 1.;
@@ -197,7 +209,7 @@ static double bessel_i_last(double x, double alpha, int nb, int ize, int *ncalc)
     if (sum > 1.)
         tempa *= sum;
     if (bnb < tempa)
-        bnb = 0.;
+        return 0.;
     return bnb / sum;
 }
 
@@ -238,3 +250,4 @@ double bessel_i(double x, double alpha, double expo)
 #undef BESSEL_I_EXPARG
 #undef BESSEL_I_XLRG
 #undef BESSEL_I_CONST
+#undef BESSEL_I_SMALL

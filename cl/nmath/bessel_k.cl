@@ -13,7 +13,8 @@
 // the values would overflow it carries ratios K_{n+1}/K_n and multiplies them up at the end.
 // RKBESL fills an array of all orders a, a+1, ..., nu; here only the last is kept (the
 // recurrences need just the two previous values), so any order works without allocation: the
-// work is O(nu) at most, less when the values overflow to +Inf first.
+// work is O(nu) at most, less when the values overflow to +Inf first.  NaN for |nu| >= 2^31 - 1,
+// beyond R's int count of orders.
 //
 // R's conventions kept: K = +Inf at x = 0 and where the values overflow; 0 for x > 705.342
 // unscaled (underflow); for x > 1/DBL_EPSILON the scaled value is sqrt(pi / (2x)) for every
@@ -117,10 +118,12 @@ static double bessel_k_last(double x, double alpha, int nb, int ize, int *ncalc)
                 bk -= ex * bk;
             ratio = p0 / f0;
             c = ex * DBL_MAX;
+            // RKBESL gives up (NCALC = -1) when K(nu+1, x) or a ratio overflows; R then returns
+            // its zero-filled array (or K(nu, x), already stored, when nb == 1): 0
             if (k != 0) {
                 *ncalc = -1;
                 if (bk >= c / ratio)
-                    return ML_POSINF;
+                    return (nb == 1) ? bk : 0.;
                 bk = ratio * bk / ex;
                 twonu += 2.;
                 ratio = twonu;
@@ -128,20 +131,27 @@ static double bessel_k_last(double x, double alpha, int nb, int ize, int *ncalc)
             *ncalc = 1;
             if (nb == 1)
                 return bk;
-            // BK(I) = ratio / x for I = 2..NB, then the running product
-            for (int i = 2; i <= nb; ++i) {
-                if (ratio >= c) {
-                    *ncalc = -1;
-                    return ML_POSINF;
+            // BK(I) = ratio / x for I = 2..NB (RKBESL gives up if a ratio reaches c), then
+            // their running product
+            // (the ratios grow by 2 per order: the loop is needed only near the limit c)
+            if ((ratio + 2. * (double)nb) * (1. + 1e-12) >= c) {
+                double tw = twonu, rt = ratio;
+                for (int i = 2; i <= nb; ++i) {
+                    if (rt >= c) {
+                        *ncalc = -1;
+                        return 0.;
+                    }
+                    tw += 2.;
+                    rt = tw;
                 }
+            }
+            for (int i = 2; i <= nb; ++i) {
                 double r = ratio / ex;
                 twonu += 2.;
                 ratio = twonu;
-                if (bk >= DBL_MAX / r) {
-                    *ncalc = i - 1;
-                    return ML_POSINF;
-                }
-                bk *= r;
+                bk *= r;   // may overflow to +Inf, as in R
+                if (isinf(bk))
+                    return bk;
             }
             *ncalc = nb;
             return bk;
@@ -281,11 +291,9 @@ static double bessel_k_last(double x, double alpha, int nb, int ize, int *ncalc)
     for (int i = mplus1; i <= iend; ++i) {
         twonu += 2.;
         ratio = twonu / ex + 1. / ratio;
-        if (val >= DBL_MAX / ratio) {
-            *ncalc = -1;
-            return ML_POSINF;
-        }
-        val *= ratio;
+        val *= ratio;   // may overflow to +Inf, as in R
+        if (isinf(val))
+            return val;
     }
     return val;
 }

@@ -12,7 +12,7 @@
 // fractional order a in [-1/2, 1/2) come from Temme's series (x < 3), Temme's continued
 // fraction (3 <= x < 16) or Campbell's asymptotic expansion (x >= 16); forward recurrence gives
 // the order asked for, only the last two values being kept (no allocation).  R's conventions:
-// -Inf at x = 0 and where the recurrence overflows, 0 for x >= 1e8 (where sin and cos of x
+// -Inf below x = DBL_MIN and where the recurrence overflows, 0 for x > 1e8 (where sin and cos of x
 // have lost half their digits).
 
 __constant double bessel_y_ch[21] = {
@@ -32,7 +32,7 @@ __constant double bessel_y_ch[21] = {
 #define BESSEL_Y_PIM5   .70796326794896619231    /* 5 pi - 15 */
 #define BESSEL_Y_ONBPI  .31830988618379067154    /* 1 / pi */
 #define BESSEL_Y_DEL    1e-8
-#define BESSEL_Y_XMIN   4.46e-308
+#define BESSEL_Y_XMIN   DBL_MIN
 #define BESSEL_Y_XLRG   1e8
 #define BESSEL_Y_THRESH 16.
 
@@ -48,7 +48,7 @@ static double bessel_y_last(double x, double alpha, int nb, int *ncalc)
         *ncalc = nb;
         return ML_NEGINF;
     }
-    if (ex >= BESSEL_Y_XLRG) {
+    if (ex > BESSEL_Y_XLRG) {
         *ncalc = nb;
         return 0.;
     }

@@ -39,6 +39,11 @@
 //   rng_index   an exact uniform integer in [0, n), 1 <= n < 2^64 (rejection of the top partial
 //               block of 2^64 mod n values, then x mod n).
 //
+// The r-functions (rnorm.cl, rgamma.cl, ...) keep Rmath.h's names and parameter order with the
+// element's stream as an extra first parameter, e.g. double rnorm(rng_stream *s, double mu,
+// double sigma): R's draw from a global generator (unif_rand()), which device code has no place
+// for.  norm_rand, exp_rand and unif_rand likewise take the stream.
+//
 // RNG_MAX_TRIES bounds every rejection loop of the r-functions: a loop that has not accepted
 // after that many tries returns NaN (counted as "NaN produced") instead of hanging the device.
 // The methods used accept with probability > 1/4 per try, so a correct run never gets there.
@@ -53,19 +58,30 @@ typedef struct {
     int has_spare;
 } rng_stream;
 
+// one round on the words c0..c3 with the key k0, k1 (the 64-bit products give hi and lo; a
+// full unrolling of scalar code lets CPU compilers vectorise across work-items)
+#define PHILOX_ROUND {                                                  \
+        const ulong p0 = (ulong)0xD2511F53u * (ulong)c0;                \
+        const ulong p1 = (ulong)0xCD9E8D57u * (ulong)c2;                \
+        c0 = (uint)(p1 >> 32) ^ c1 ^ k0;                                \
+        c1 = (uint)p1;                                                  \
+        c2 = (uint)(p0 >> 32) ^ c3 ^ k1;                                \
+        c3 = (uint)p0;                                                  \
+    }
+#define PHILOX_BUMP { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+
 uint4 philox4x32_10(uint4 ctr, uint k0, uint k1)
 {
-    for (int r = 0; r < 10; r++) {
-        if (r > 0) {
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
-        }
-        const uint hi0 = mul_hi(0xD2511F53u, ctr.x), lo0 = 0xD2511F53u * ctr.x;
-        const uint hi1 = mul_hi(0xCD9E8D57u, ctr.z), lo1 = 0xCD9E8D57u * ctr.z;
-        ctr = (uint4)(hi1 ^ ctr.y ^ k0, lo1, hi0 ^ ctr.w ^ k1, lo0);
-    }
-    return ctr;
+    uint c0 = ctr.x, c1 = ctr.y, c2 = ctr.z, c3 = ctr.w;
+    PHILOX_ROUND PHILOX_BUMP PHILOX_ROUND PHILOX_BUMP PHILOX_ROUND PHILOX_BUMP
+    PHILOX_ROUND PHILOX_BUMP PHILOX_ROUND PHILOX_BUMP PHILOX_ROUND PHILOX_BUMP
+    PHILOX_ROUND PHILOX_BUMP PHILOX_ROUND PHILOX_BUMP PHILOX_ROUND PHILOX_BUMP
+    PHILOX_ROUND
+    return (uint4)(c0, c1, c2, c3);
 }
+
+#undef PHILOX_ROUND
+#undef PHILOX_BUMP
 
 void rng_init(rng_stream *s, ulong seed, ulong elem)
 {
@@ -92,9 +108,17 @@ ulong rng_bits64(rng_stream *s)
     return ((ulong)r.y << 32) | (ulong)r.x;
 }
 
+// (double)v for v < 2^52, exactly, through the bits of 2^52 + v (no integer conversion, which
+// some CPUs cannot vectorise for 64-bit integers)
+static inline double rng_u52_to_double(ulong v)
+{
+    return as_double(0x4330000000000000UL | v) - 0x1.0p52;
+}
+
 double unif_rand(rng_stream *s)
 {
-    return ((double)(rng_bits64(s) >> 12) + 0.5) * 0x1.0p-52;
+    // 1 + m 2^-52 has the bits of 1.0 with mantissa m; minus 1 and plus 2^-53: all exact
+    return (as_double(0x3FF0000000000000UL | (rng_bits64(s) >> 12)) - 1.0) + 0x1.0p-53;
 }
 
 double rng_half(rng_stream *s, int *upper)
@@ -104,7 +128,7 @@ double rng_half(rng_stream *s, int *upper)
     *upper = (int)(x >> 63);
     const int len = 64 - (int)clz(m);                 // bit length of m (0 for m = 0)
     const int sh = len > 52 ? len - 52 : 0;
-    const double mant = (double)(m >> sh) + 0.5;       // < 2^52 + 1/2: exact
+    const double mant = rng_u52_to_double(m >> sh) + 0.5;   // < 2^52 + 1/2: exact
     return mant * as_double((ulong)(1023 + sh - 64) << 52);   // times 2^(sh - 64), exact
 }
 

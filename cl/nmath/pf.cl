@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// @provides: pf
+// @depends: pbeta, pchisq, dpq
+// @source: P(F <= x) = I_{m x / (n + m x)}(m/2, n/2) (Abramowitz & Stegun 26.6.2), by TOMS 708
+//          (pbeta), taking the complementary argument when m x > n so that the first argument
+//          of pbeta is not squeezed against 1; infinite degrees of freedom through pchisq.
+
+double pf(double x, double df1, double df2, int lower_tail, int log_p)
+{
+    if (isnan(x) || isnan(df1) || isnan(df2))
+        return x + df2 + df1;
+    if (df1 <= 0. || df2 <= 0.)
+        ML_WARN_return_NAN;
+    R_P_bounds_01(x, 0., ML_POSINF);
+
+    if (df2 == ML_POSINF) {
+        if (df1 == ML_POSINF) { // mass at 1
+            if (x < 1.)
+                return R_DT_0;
+            if (x == 1.)
+                return log_p ? -M_LN2 : .5;
+            if (x > 1.)
+                return R_DT_1;
+        }
+        return pchisq(x * df1, df1, lower_tail, log_p);
+    }
+    if (df1 == ML_POSINF)
+        return pchisq(df2 / x, df2, !lower_tail, log_p);
+
+    if (df1 * x > df2)
+        x = pbeta(df2 / (df2 + df1 * x), df2 / 2., df1 / 2., !lower_tail, log_p);
+    else
+        x = pbeta(df1 * x / (df2 + df1 * x), df1 / 2., df2 / 2., lower_tail, log_p);
+    return isnan(x) ? ML_NAN : x;
+}

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The Wilcoxon and signed-rank rows: count tables on the device (daskcl/_counts.py).
+
+Agreement with R is in tests/rcases/wilcoxon.py; here: exact counts, broadcasting of the
+parameters, the limits and their errors, the table cache, dask."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from daskcl import _counts, nmath
+
+
+def exact_wilcox(m: int, n: int) -> list[int]:
+    """c(k; m, n), k = 0..mn, by the q-Pascal recurrence in Python integers."""
+    rows = [[1] + [0] * (m * n) for _ in range(n + 1)]   # G(0, j) = 1
+    for _i in range(1, m + 1):
+        new = [[1] + [0] * (m * n)]                       # G(i, 0) = 1
+        for j in range(1, n + 1):
+            # G(i, j)[k] = G(i, j-1)[k] + G(i-1, j)[k - j]
+            prev, up = new[j - 1], rows[j]
+            new.append([prev[k] + (up[k - j] if k >= j else 0) for k in range(m * n + 1)])
+        rows = new
+    return rows[n]
+
+
+def exact_signrank(n: int) -> list[int]:
+    w = [1] + [0] * (n * (n + 1) // 2)
+    for j in range(1, n + 1):
+        w = [w[k] + (w[k - j] if k >= j else 0) for k in range(len(w))]
+    return w
+
+
+@pytest.mark.parametrize(("m", "n"), [(1, 1), (3, 8), (8, 3), (12, 12), (20, 7)])
+def test_wilcox_counts_are_exact(m, n):
+    counts = exact_wilcox(m, n)
+    total = math.comb(m + n, n)
+    got = nmath.dwilcox(np.arange(m * n + 1), m, n)
+    want = np.array([c / total for c in counts])
+    np.testing.assert_allclose(got, want, rtol=4e-16, atol=0)
+    cum = np.cumsum([c / total for c in counts])
+    np.testing.assert_allclose(nmath.pwilcox(np.arange(m * n), m, n), cum[:-1], rtol=1e-14)
+
+
+def test_wilcox_large_counts_exact_to_rounding():
+    # counts up to 1e28: the device counts exactly in 64-bit limbs and rounds once
+    m = n = 48
+    counts = exact_wilcox(m, n)
+    total = math.comb(m + n, n)
+    x = np.array([0, 100, 700, 1151, 1152])
+    got = nmath.dwilcox(x, m, n)
+    want = np.array([counts[k] / total for k in x])
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 17, 40])
+def test_signrank_counts_are_exact(n):
+    counts = exact_signrank(n)
+    got = nmath.dsignrank(np.arange(len(counts)), n)
+    # R's density is exp(log(count) - n log 2): a few ulps from count / 2^n
+    np.testing.assert_allclose(got, [c / 2**n for c in counts], rtol=1e-14, atol=0)
+    cum = np.cumsum([c / 2**n for c in counts])
+    np.testing.assert_allclose(nmath.psignrank(np.arange(len(counts) - 1), n), cum[:-1],
+                               rtol=1e-14)
+
+
+def test_parameters_broadcast_along_different_axes():
+    x = np.arange(0.0, 30.0)
+    m = np.array([2.0, 3.0, 5.0])[:, None, None]
+    n = np.array([1.0, 4.0, 6.0, 7.0])[None, :, None]
+    got = nmath.pwilcox(x, m, n)
+    assert got.shape == (3, 4, 30)
+    for i, mi in enumerate([2, 3, 5]):
+        for j, nj in enumerate([1, 4, 6, 7]):
+            np.testing.assert_array_equal(got[i, j], nmath.pwilcox(x, mi, nj))
+
+
+def test_parameters_elementwise_arrays_and_rounding():
+    m = np.array([3.4, 2.6, 7.0, 1.0])        # rounded as R rounds: 3, 3, 7, 1
+    n = np.array([5.0, 4.5, 2.0, 9.0])        # 5, 4 (half to even), 2, 9
+    got = nmath.qwilcox(0.5, m, n)
+    want = [float(nmath.qwilcox(0.5, a, b)) for a, b in [(3, 5), (3, 4), (7, 2), (1, 9)]]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_invalid_parameters_give_nan_with_warning():
+    with pytest.warns(RuntimeWarning, match="dwilcox: 3 NaN"):
+        out = nmath.dwilcox(1.0, np.array([0.0, -1.0, 2.0, 0.4]), 3.0)
+    assert np.isnan(out[[0, 1, 3]]).all() and out[2] > 0
+    with pytest.warns(RuntimeWarning, match="psignrank: 2 NaN"):
+        out = nmath.psignrank(3.0, np.array([np.inf, 0.0, 4.0]))
+    assert np.isnan(out[:2]).all()
+
+
+def test_limits_raise_clear_errors():
+    with pytest.raises(ValueError, match=r"pwilcox: m = 515, n = 515 .*choose\(m \+ n, n\)"):
+        nmath.pwilcox(1.0, 515.0, 515.0)
+    with pytest.raises(ValueError, match=r"psignrank: n = 8192 .* n <= 8191"):
+        nmath.psignrank(1.0, 8192.0)
+    with pytest.raises(ValueError, match=r"dwilcox: m = 20, n = 3e\+06 .*limit"):
+        nmath.dwilcox(1.0, 20.0, 3e6)
+    with pytest.raises(ValueError, match="split the call"):
+        nmath.dsignrank(1.0, np.arange(2000.0, 2300.0))
+    # the largest sizes still work
+    assert 0 < float(nmath.psignrank(10.0, 600.0)) < 1e-100
+    assert float(nmath.pwilcox(2e6, 2.0, 2e6)) == pytest.approx(0.5, rel=1e-6)
+
+
+def test_tables_are_cached_per_parameter_set():
+    _counts._cache.entries.clear()
+    nmath.dsignrank(np.arange(5.0), 9.0)
+    assert len(_counts._cache.entries) == 1
+    tables = next(iter(_counts._cache.entries.values()))
+    nmath.psignrank(np.arange(5.0), 9.0)
+    assert len(_counts._cache.entries) == 1
+    assert next(iter(_counts._cache.entries.values())) is tables
+    nmath.dsignrank(np.arange(5.0), 10.0)
+    assert len(_counts._cache.entries) == 2
+
+
+def test_empty_and_nan_only_calls():
+    assert nmath.dwilcox(np.empty(0), 3.0, 4.0).shape == (0,)
+    assert np.isnan(nmath.dwilcox(1.0, np.nan, 4.0))
+
+
+def test_dask_arrays():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.arange(0.0, 25.0), chunks=7)
+    got = nmath.pwilcox(x, 4.0, 6.0).compute()
+    np.testing.assert_array_equal(got, nmath.pwilcox(np.arange(0.0, 25.0), 4.0, 6.0))
