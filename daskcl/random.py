@@ -329,10 +329,18 @@ class Random:
             cl.enqueue_copy(bound.queue, counts, status)
             bound.queue.finish()
             return result, int(counts[0])
-        # devices with their own memory: slabs through the pinned staging buffers of the
-        # elementwise launcher, on two queues, so that the kernel of one slab overlaps the
+        if n < 2 * _SLAB:
+            # devices with their own memory, small calls: one launch, one copy
+            out = cl.Buffer(ctx, mf.WRITE_ONLY, n * 8)
+            self.enqueue(lau, n, 0, out, status, seed, cbase, buffers)
+            cl.enqueue_copy(bound.queue, flat, out)
+            cl.enqueue_copy(bound.queue, counts, status)
+            bound.queue.finish()
+            return result, int(counts[0])
+        # large calls: slabs through the pinned staging buffers of the elementwise launcher
+        # (made once per device), on two queues, so that the kernel of one slab overlaps the
         # transfer of the other
-        slab = min(n, _SLAB)
+        slab = _SLAB
         with _ew._staging_lock:
             stages = [_ew._stage(bound, k, 0, slab) for k in range(2)]
             pending: list[tuple[Any, int, int, Any]] = []

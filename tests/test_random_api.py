@@ -126,8 +126,10 @@ def test_launch_size_and_slabs_do_not_matter(monkeypatch):
     """The path for devices with their own memory (slabs on two queues) gives the same values."""
     ref = {n: getattr(nmath, n)((37, 29), *PARAMS[n], seed=8) for n in ("rnorm", "rhyper")}
     monkeypatch.setattr(drandom, "_zero_copy", lambda bound: False)
+    for n, want in ref.items():                      # one launch into a device buffer
+        assert same(getattr(nmath, n)((37, 29), *PARAMS[n], seed=8), want), n
     monkeypatch.setattr(drandom, "_SLAB", 100)
-    for n, want in ref.items():
+    for n, want in ref.items():                      # 11 slabs, two queues, pinned staging
         assert same(getattr(nmath, n)((37, 29), *PARAMS[n], seed=8), want), n
 
 

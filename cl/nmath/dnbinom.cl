@@ -29,13 +29,14 @@ double dnbinom(double x, double size, double prob, int give_log)
     if (x == 0 && size == 0)
         return R_D__1;
     x = R_forceint(x);
+    if (x == 0)   // prob^size, as R (before size = Inf becomes DBL_MAX)
+        return give_log ? size * log(prob) : pow(prob, size);
     if (!isfinite(size))
         size = DBL_MAX;
     if (x < 1e-10 * size) {
-        // x + size would round to size: two terms of the expansion of log f (as R); x = 0
-        // gives prob^size (also for prob = 1, where the x term would be 0 * -Inf)
-        double xt = (x == 0) ? 0. : x * (log(size) + log1p(-prob));
-        return R_D_exp(size * log(prob) + xt - lgamma1p(x) + log1p(x * (x - 1) / (2 * size)));
+        // x + size would round to size: two terms of the expansion of log f (as R)
+        return R_D_exp(size * log(prob) + x * (log(size) + log1p(-prob)) - lgamma1p(x) +
+                       log1p(x * (x - 1) / (2 * size)));
     }
     double ans = dbinom_raw(size, x + size, prob, 1 - prob, give_log);
     double p = size / (size + x);

@@ -10,7 +10,7 @@ from .loader import BD0_WHY
 
 NAN, INF = math.nan, math.inf
 
-X = grid(range(0, 12), 20.0, 50.0, 99.0, 100.0, 101.0, 1e3, 1e4, 1e6, 1e9, 1e15, 1e300,
+X = grid(range(0, 12), 1e-8, 20.0, 50.0, 99.0, 100.0, 101.0, 1e3, 1e4, 1e6, 1e9, 1e15, 1e300,
          -1.0, -0.5, 2.5, 7.0 + 1e-8, 7.0 + 1e-6, nan_inf)
 PROB = grid(0.0, 1e-300, 1e-15, 1e-5, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 1 - 1e-10, 1.0,
             -0.1, 1.1, nan_inf)
@@ -44,6 +44,8 @@ CASES = [
          "m": grid(0.0, 1.0, 5.0, 10.0, 100.0, 1e3, 1e4, 1e7, 2.5, -1.0, NAN, INF),
          "n": grid(0.0, 3.0, 10.0, 100.0, 1e4, 1e7, 2.5, -1.0, NAN, INF),
          "k": grid(0.0, 1.0, 5.0, 10.0, 99.0, 1e3, 5e3, 1e6, 2.5, -1.0, NAN, INF)},
-        rtol=1e-12, why=BD0_WHY + "; dhyper multiplies three such masses",
+        rtol=2e-12,
+        why=BD0_WHY + "; dhyper multiplies three such masses (up to 1.8e-12 measured at 5e-278 "
+                      "by a random search)",
     ),
 ]
