@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The GPU benchmarks of issues 2, 3, 5 and 6 in one call of the device tool (after
+# benchmarks/device_run.sh's set-up has run on the machine, or standalone: it repeats it).
+set -uo pipefail
+OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}" DASKCL_CACHE_DIR=/tmp/daskcl-cache
+mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+N=$((1 << 25))
+timeout 150 python3 benchmarks/bench_glm.py --cases main --no-sweep --out "$OUT/glm-gpu.json" 2>&1 | tail -4
+timeout 200 python3 benchmarks/bench_nmath.py --n $N --scipy-n 262144 \
+    --functions pnorm,qnorm,dbinom,log1pexp,pgamma,qgamma,pbeta,qbeta,pchisq,pf --out "$OUT/nmath-gpu.json" 2>&1 | tail -12
+timeout 120 python3 benchmarks/bench_random.py --n $N --out "$OUT/random-gpu.json" 2>&1 | tail -12

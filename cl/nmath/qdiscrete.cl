@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// @provides: QDISCRETE_DEFINE, QDISCRETE_MAXIT
+// @depends: qnorm, dpq, rmath_utils
+// @source: the discrete quantile search of R >= 4.2 (M. Maechler, R's qDiscrete_search.h): a
+//          start from the Cornish-Fisher expansion  y = mu + sigma (z + gamma (z^2 - 1) / 6),
+//          z = qnorm(p) (Cornish & Fisher 1937; Johnson, Kemp & Kotz, Univariate Discrete
+//          Distributions, 1.7), then a search with steps that shrink by 8 from y / 64 to 1.
+//
+// QDISCRETE_DEFINE(NAME, PDIST, HAS_MAX) defines, for a distribution with two parameters
+// (a, b) and distribution function PDIST(y, a, b, lower_tail, log_p) (a function-like macro of
+// the including unit), the functions
+//
+//   NAME_search(y, &z, p, a, b, incr, lower_tail, log_p)
+//       from y (with z = PDIST(y)), steps of incr to the left while the distribution function
+//       of the step's left end still reaches p (lower tail: P[X <= y] >= p; upper tail:
+//       P[X > y] < p), or to the right until it does; returns the final y (and its z);
+//   NAME_body(p, a, b, mu, sigma, gamma, lower_tail, log_p)
+//       the quantile: the Cornish-Fisher start, R's fuzz of p (8 DBL_EPSILON relative on the
+//       probability scale, 2 DBL_EPSILON on the log scale, towards the left-continuous
+//       quantile), a unit-step search below y = 4096, and above it steps of floor(y / 64),
+//       shrinking by 8, until a step of 1 (or one below y 1e-15) has been searched.
+//
+// With HAS_MAX, y never exceeds a (the binomial size).  The result is the smallest y with
+// P[X <= y] >= p (lower tail), or with P[X > y] < p (upper tail), for the fuzzed p, below
+// y = 1e15; the path of the search only matters above.
+
+// a bound on the steps of one search, which R's loops do not have: with a finite start they
+// end before it (a poor Cornish-Fisher start below 4096 can cost R tens of millions of unit
+// steps, e.g. qnbinom_mu(0.2, 0.66, 1.6e8); the same steps are taken here); it only keeps a
+// device from looping on pathological input
+#define QDISCRETE_MAXIT (1L << 40)
+
+#define QDISCRETE_DEFINE(NAME, PDIST, HAS_MAX)                                                 \
+static double NAME##_search(double y, double *z, double p, double a, double b, double incr,   \
+                            int lower_tail, int log_p)                                         \
+{                                                                                              \
+    int left = lower_tail ? (*z >= p) : (*z < p);                                              \
+    if (left) {                                                                                \
+        for (long it = 0; it < QDISCRETE_MAXIT; ++it) {                                        \
+            double newz = -1.;                                                                 \
+            if (y > 0)                                                                         \
+                newz = PDIST(y - incr, a, b, lower_tail, log_p);                               \
+            else if (y < 0)                                                                    \
+                y = 0;                                                                         \
+            if (y == 0 || isnan(newz) || (lower_tail ? (newz < p) : (newz >= p)))              \
+                return y;                                                                      \
+            y = fmax2(0, y - incr);                                                            \
+            *z = newz;                                                                         \
+        }                                                                                      \
+        return y;                                                                              \
+    }                                                                                          \
+    for (long it = 0; it < QDISCRETE_MAXIT; ++it) {                                           \
+        y += incr;                                                                             \
+        if (HAS_MAX) {                                                                         \
+            if (y < a)                                                                         \
+                *z = PDIST(y, a, b, lower_tail, log_p);                                        \
+            else if (y > a)                                                                    \
+                y = a;                                                                         \
+        } else {                                                                               \
+            *z = PDIST(y, a, b, lower_tail, log_p);                                            \
+        }                                                                                      \
+        if ((HAS_MAX && y == a) || isnan(*z) || (lower_tail ? (*z >= p) : (*z < p)))           \
+            return y;                                                                          \
+    }                                                                                          \
+    return y;                                                                                  \
+}                                                                                              \
+                                                                                               \
+static double NAME##_body(double p, double a, double b, double mu, double sigma,              \
+                          double gamma, int lower_tail, int log_p)                             \
+{                                                                                              \
+    double z = qnorm5(p, 0., 1., lower_tail, log_p);                                           \
+    double y = R_forceint(mu + sigma * (z + gamma * (z * z - 1) / 6));                         \
+    if (y < 0)                                                                                 \
+        y = 0.;                                                                                \
+    if (!isfinite(y))    /* NaN as R; +Inf: R's search would not end */                        \
+        return y;                                                                              \
+    z = PDIST(y, a, b, lower_tail, log_p);                                                     \
+    /* fuzz towards left continuity (not too much: that errs in the upper tail) */            \
+    if (log_p) {                                                                               \
+        double e = 2 * DBL_EPSILON;                                                            \
+        if (lower_tail && p > -DBL_MAX)                                                        \
+            p *= 1 + e;                                                                        \
+        else                                                                                   \
+            p *= 1 - e;                                                                        \
+    } else {                                                                                   \
+        double e = 8 * DBL_EPSILON;                                                            \
+        if (lower_tail)                                                                        \
+            p *= 1 - e;                                                                        \
+        else if (1 - p > 4 * e)                                                                \
+            p *= 1 + e;                                                                        \
+    }                                                                                          \
+    if (y < 4096)                                                                              \
+        return NAME##_search(y, &z, p, a, b, 1, lower_tail, log_p);                            \
+    double oldincr, incr = floor(y / 64);                                                      \
+    do {                                                                                       \
+        oldincr = incr;                                                                        \
+        y = NAME##_search(y, &z, p, a, b, incr, lower_tail, log_p);                            \
+        incr = fmax2(1, floor(incr / 8));                                                      \
+    } while (oldincr > 1 && incr > y * 1e-15);                                                 \
+    return y;                                                                                  \
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// @provides: qhyper
+// @depends: lbeta, dpq, rmath_utils
+// @source: inversion of the hypergeometric distribution by summing its masses upwards from
+//          the lower end of the support, each from the previous one by the ratio
+//              P[X = x + 1] / P[X = x] = (r - x) (n - x) / ((x + 1) (b - n + x + 1)),
+//          started from  P[X = x0] = choose(r, x0) choose(b, n - x0) / choose(r + b, n)  through
+//          log choose(n, k) = -log(n + 1) - log B(n - k + 1, k + 1); on the log scale when
+//          r + b >= 1000 (against underflow), as R does.
+//
+// qhyper(p, r, b, n): the smallest x with P[X <= x] >= p (1 - 1000 DBL_EPSILON) (R's fuzz).
+// NaN for non-finite arguments, r, b, n < 0 or n > r + b (after rounding r, b, n).
+
+// log choose(n, k) for 0 <= k <= n
+static inline double qhyper_lfastchoose(double n, double k)
+{
+    return -log(n + 1.) - lbeta(n - k + 1., k + 1.);
+}
+
+double qhyper(double p, double NR, double NB, double n, int lower_tail, int log_p)
+{
+    if (isnan(p) || isnan(NR) || isnan(NB) || isnan(n))
+        return p + NR + NB + n;
+    if (!isfinite(p) || !isfinite(NR) || !isfinite(NB) || !isfinite(n))
+        ML_WARN_return_NAN;
+    NR = R_forceint(NR);
+    NB = R_forceint(NB);
+    double N = NR + NB;
+    n = R_forceint(n);
+    if (NR < 0 || NB < 0 || n < 0 || n > N)
+        ML_WARN_return_NAN;
+
+    // find xr (white balls in the sample) with phyper(xr) >= p > phyper(xr - 1)
+    double xstart = fmax2(0, n - NB), xend = fmin2(n, NR);
+    R_Q_P01_boundaries(p, xstart, xend);
+    double xr = xstart, xb = n - xr;   // xb: black balls in the sample
+    int small_N = (N < 1000);          // no underflow in the product
+    double term = qhyper_lfastchoose(NR, xr) + qhyper_lfastchoose(NB, xb) - qhyper_lfastchoose(N, n);
+    if (small_N)
+        term = exp(term);
+    NR -= xr;
+    NB -= xb;
+    if (!lower_tail || log_p)
+        p = R_DT_qIv(p);
+    p *= 1 - 1000 * DBL_EPSILON;
+    double sum = small_N ? term : exp(term);
+    while (sum < p && xr < xend) {
+        xr++;
+        NB++;
+        if (small_N)
+            term *= (NR / xr) * (xb / NB);
+        else
+            term += log((NR / xr) * (xb / NB));
+        sum += small_N ? term : exp(term);
+        xb--;
+        NR--;
+    }
+    return xr;
+}

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The noncentral beta, chi-squared, F and t distributions: d/p/q of nbeta, nchisq, nf, nt.
+
+R's algorithms for these are series with absolute stopping rules (pnbeta: errmax = 1e-9,
+pnchisq: 1e-12, pnt: 1e-12) and recurrences that subtract nearly equal terms; R accumulates
+them in 80-bit long double, the device in double-double.  Where the results are tiny tails or
+1 - (a sum near 1), R itself warns that full precision may not have been achieved; the grids
+stay where R's results carry their digits, and the tolerances say what is left."""
+
+from __future__ import annotations
+
+import math
+
+from . import RCase, grid
+
+NAN, INF = math.nan, math.inf
+
+SERIES_WHY = (
+    "R sums these series until an absolute error bound (pnbeta: errmax = 1e-9; pnchisq and "
+    "pnt: 1e-12) and forms its terms by recurrences that subtract nearly equal numbers "
+    "(I_x(a + j, b) - x^(a+j) (1-x)^b / ...): an ulp of difference in an input (bratio, "
+    "exp/log, lbeta on the device and in glibc) moves the sum by up to ~1e-14 absolute, which "
+    "is that much relative to the smaller tail"
+)
+
+CASES = [
+    # --- noncentral beta ------------------------------------------------------------------------
+    RCase(
+        "dnbeta",
+        {"x": grid(0.0, 1e-10, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 1.0, -0.1, 1.1, NAN, INF),
+         "shape1": grid(0.5, 1.0, 2.5, 10.0, 100.0, 0.0, -1.0, NAN, INF),
+         "shape2": grid(0.5, 1.0, 3.0, 30.0, 0.0, NAN, INF),
+         "ncp": grid(0.0, 0.5, 5.0, 50.0, 500.0, -1.0, NAN, INF)},
+        rtol=1e-13,
+    ),
+    RCase(
+        "pnbeta",
+        {"q": grid(0.0, 0.05, 0.2, 0.4, 0.5, 0.6, 0.8, 0.95, 1.0, -0.1, 1.1, NAN, INF),
+         "shape1": grid(0.5, 1.0, 2.5, 10.0, 40.0, 0.0, -1.0, NAN),
+         "shape2": grid(0.5, 1.0, 3.0, 30.0, 0.0, NAN),
+         "ncp": grid(0.0, 0.5, 5.0, 50.0, 200.0, -1.0, NAN)},
+        rtol=1e-9, why=SERIES_WHY,
+    ),
+    RCase(
+        "qnbeta",
+        {"p": grid(0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0, -0.01, -0.7, -4.6, 1.5, NAN, -INF),
+         "shape1": grid(0.5, 2.5, 10.0, 0.0, NAN, INF),
+         "shape2": grid(0.5, 3.0, 30.0, 0.0, NAN),
+         "ncp": grid(0.0, 0.5, 5.0, 50.0, -1.0, NAN)},
+        rtol=1e-13,
+    ),
+    # --- noncentral chi-squared -----------------------------------------------------------------
+    RCase(
+        "dnchisq",
+        {"x": grid(0.0, 1e-10, 0.1, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1e3, 1e4, -1.0, NAN, INF),
+         "df": grid(0.0, 0.5, 1.0, 2.0, 3.5, 10.0, 100.0, 1e3, -1.0, NAN, INF),
+         "ncp": grid(0.0, 0.1, 1.0, 10.0, 79.0, 81.0, 500.0, 2000.0, -1.0, NAN, INF)},
+        rtol=1e-13,
+    ),
+    RCase(
+        "pnchisq",
+        {"q": grid(0.0, 0.1, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, -1.0, NAN, INF),
+         "df": grid(0.0, 0.5, 1.0, 3.5, 10.0, 100.0, -1.0, NAN, INF),
+         "ncp": grid(0.0, 0.1, 1.0, 10.0, 79.0, -1.0, NAN, INF)},
+        rtol=1e-11, why=SERIES_WHY,
+    ),
+    # ncp >= 80: Ding's series for the lower tail, the upper one as 1 - it (kept above 1e-5)
+    RCase(
+        "pnchisq",
+        {"q": grid(60.0, 80.0, 100.0, 130.0, 200.0, 400.0, 600.0),
+         "df": grid(0.5, 3.5, 10.0, 100.0),
+         "ncp": grid(80.0, 100.0, 200.0, 400.0)},
+        label="large-ncp", rtol=1e-11, why=SERIES_WHY,
+    ),
+    RCase(
+        "qnchisq",
+        {"p": grid(0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0, -0.01, -0.7, -4.6, 1.5, NAN, -INF),
+         "df": grid(0.0, 0.5, 3.5, 10.0, 100.0, -1.0, NAN, INF),
+         "ncp": grid(0.0, 1.0, 10.0, 79.0, 81.0, 300.0, -1.0, NAN)},
+        rtol=2e-13,
+        why="R bisects until the bracket is narrower than 1e-13 of its midpoint, so where the "
+            "last comparisons of pnchisq with p differ by an ulp the midpoints differ by up to "
+            "that width",
+    ),
+    # --- noncentral F ---------------------------------------------------------------------------
+    RCase(
+        "dnf",
+        {"x": grid(0.0, 1e-5, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0, -1.0, NAN, INF),
+         "df1": grid(0.5, 1.0, 2.0, 5.0, 30.0, 1e15, 0.0, NAN, INF),
+         "df2": grid(0.5, 3.0, 10.0, 100.0, 1e9, 0.0, NAN, INF),
+         "ncp": grid(0.0, 0.5, 5.0, 50.0, -1.0, NAN, INF)},
+        rtol=1e-13,
+    ),
+    RCase(
+        "pnf",
+        {"q": grid(0.0, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, -1.0, NAN, INF),
+         "df1": grid(0.5, 1.0, 2.0, 5.0, 30.0, 0.0, NAN, INF),
+         "df2": grid(0.5, 3.0, 10.0, 100.0, 1e9, 0.0, NAN, INF),
+         "ncp": grid(0.0, 0.5, 5.0, 50.0, -1.0, NAN, INF)},
+        rtol=1e-9, why=SERIES_WHY + " (pnf is pnbeta, or pnchisq for df2 > 1e8)",
+    ),
+    RCase(
+        "qnf",
+        {"p": grid(0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0, -0.01, -0.7, -4.6, 1.5, NAN, -INF),
+         "df1": grid(0.5, 2.0, 5.0, 30.0, 0.0, NAN, INF),
+         "df2": grid(0.5, 3.0, 10.0, 1e9, 0.0, NAN, INF),
+         "ncp": grid(0.0, 0.5, 5.0, 50.0, -1.0, NAN, INF)},
+        rtol=2e-13,
+        why="qnchisq's bisection width of 1e-13 (df2 > 1e8; see qnchisq)",
+    ),
+    # --- noncentral t ---------------------------------------------------------------------------
+    RCase(
+        "dnt",
+        {"x": grid(-10.0, -3.0, -1.0, 0.0, 1e-10, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, NAN, INF,
+                   -INF),
+         "df": grid(0.5, 1.0, 3.0, 10.0, 100.0, 1e9, 0.0, -1.0, NAN, INF),
+         "ncp": grid(-3.0, -0.5, 0.0, 0.5, 1.0, 3.0, 8.0, NAN)},
+        rtol=1e-10,
+        why="dnt is df / x times the difference of two pnt values (R's formula), which cancels: "
+            "pnt's absolute differences of ~1e-15 (see SERIES_WHY) become ~1e-11 relative in "
+            "the density's flanks",
+    ),
+    RCase(
+        "pnt",
+        {"q": grid(-10.0, -3.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, NAN, INF, -INF),
+         "df": grid(0.5, 1.0, 3.0, 10.0, 100.0, 5e5, 0.0, -1.0, NAN, INF),
+         "ncp": grid(-3.0, -0.5, 0.0, 0.5, 1.0, 3.0, 8.0, 41.0, NAN)},
+        rtol=1e-11, why=SERIES_WHY,
+    ),
+    RCase(
+        "qnt",
+        {"p": grid(0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0, -0.01, -0.7, -4.6, 1.5, NAN, -INF),
+         "df": grid(0.5, 1.0, 3.0, 10.0, 100.0, 0.0, NAN, INF),
+         "ncp": grid(-3.0, -0.5, 0.0, 0.5, 3.0, 8.0, NAN)},
+        rtol=2e-13,
+        why="R bisects until the bracket is narrower than 1e-13 of its larger end, so where the "
+            "last comparisons of pnt with p differ by an ulp the midpoints differ by up to that "
+            "width",
+    ),
+]
