@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: dd_t, dd_d, dd_add_d, dd_add, dd_sub, dd_mul_d, dd_mul, dd_div_d, dd_div, dd_hi
+// @provides: dd_t, dd_d, dd_add_d, dd_add, dd_sub, dd_mul_d, dd_mul, dd_div_d, dd_div, dd_hi, dd_log
 // @depends:
 // @source: T. J. Dekker (1971), "A floating-point technique for extending the available
 //          precision", Numer. Math. 18, 224-242; D. E. Knuth, TAOCP vol. 2, 4.2.2 (TwoSum);
@@ -21,6 +21,12 @@ static inline dd_t dd_d(double a)
 }
 
 static inline double dd_hi(dd_t a) { return a.hi + a.lo; }
+
+// log(a) to about double precision (log(hi) + lo / hi); log(0) = -Inf
+static inline double dd_log(dd_t a)
+{
+    return (a.hi == 0.) ? log(a.hi) : log(a.hi) + a.lo / a.hi;
+}
 
 // s + e = a + b exactly, |e| <= ulp(s) / 2 (for any a, b)
 static inline dd_t dd_two_sum_(double a, double b)

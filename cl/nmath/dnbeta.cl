@@ -39,7 +39,7 @@ double dnbeta(double x, double a, double b, double ncp, int give_log)
     double lterm = dbeta(x, a + kMax, b, 1);
     double lpk = dpois_raw(kMax, ncp2, 1);
     if (x == 0. || !isfinite(lterm) || !isfinite(lpk))
-        return R_D_exp(dd_hi(dd_add_d(dd_d(lpk), lterm)));
+        return R_D_exp(lpk + lterm);   // (double-double arithmetic would give NaN for Inf)
     // log of the largest term, used to rescale at the end; the sum is relative to it
     dd_t p_k = dd_add_d(dd_d(lpk), lterm);
     dd_t sum = dd_d(1.), term = dd_d(1.);
@@ -58,6 +58,6 @@ double dnbeta(double x, double a, double b, double ncp, int give_log)
         term = dd_mul_d(term, q);
         sum = dd_add(sum, term);
     } while (term.hi > sum.hi * eps);
-    double lsum = log(sum.hi) + sum.lo / sum.hi;
+    double lsum = dd_log(sum);
     return R_D_exp(dd_hi(dd_add_d(p_k, lsum)));
 }

@@ -48,7 +48,10 @@ double dnchisq(double x, double df, double ncp, int give_log)
         }
         return R_D__0;
     }
-    dd_t sum = dd_d(mid), term = dd_d(mid);
+    // R sums in long double, whose exponent range keeps the terms of a denormal mid (down to
+    // ~1e-322) at full precision: scale such sums by 2^600 (exactly) and compare unscaled
+    double sc = (mid < 0x1p-900) ? 0x1p+600 : 1., usc = 1. / sc;
+    dd_t sum = dd_d(mid * sc), term = dd_d(mid * sc);
     // the upper tail of the sum
     double dfr = dfmid, i = imax, q;
     double x2 = x * ncp2;
@@ -58,9 +61,9 @@ double dnchisq(double x, double df, double ncp, int give_log)
         dfr += 2;
         term = dd_mul_d(term, q);
         sum = dd_add(sum, term);
-    } while (q >= 1 || term.hi * q > (1 - q) * eps || term.hi > 1e-10 * sum.hi);
+    } while (q >= 1 || term.hi * usc * q > (1 - q) * eps || term.hi > 1e-10 * sum.hi);
     // the lower tail
-    term = dd_d(mid);
+    term = dd_d(mid * sc);
     dfr = dfmid;
     i = imax;
     while (i != 0) {
@@ -69,8 +72,8 @@ double dnchisq(double x, double df, double ncp, int give_log)
         i--;
         term = dd_mul_d(term, q);
         sum = dd_add(sum, term);
-        if (q < 1 && term.hi * q <= (1 - q) * eps)
+        if (q < 1 && term.hi * usc * q <= (1 - q) * eps)
             break;
     }
-    return R_D_val(dd_hi(sum));
+    return R_D_val(dd_hi(sum) * usc);
 }

@@ -64,12 +64,12 @@ double pnbeta2(double x, double o_x, double a, double b, double ncp, int lower_t
     if (isnan(ans.hi))
         ML_WARN_return_NAN;
     if (lower_tail)
-        return log_p ? log(ans.hi) + ans.lo / ans.hi : dd_hi(ans);
+        return log_p ? dd_log(ans) : dd_hi(ans);
     // (R warns when ans > 1 - 1e-10: the upper tail loses precision)
     if (ans.hi > 1. || (ans.hi == 1. && ans.lo > 0.))
         ans = dd_d(1.);
     dd_t r = dd_sub(dd_d(1.), ans);
-    return log_p ? log(r.hi) + r.lo / r.hi : dd_hi(r);
+    return log_p ? dd_log(r) : dd_hi(r);
 }
 
 double pnbeta(double x, double a, double b, double ncp, int lower_tail, int log_p)

@@ -65,7 +65,7 @@ double pnchisq_raw(double x, double f, double theta, double errmax, double relto
             pr = dd_mul(pr, dd_div_d(lambda, (double)i));
         }
         dd_t ans = dd_div(sum, sum2);
-        return log_p ? log(ans.hi) + ans.lo / ans.hi : dd_hi(ans);
+        return log_p ? dd_log(ans) : dd_hi(ans);
     }
 
     // theta >= 80: Ding's series (log_p and lower_tail applied at the end)

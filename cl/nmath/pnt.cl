@@ -18,8 +18,7 @@ double pnt(double t, double df, double ncp, int lower_tail, int log_p)
     const int itrmax = 1000;
     const double errmax = 1.e-12;
 
-    if (isnan(t) || isnan(df) || isnan(ncp))
-        return t + df + ncp;
+    // (no test for NaN, as R: pnt(NaN, ...) is 1 or 0 from the test for infinite t below)
     if (df <= 0.0)
         ML_WARN_return_NAN;
     if (ncp == 0.0)
