@@ -350,7 +350,8 @@ def _pinned(bound: _device.BoundDevice, queue: Any, nelem: int) -> tuple[np.ndar
     import pyopencl as cl
 
     buf = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nelem * 8)
-    arr, _ = cl.enqueue_map_buffer(queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+    map_buffer: Any = cl.enqueue_map_buffer  # its stubs reject combined flags and dtypes
+    arr, _ = map_buffer(queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
                                    (nelem,), np.float64, is_blocking=True)
     return arr, buf
 

@@ -12,16 +12,12 @@ flip a decision lying within rounding of its threshold: the report then names th
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from daskcl import device
+from devices import evaluate_on, fp64_devices
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,18 +38,8 @@ EVAL = textwrap.dedent("""
 """)
 
 
-def fp64_devices() -> list[str]:
-    return [info.spec for info, dev in device.list_devices()
-            if info.fp64 and device.probe_fp64(dev) is None]
-
-
 def evaluate(spec: str, path: Path) -> dict[str, np.ndarray]:
-    env = {**os.environ, "DASKCL_DEVICE": spec}
-    r = subprocess.run([sys.executable, "-c", EVAL, str(path), str(HERE.parent), str(HERE)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    with np.load(path) as z:
-        return {k: z[k] for k in z.files}
+    return evaluate_on(spec, EVAL, path)
 
 
 @pytest.mark.slow

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Helpers of the cross-device tests: every fp64 device here, and a script run on one of them.
+
+A process binds one device, so each device's results come from a subprocess with
+``DASKCL_DEVICE`` set; the script writes them to an ``.npz`` file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from daskcl import device
+
+HERE = Path(__file__).resolve().parent
+
+
+def fp64_devices() -> list[str]:
+    """The ``P:D`` specs of every device with working double precision."""
+    return [info.spec for info, dev in device.list_devices()
+            if info.fp64 and device.probe_fp64(dev) is None]
+
+
+def evaluate_on(spec: str, script: str, path: Path) -> dict[str, np.ndarray]:
+    """Run ``script`` (argv: output path, repository, tests directory) bound to ``spec``."""
+    env = {**os.environ, "DASKCL_DEVICE": spec}
+    r = subprocess.run([sys.executable, "-c", script, str(path), str(HERE.parent), str(HERE)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
