@@ -123,7 +123,7 @@ def kernel_text(fn: Fn, ndim: int, extra_params: str = "") -> str:
     which the row's ``call`` may use (see :class:`Elementwise.extra_params`).
     """
     lib = get_library()
-    template = string.Template((lib.root / "kernels" / f"{_TEMPLATE_NAME}.cl").read_text())
+    template = string.Template(lib.read(f"kernels/{_TEMPLATE_NAME}.cl"))
     nin = len(fn.args)
     kname = f"ew_{fn.name}"
     shape_params = "".join(f", const long N{k}" for k in range(1, ndim))

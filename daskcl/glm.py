@@ -99,10 +99,10 @@ def _source(stem: str, root: str) -> tuple[ProgramSource, int]:
     """The program of one family file with the driver appended, and its F2F3_NOBS."""
     lib = get_library()
     src = lib.kernel_program_source(stem)
-    m = re.search(r"^#define\s+F2F3_NOBS\s+(\d+)", lib.kernel(stem).path.read_text(), re.M)
+    m = re.search(r"^#define\s+F2F3_NOBS\s+(\d+)", lib.read(f"kernels/{stem}.cl"), re.M)
     if m is None:
         raise RuntimeError(f"cl/kernels/{stem}.cl does not define F2F3_NOBS")
-    driver = (lib.root / "kernels" / f"{_DRIVER}.cl").read_text()
+    driver = lib.read(f"kernels/{_DRIVER}.cl")
     name = f"kernels/{_DRIVER}.cl"
     start = src.text.count("\n") + 2          # after the "// ==== name ====" line
     text = src.text + f"// ==== {name} ====\n" + driver

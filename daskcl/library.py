@@ -174,6 +174,9 @@ class Library:
                 self.units[path.stem] = Unit(
                     path.stem, layer, path, tuple(tags["provides"]), tuple(tags["depends"])
                 )
+        #: assembled programs, by (names, kernel source, kernel name): a library does not change
+        #: once read, and kernels are assembled on every call of the functions that use them
+        self._assembled: dict[tuple[tuple[str, ...], str, str], ProgramSource] = {}
         self.symbols: dict[str, str] = {}
         for unit in self.units.values():
             for sym in unit.provides:
@@ -321,20 +324,31 @@ class Library:
             if s in self.units and (self.units[s].layer == "shims" or s in want)
         ]
 
+    def read(self, name: str) -> str:
+        """The text of the library file ``name`` (e.g. ``kernels/elementwise.cl``), read once."""
+        return _read_text(str(self.root / name))
+
     def kernel(self, stem: str) -> Kernel:
         """The kernel file ``kernels/<stem>.cl``."""
         path = self.root / "kernels" / f"{stem}.cl"
         if not path.is_file():
             raise LibraryError(f"no kernel file {path}")
-        tags = parse_annotations(path.read_text())
+        tags = parse_annotations(self.read(f"kernels/{stem}.cl"))
         return Kernel(stem, path, tuple(tags.get("depends_nmath", ())))
 
     def program_source(
         self, names: Iterable[str], kernel_source: str, kernel_name: str = "<kernel>"
     ) -> ProgramSource:
         """Layer 0, layer 1, the minimal nmath subset for ``names``, then ``kernel_source``."""
+        key = (tuple(names), kernel_source, kernel_name)
+        hit = self._assembled.get(key)
+        if hit is None:
+            hit = self._assembled.setdefault(key, self._assemble(key[0], kernel_source, kernel_name))
+        return hit
+
+    def _assemble(self, names: tuple[str, ...], kernel_source: str, kernel_name: str) -> ProgramSource:
         stems = self.resolve(names)
-        parts: list[tuple[str, str]] = [("OPENCL.cl", (self.root / "OPENCL.cl").read_text())]
+        parts: list[tuple[str, str]] = [("OPENCL.cl", self.read("OPENCL.cl"))]
         parts += [(self.units[s].name, _read_text(str(self.units[s].path))) for s in stems]
         parts.append((kernel_name, kernel_source))
         chunks: list[str] = []
@@ -353,7 +367,7 @@ class Library:
     def kernel_program_source(self, stem: str) -> ProgramSource:
         """The program for the kernel file ``kernels/<stem>.cl``."""
         k = self.kernel(stem)
-        return self.program_source(k.depends_nmath, k.path.read_text(), f"kernels/{stem}.cl")
+        return self.program_source(k.depends_nmath, self.read(f"kernels/{stem}.cl"), f"kernels/{stem}.cl")
 
     def extract(
         self, dest: str | os.PathLike[str], names: Iterable[str] = (), kernels: Iterable[str] = ()

@@ -15,6 +15,7 @@ the driver refuses, is rebuilt from source with a :class:`CacheWarning`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -103,7 +104,8 @@ def clear_memory_cache() -> None:
     _memory.clear()
 
 
-def _key(identity: str, text: str, options: Sequence[str]) -> str:
+@functools.lru_cache(maxsize=1024)  # the same assembled text comes back on every call
+def _key(identity: str, text: str, options: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for part in (identity, text, "\x00".join(options)):
         h.update(part.encode())

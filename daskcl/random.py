@@ -162,7 +162,7 @@ ROWS: tuple[RFn, ...] = (
 def kernel_text(fn: RFn, ndim: int) -> str:
     """The layer-3 source of ``fn``'s kernel for ``ndim`` collapsed output axes."""
     lib = get_library()
-    template = string.Template((lib.root / "kernels" / f"{_TEMPLATE}.cl").read_text())
+    template = string.Template(lib.read(f"kernels/{_TEMPLATE}.cl"))
     nin = len(fn.args)
     shape_params = "".join(f", const long N{k}" for k in range(1, ndim))
     shape_params += "".join(f", const long cst_{k}" for k in range(ndim))
