@@ -5,6 +5,9 @@
 ``daskcl index build [--verbose]``  regenerate cl/nmath/kernel_dependency_index.tsv
 ``daskcl index check``              exit 1 if the index is stale (CI runs it)
 ``daskcl index extract DEST ...``   copy the subset of the library some kernels need
+``daskcl sweep SPEC --out STORE``   evaluate a sweep spec (TOML) into a zarr store
+``daskcl worker ADDRESS``           one dask worker per device of this host, joined to a scheduler
+``daskcl devices --scheduler ADDR`` the device of every worker of a running cluster
 """
 
 from __future__ import annotations
@@ -18,8 +21,37 @@ from .errors import DaskclError
 __all__ = ["main"]
 
 
+def _client(args: argparse.Namespace) -> object:
+    from distributed import Client
+
+    if args.scheduler_file:
+        return Client(scheduler_file=args.scheduler_file)
+    return Client(args.scheduler)
+
+
+def _worker_devices(args: argparse.Namespace) -> int:
+    from .cluster import worker_devices
+
+    with _client(args) as client:  # type: ignore[attr-defined]
+        found = worker_devices(client)
+    if not found:
+        print("error: the scheduler has no workers", file=sys.stderr)
+        return 1
+    bad = 0
+    for addr, d in sorted(found.items()):
+        pci = f", pci bus {d['pci_bus_id']}" if "pci_bus_id" in d else ""
+        ok = "fp64" if d.get("fp64") else "NO fp64"
+        bad += not d.get("fp64")
+        print(f"{addr:28} {d['host']}: [{d['spec']}] {d['platform']} / {d['name']} "
+              f"({d['type']}, driver {d['driver']}{pci}) {ok}")
+    return 1 if bad else 0
+
+
 def _devices(args: argparse.Namespace) -> int:
     from . import device
+
+    if args.scheduler or args.scheduler_file:
+        return _worker_devices(args)
 
     try:
         found = device.list_devices()
@@ -72,12 +104,67 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from .sweep import Sweep
+
+    sweep = Sweep.from_toml(args.spec)
+    if args.dry_run:
+        done = None
+        if args.out:
+            from ._sweep_run import _exists, _open, read_done
+
+            if _exists(args.out, None):
+                try:
+                    done = int(read_done(_open(args.out, "r", None), sweep.grid).sum())
+                except Exception:
+                    done = None
+        print(sweep.plan(done))
+        if args.out:
+            print(f"store     {args.out}")
+        return 0
+    if not args.out:
+        print("error: --out STORE is needed (a directory path or an fsspec URL)", file=sys.stderr)
+        return 2
+    client: object = None
+    if args.sync:
+        client = "sync"
+    elif args.scheduler or args.scheduler_file:
+        client = _client(args)
+    try:
+        res = sweep.run(args.out, client, resume=args.resume, overwrite=args.overwrite,
+                        progress=not args.quiet,
+                        workers=int(args.workers) if (args.workers or "").isdigit() else args.workers)
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished chunks are kept; run again with --resume",
+              file=sys.stderr)
+        return 130
+    finally:
+        if client not in (None, "sync"):
+            client.close()  # type: ignore[attr-defined]
+    print(f"wrote {res.store}: {res.computed} chunks computed, {res.skipped} already done, "
+          f"{res.seconds:.1f} s on {', '.join(res.devices) or 'no device (nothing to do)'}")
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from .cluster import run_workers
+
+    spec: str | None = args.devices
+    devices: str | int | None = int(spec) if spec is not None and spec.isdigit() else spec
+    return run_workers(args.scheduler, scheduler_file=args.scheduler_file, devices=devices,
+                       nthreads=args.nthreads, name=args.name,
+                       local_directory=args.local_directory)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="daskcl", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("devices", help="list OpenCL devices and the one daskcl would bind")
     p.add_argument("--device", default=None, help="'P:D' or a name substring (default: DASKCL_DEVICE)")
+    p.add_argument("--scheduler", default=None,
+                   help="show the device of every worker of the cluster at this address")
+    p.add_argument("--scheduler-file", default=None, help="the same, scheduler from a file")
     p.set_defaults(run=_devices)
     p = sub.add_parser("index", help="the kernel dependency index")
     p.add_argument("--root", default=None, help="library directory (default: the shipped cl/)")
@@ -90,6 +177,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     e.add_argument("--names", action="append", default=[], help="stems or symbols, comma-separated")
     e.add_argument("--kernels", action="append", default=[], help="kernel files (stems) in kernels/")
     p.set_defaults(run=_index)
+    p = sub.add_parser("sweep", help="evaluate a sweep spec (TOML) into a zarr v3 store")
+    p.add_argument("spec", help="the sweep spec (TOML)")
+    p.add_argument("--out", help="the zarr store: a directory or an fsspec URL (s3://...)")
+    p.add_argument("--resume", action="store_true", help="finish a sweep: compute only missing chunks")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, compute nothing")
+    p.add_argument("--scheduler", default=None, help="run on this dask scheduler (tcp://host:port)")
+    p.add_argument("--scheduler-file", default=None, help="run on the scheduler in this file")
+    p.add_argument("--workers", default=None,
+                   help="local cluster: worker count (default: one per GPU, else one on the CPU)")
+    p.add_argument("--sync", action="store_true", help="compute in this process, no cluster")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(run=_sweep)
+    p = sub.add_parser("worker", help="start one dask worker per device of this host")
+    p.add_argument("scheduler", nargs="?", default=None, help="scheduler address (tcp://host:port)")
+    p.add_argument("--scheduler-file", default=None, help="read the scheduler address from a file")
+    p.add_argument("--devices", default=None,
+                   help="'all' (default: every fp64 GPU, else the CPU), a count, or P:D,P:D")
+    p.add_argument("--nthreads", type=int, default=1, help="threads per worker (default 1)")
+    p.add_argument("--name", default=None, help="worker name prefix (default: the host name)")
+    p.add_argument("--local-directory", default=None, help="dask's scratch directory")
+    p.set_defaults(run=_worker)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

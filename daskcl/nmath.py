@@ -21,6 +21,7 @@ array([0.25, 0.5 , 0.25])
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from typing import Any
@@ -42,18 +43,20 @@ def _is_dask(x: Any) -> bool:
     return type(x).__module__.startswith("dask.array")
 
 
+def _block(name: str, flags: dict[str, bool], *blocks: np.ndarray) -> np.ndarray:
+    """One dask block, on a worker: only the function's name travels in the graph."""
+    impl = FUNCTIONS[name]._daskcl_impl
+    return np.asarray(impl(*blocks, **flags), dtype=np.float64)
+
+
 def _dask_call(impl: Elementwise, args: tuple[Any, ...], flags: dict[str, bool]) -> Any:
     import dask.array as da
 
     arrays = [a if _is_dask(a) else da.asarray(np.asarray(a, dtype=np.float64)) for a in args]
     ndim = max(a.ndim for a in arrays)
-
-    def block(*blocks: np.ndarray) -> np.ndarray:
-        return np.asarray(impl(*blocks, **flags), dtype=np.float64)
-
     return da.map_blocks(
-        block, *arrays, dtype=np.float64, meta=np.empty((0,) * ndim, dtype=np.float64),
-        name=f"daskcl-{impl.fn.name}",
+        functools.partial(_block, impl.fn.name, flags), *arrays, dtype=np.float64,
+        meta=np.empty((0,) * ndim, dtype=np.float64), name=f"daskcl-{impl.fn.name}",
     )
 
 

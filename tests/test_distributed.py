@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Real dask.distributed clusters: local clusters of worker processes, `daskcl worker` processes
+joined to a `dask scheduler`, killed workers and interrupted sweeps.
+
+On this machine every worker binds the same PoCL CPU device; on a GPU host each binds its own
+GPU (benchmarks/bench_sweep.py measures that).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+
+from daskcl import glm, nmath
+from daskcl.cluster import DaskclPlugin, local_cluster, worker_devices
+from daskcl.sweep import Sweep, open_result
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+# Chunks of a slow Python function (0.15 s each) that logs every evaluation: the fault tests
+# count how often each chunk was computed.
+SLOW = '''\
+import os, time
+from daskcl import nmath
+
+def slow_pnorm(x, sd, log):
+    with open(log, "a") as f:
+        f.write(f"{x.flat[0]!r} {sd.flat[0]!r} {os.getpid()}\\n")
+    time.sleep(0.15)
+    return nmath.pnorm(x, 0.0, sd)
+'''
+
+
+def _slow_sweep(tmp: Path, log: Path) -> Sweep:
+    (tmp / "slow.py").write_text(SLOW)
+    return Sweep.from_dict({
+        "sweep": {"function": "slow.py:slow_pnorm", "name": "p", "chunks": {"x": 5, "sd": 2}},
+        "axes": {"x": {"linspace": [-4.0, 4.0, 40]}, "sd": {"values": [0.5, 1.0, 2.0, 4.0]}},
+        "args": {"log": str(log)},
+    }, tmp)
+
+
+def _evaluations(log: Path) -> Counter[tuple[str, str]]:
+    lines = [ln.split() for ln in log.read_text().splitlines()] if log.exists() else []
+    return Counter((a, b) for a, b, _ in lines)
+
+
+@pytest.fixture(scope="module")
+def client2() -> Iterator[Any]:
+    with local_cluster(2, warm_names=["pnorm"], silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(2, timeout=120)
+        yield client
+
+
+def test_local_cluster_binds_and_warms_every_worker(client2: Any) -> None:
+    devs = worker_devices(client2)
+    assert len(devs) == 2
+    assert len({d["pid"] for d in devs.values()}) == 2
+    assert all(d["fp64"] and d["DASKCL_DEVICE"] == d["spec"] for d in devs.values())
+    # The preload built pnorm's program at start-up: the first call hits the memory cache.
+
+    def first_call() -> dict[str, int]:
+        from daskcl import program
+
+        before = dict(program.stats)
+        nmath.pnorm(np.linspace(-1, 1, 5))
+        return {k: program.stats[k] - before[k] for k in ("memory", "disk", "source")}
+
+    for delta in client2.run(first_call).values():
+        assert delta == {"memory": 1, "disk": 0, "source": 0}
+
+
+def test_dask_arrays_on_the_cluster_equal_numpy(client2: Any) -> None:
+    x = np.linspace(-40, 5, 10_001)
+    dx = da.from_array(x, chunks=1000)
+    sd = np.array([[0.5], [1.0], [3.0]])
+    lazy = nmath.pnorm(dx, 1.0, sd, log_p=True)
+    assert lazy.chunks == ((3,), (1000,) * 10 + (1,))
+    graph = pickle.dumps(dict(lazy.__dask_graph__()))
+    assert b"pyopencl" not in graph and len(graph) < 2_000_000  # no OpenCL objects travel
+    got = client2.compute(lazy).result()
+    assert np.array_equal(got, nmath.pnorm(x, 1.0, sd, log_p=True))
+    # GLM grid chunks and random variates, on the workers.
+    rng = np.random.default_rng(5)
+    X = np.column_stack([np.ones(50), rng.normal(size=50)])
+    y = rng.integers(0, 2, 50).astype(float)
+    b = rng.normal(size=(3000, 2))
+    args = (y, X, np.zeros(2), np.eye(2), np.zeros(50), np.ones(50))
+    qf, grad = glm.f2_f3("binomial", "logit", b, *args, chunks=700)
+    qf_c, grad_c = client2.compute([qf, grad], sync=True)
+    want_qf, want_grad = glm.f2_f3("binomial", "logit", b, *args)
+    assert np.array_equal(qf_c, want_qf) and np.array_equal(grad_c, want_grad)
+    r = nmath.rgamma(20_000, 2.5, seed=11, chunks=3000)
+    assert np.array_equal(client2.compute(r).result(), nmath.rgamma(20_000, 2.5, seed=11))
+
+
+def test_plugin_registers_and_rebinds(client2: Any) -> None:
+    client2.register_plugin(DaskclPlugin(warm=["qgamma"]))
+
+    def has_qgamma() -> bool:
+        from daskcl import program
+
+        before = program.stats["source"] + program.stats["disk"]
+        nmath.qgamma(0.5, 2.0)
+        return bool(program.stats["source"] + program.stats["disk"] == before)
+
+    assert all(client2.run(has_qgamma).values())
+    pickle.dumps(DaskclPlugin(warm=["pnorm"]))
+
+
+def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
+    log = tmp_path / "evaluations.log"
+    s = _slow_sweep(tmp_path, log)
+    assert s.n_chunks == 16
+    out = tmp_path / "killed.zarr"
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.setdefault("r", s.run(out, client2)))
+    t.start()
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        done = zarr.open_group(str(out), mode="r")["_done"][...].sum() if (out / "_done").exists() \
+            else 0
+        if done >= 3:
+            break
+        time.sleep(0.05)
+    victim = next(iter(worker_devices(client2).values()))["pid"]
+    os.kill(victim, signal.SIGKILL)
+    t.join(300)
+    assert not t.is_alive() and "r" in result
+    g = open_result(out)
+    assert g["_done"][...].sum() == 16
+    ref = tmp_path / "ref.zarr"
+    _slow_sweep(tmp_path, tmp_path / "ref.log").run(ref, client="sync")
+    want = open_result(ref)["p"]
+    for idx in s.chunk_indices():  # chunk for chunk
+        sl = s.chunk_slices(idx)
+        assert np.array_equal(g["p"][sl], want[sl])
+    counts = _evaluations(log)
+    assert len(counts) == 16
+    # Only the chunk in flight on the killed worker (one thread) may have been computed twice.
+    assert sum(counts.values()) - 16 <= 1, counts
+    client2.wait_for_workers(2, timeout=120)  # the nanny restarted it
+
+
+def _cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "daskcl", *args], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def test_interrupted_sweep_resumes_to_the_same_store(tmp_path: Path) -> None:
+    log = tmp_path / "evaluations.log"
+    s = _slow_sweep(tmp_path, log)
+    spec = tmp_path / "slow.toml"
+    spec.write_text(f'[sweep]\nfunction = "slow.py:slow_pnorm"\nname = "p"\n'
+                    f'chunks = {{ x = 5, sd = 2 }}\n[axes]\nx = {{ linspace = [-4.0, 4.0, 40] }}\n'
+                    f'sd = {{ values = [0.5, 1.0, 2.0, 4.0] }}\n[args]\nlog = "{log}"\n')
+    out = tmp_path / "o.zarr"
+    proc = _cli("sweep", str(spec), "--out", str(out), "--workers", "1")
+    deadline = time.time() + 120
+    done = 0
+    while time.time() < deadline and proc.poll() is None:
+        if (out / "_done").exists():
+            done = int(zarr.open_group(str(out), mode="r")["_done"][...].sum())
+            if done >= 4:
+                break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "run again with --resume" in err
+    partial = int(open_result(out)["_done"][...].sum())
+    assert 4 <= partial < 16
+    first = _evaluations(log)
+    proc = _cli("sweep", str(spec), "--out", str(out), "--resume", "--sync", "-q")
+    stdout, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert f"{16 - partial} chunks computed, {partial} already done" in stdout
+    # The resumed run computed each missing chunk once, and no chunk finished before the
+    # interrupt (a chunk in flight at the interrupt, unmarked, is computed again).
+    again = _evaluations(log) - first
+    assert sum(again.values()) == 16 - partial == len(again)
+    ref = tmp_path / "ref.zarr"
+    _slow_sweep(tmp_path, tmp_path / "ref.log").run(ref, client="sync")
+    g, want = open_result(out), open_result(ref)
+    assert g["_done"][...].sum() == 16
+    for idx in s.chunk_indices():  # chunk for chunk
+        sl = s.chunk_slices(idx)
+        assert np.array_equal(g["p"][sl], want["p"][sl])
+
+
+def test_daskcl_worker_processes_join_a_scheduler(tmp_path: Path) -> None:
+    sched_file = tmp_path / "scheduler.json"
+    env = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "warning"}
+    sched = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+         str(sched_file), "--port", "0", "--dashboard-address", ":0", "--no-show"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    workers = None
+    try:
+        for _ in range(600):
+            if sched_file.exists() and sched_file.stat().st_size:
+                break
+            time.sleep(0.1)
+        workers = _cli("worker", "--scheduler-file", str(sched_file), "--devices", "2",
+                       env=env)
+        with distributed.Client(scheduler_file=str(sched_file)) as client:
+            client.wait_for_workers(2, timeout=120)
+            devs = worker_devices(client)
+            assert len(devs) == 2 and all(d["fp64"] for d in devs.values())
+            info = client.scheduler_info()["workers"]
+            assert sorted(w["name"] for w in info.values()) == [
+                f"{os.uname().nodename}-daskcl-0", f"{os.uname().nodename}-daskcl-1"]
+            x = da.from_array(np.linspace(0, 1, 1001), chunks=250)
+            got = client.compute(nmath.qbeta(x, 2.0, 3.0)).result()
+            assert np.array_equal(got, nmath.qbeta(np.linspace(0, 1, 1001), 2.0, 3.0))
+        r = subprocess.run([sys.executable, "-m", "daskcl", "devices", "--scheduler-file",
+                            str(sched_file)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert len(r.stdout.splitlines()) == 2 and r.stdout.count("fp64") == 2
+        spec = tmp_path / "s.toml"
+        spec.write_text('[sweep]\nfunction = "qbeta"\nchunks = { p = 50 }\n[axes]\n'
+                        'p = { linspace = [0, 1, 201] }\nshape1 = { values = [0.5, 2, 30] }\n'
+                        '[args]\nshape2 = 3.0\nlower_tail = false\n')
+        r = subprocess.run([sys.executable, "-m", "daskcl", "sweep", str(spec), "--out",
+                            str(tmp_path / "o.zarr"), "--scheduler-file", str(sched_file), "-q"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert "5 chunks computed" in r.stdout
+        p = np.linspace(0, 1, 201)[:, None]
+        want = nmath.qbeta(p, np.array([0.5, 2, 30]), 3.0, lower_tail=False)
+        assert np.array_equal(open_result(tmp_path / "o.zarr")["qbeta"][...], want)
+    finally:
+        for proc in (workers, sched):
+            if proc is not None:
+                proc.send_signal(signal.SIGINT)
+        for proc in (workers, sched):
+            if proc is not None:
+                try:
+                    proc.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.communicate()

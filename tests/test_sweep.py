@@ -1,0 +1,240 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Sweep specs and their zarr stores, computed in-process (client="sync").
+
+The distributed runs (local clusters, `daskcl worker`, killed workers) are in
+test_distributed.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+from daskcl import glm, nmath
+from daskcl.sweep import Sweep, SweepError, open_result
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDWORM = ROOT / "workflows" / "glm_envelope"
+
+
+def _spec(**over: object) -> dict:
+    spec: dict = {
+        "sweep": {"function": "pgamma", "chunks": {"q": 8, "shape": 3}},
+        "axes": {"q": {"linspace": [0.0, 20.0, 21]}, "shape": {"values": [0.5, 1.0, 2.5, 10.0]}},
+        "args": {"scale": 0.5, "lower_tail": False, "log_p": True},
+    }
+    for key, value in over.items():
+        spec[key] = value
+    return spec
+
+
+def test_values_equal_the_numpy_call(tmp_path: Path) -> None:
+    s = Sweep.from_dict(_spec())
+    assert s.shape == (21, 4) and s.chunks == (8, 3) and s.grid == (3, 2)
+    res = s.run(tmp_path / "g.zarr", client="sync")
+    assert (res.computed, res.skipped) == (6, 0)
+    q, shape = np.linspace(0, 20, 21), np.array([0.5, 1.0, 2.5, 10.0])
+    want = nmath.pgamma(q[:, None], shape[None, :], 0.5, lower_tail=False, log_p=True)
+    g = open_result(tmp_path / "g.zarr")
+    got = g["pgamma"][...]
+    assert np.array_equal(got, want)
+    assert got[0, 0] == 0.0 and got[-1, 0] < -30  # log P[X > 0] = 0; deep upper tail
+    np.testing.assert_array_equal(g["q"][...], q)
+    np.testing.assert_array_equal(g["shape"][...], shape)
+    assert g["pgamma"].metadata.dimension_names == ("q", "shape")
+    assert g["pgamma"].chunks == (8, 3)
+    assert g["_done"][...].tolist() == [[1, 1], [1, 1], [1, 1]]
+    info = g.attrs["daskcl"]
+    assert info["function"] == "pgamma" and info["outputs"] == ["pgamma"]
+    assert info["spec"]["args"]["scale"] == 0.5 and info["version"]
+    assert (len(info["devices"]) == 1 and "Portable" in info["devices"][0]) or "GPU" in str(info)
+
+
+def test_axis_forms_and_files(tmp_path: Path) -> None:
+    np.save(tmp_path / "p.npy", np.array([0.1, 0.5, 0.9]))
+    (tmp_path / "n.csv").write_text("n,other\n5,0\n10,0\n")
+    spec = {
+        "sweep": {"function": "qbinom"},
+        "axes": {"p": {"file": "p.npy"}, "size": {"file": "n.csv", "column": "n"},
+                 "prob": {"logspace": [-2, 0, 3]}},
+    }
+    (tmp_path / "s.toml").write_text(
+        '[sweep]\nfunction = "qbinom"\n[axes]\np = { file = "p.npy" }\n'
+        'size = { file = "n.csv", column = "n" }\nprob = { logspace = [-2, 0, 3] }\n')
+    s = Sweep.from_toml(tmp_path / "s.toml")
+    assert s.spec == spec and s.shape == (3, 2, 3)
+    s.run(tmp_path / "o.zarr", client="sync")
+    got = open_result(tmp_path / "o.zarr")["qbinom"][...]
+    want = nmath.qbinom(np.array([0.1, 0.5, 0.9])[:, None, None],
+                        np.array([5.0, 10.0])[None, :, None], np.logspace(-2, 0, 3))
+    assert np.array_equal(got, want) and got[2, 1, 2] == 10.0
+    assert Sweep.from_dict({"sweep": {"function": "dnorm"},
+                            "axes": {"x": {"arange": [0, 3]}}}).axes[0].values.tolist() == [0, 1, 2]
+
+
+def test_python_function(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(
+        "from daskcl import nmath\n"
+        "def twice_upper(x, df, scale=1.0):\n"
+        "    assert x.shape == df.shape\n"
+        "    return scale * 2 * nmath.pt(-abs(x), df)\n")
+    s = Sweep.from_dict({"sweep": {"function": "f.py:twice_upper", "name": "p"},
+                         "axes": {"x": {"values": [0.0, 1.96, 3.0]},
+                                  "df": {"values": [5.0, 1e300]}},
+                         "args": {"scale": 1.0}}, tmp_path)
+    s.run(tmp_path / "o.zarr", client="sync")
+    got = open_result(tmp_path / "o.zarr")["p"][...]
+    assert got[0, 0] == 1.0 and abs(got[1, 1] - 0.04999579029644087) < 1e-15
+    assert np.array_equal(got, 2 * nmath.pt(-np.array([0, 1.96, 3.0])[:, None], [5.0, 1e300]))
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    (_spec(sweep={"function": "pgama"}), "no daskcl.nmath function 'pgama' (did you mean 'pgamma'"),
+    (_spec(axes={"q": {"linspace": [0, 1]}, "shape": {"values": [1.0]}}),
+     "axis 'q': linspace takes [start, stop, num]"),
+    (_spec(axes={"q": {"values": []}, "shape": {"values": [1.0]}}), "non-empty list"),
+    (_spec(axes={"q": {"values": [1.0]}, "shape": {"values": [1.0]}, "sahpe": {"values": [1.0]}}),
+     "pgamma has no parameter 'sahpe' (did you mean 'shape'"),
+    (_spec(axes={"q": {"values": [1.0]}}, args={}), "pgamma needs ['shape']"),
+    (_spec(axes={"q": {"valuez": [1.0]}, "shape": {"values": [1.0]}}), "give exactly one of"),
+    (_spec(args={"shape": 1.0}), "given both as an axis and in [args]"),
+    (_spec(args={"log_p": 1}), "args.log_p: is a flag"),
+    (_spec(sweep={"function": "pgamma", "chunks": {"x": 2}}), "no axis 'x'"),
+    (_spec(sweep={"function": "pgamma", "chunks": {"q": 0}}), "must be a positive integer"),
+    (_spec(sweep={"function": "rnorm"}), "draws random variates"),
+    (_spec(sweep={"function": "nope.py:f"}), "not found"),
+    (_spec(sweep={"function": "pgamma", "name": "q"}), "clashes with an axis"),
+    ({"axes": {}}, "a [sweep] table with function"),
+])
+def test_bad_specs_fail_before_computing(spec: dict, message: str) -> None:
+    with pytest.raises(SweepError) as err:
+        Sweep.from_dict(spec)
+    assert message in str(err.value)
+
+
+def test_unwritable_store_and_existing_store(tmp_path: Path) -> None:
+    s = Sweep.from_dict(_spec())
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SweepError, match=r"cannot write the store .*choose a writable --out"):
+        s.run(tmp_path / "file" / "o.zarr", client="sync")
+    with pytest.raises(SweepError, match="exists and is not a zarr group"):
+        s.run(tmp_path / "file", client="sync")
+    s.run(tmp_path / "o.zarr", client="sync")
+    with pytest.raises(SweepError, match="already holds a sweep; pass --resume"):
+        s.run(tmp_path / "o.zarr", client="sync")
+    other = Sweep.from_dict(_spec(args={"scale": 3.0}))
+    with pytest.raises(SweepError, match="holds a different sweep"):
+        other.run(tmp_path / "o.zarr", client="sync", resume=True)
+    res = other.run(tmp_path / "o.zarr", client="sync", overwrite=True)
+    assert res.computed == 6
+
+
+def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
+    s = Sweep.from_dict(_spec())
+    out = tmp_path / "o.zarr"
+    s.run(out, client="sync")
+    full = open_result(out)["pgamma"][...]
+    g = zarr.open_group(str(out), mode="r+")
+    # A chunk whose mark was never written (worker killed after writing data), one whose data
+    # is gone too, and a mark truncated on disk: all three are computed again.
+    g["_done"][0, 1] = 0
+    g["_done"][2, 0] = 0
+    g["pgamma"][16:21, 0:3] = -1.0
+    mark = out / "_done" / "c" / "1" / "1"
+    assert mark.is_file()
+    mark.write_bytes(b"")
+    res = Sweep.from_dict(_spec()).run(out, client="sync", resume=True)
+    assert (res.computed, res.skipped) == (3, 3)
+    assert np.array_equal(open_result(out)["pgamma"][...], full)
+    assert open_result(out)["_done"][...].sum() == 6
+    runs = open_result(out).attrs["daskcl"]["runs"]
+    assert [r["chunks_computed"] for r in runs] == [6, 3]
+
+
+def test_all_nan_chunk_is_a_completed_chunk(tmp_path: Path) -> None:
+    s = Sweep.from_dict({"sweep": {"function": "dnorm", "chunks": {"x": 2}},
+                         "axes": {"x": {"values": [0.0, 1.0, 2.0, 3.0]}},
+                         "args": {"sd": -1.0}})  # R: NaN, with a warning, for every x
+    with pytest.warns(RuntimeWarning, match=r"dnorm: 2 of 2 chunks warned: RuntimeWarning: dnorm: 2 NaN\(s\) produced \(2 chunks\)"):
+        s.run(tmp_path / "o.zarr", client="sync")
+    g = open_result(tmp_path / "o.zarr")
+    assert np.isnan(g["dnorm"][...]).all() and g["_done"][...].tolist() == [1, 1]
+    res = Sweep.from_dict(s.spec).run(tmp_path / "o.zarr", client="sync", resume=True)
+    assert res.computed == 0
+
+
+def _irls_logit(x: np.ndarray, y: np.ndarray, n: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Posterior mode of a binomial-logit model with a N(0, P^-1) prior, by Newton-IRLS."""
+    b = np.zeros(x.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(x @ b)))
+        g = x.T @ (n * (p - y)) + P @ b
+        H = x.T @ (x * (n * p * (1 - p))[:, None]) + P
+        b = b - np.linalg.solve(H, g)
+    return b
+
+
+def test_glm_envelope_workflow(tmp_path: Path) -> None:
+    s = Sweep.from_toml(BUDWORM / "envelope.toml")
+    assert s.shape == (3, 3, 3, 3) and s.output_names == ("qf", "grad")
+    s.run(tmp_path / "e.zarr", client="sync")
+    g = open_result(tmp_path / "e.zarr")
+    info = g.attrs["daskcl"]
+    data = np.genfromtxt(BUDWORM / "budworm.csv", delimiter=",", names=True)
+    x = np.column_stack([np.ones(12), data["male"], data["ldose"], data["male_ldose"]])
+    y, n = data["dead"] / data["n"], data["n"]
+    mode = _irls_logit(x, y, n, 0.01 * np.eye(4))
+    np.testing.assert_allclose(info["envelope"]["mode"], mode, rtol=1e-8)
+    assert info["coefficients"] == ["intercept", "male", "ldose", "male_ldose"]
+    axes = [g[c][...] for c in info["coefficients"]]
+    for k, a in enumerate(axes):
+        assert a[1] == pytest.approx(mode[k], rel=1e-8)
+    qf, grad = g["qf"][...], g["grad"][...]
+    assert qf.shape == (3, 3, 3, 3) and grad.shape == (3, 3, 3, 3, 4)
+    assert np.unravel_index(np.argmin(qf), qf.shape) == (1, 1, 1, 1)  # the mode is the centre
+    np.testing.assert_allclose(grad[1, 1, 1, 1], 0, atol=1e-6)
+    # Against the kernel on the materialised grid.
+    b = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 4)
+    wq, wg = glm.f2_f3("binomial", "logit", b, y, x, np.zeros(4), 0.01 * np.eye(4),
+                       np.zeros(12), n)
+    np.testing.assert_allclose(qf.ravel(), wq, rtol=1e-13)
+    np.testing.assert_allclose(grad.reshape(-1, 4), wg, rtol=1e-10, atol=1e-10)
+    # Resuming an envelope sweep reuses the stored axes and finds nothing to do.
+    assert Sweep.from_toml(BUDWORM / "envelope.toml").run(
+        tmp_path / "e.zarr", client="sync", resume=True).computed == 0
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "daskcl", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nfunction = "qt"\nchunks = { p = 2 }\n[axes]\n'
+                    'p = { values = [0.9, 0.975, 0.995] }\ndf = { values = [1, 10, inf] }\n')
+    r = _cli("sweep", str(spec), "--dry-run", "--out", str(tmp_path / "o.zarr"))
+    assert r.returncode == 0, r.stderr
+    assert "output    qt           shape (3, 3)  chunks (2, 3)" in r.stdout
+    assert "chunks    2 (2 x 1)" in r.stdout and not (tmp_path / "o.zarr").exists()
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--sync", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "2 chunks computed" in r.stdout
+    got = open_result(tmp_path / "o.zarr")["qt"][...]
+    assert got[2, 2] == pytest.approx(2.5758293035489004, rel=1e-15)  # qnorm(0.995)
+    assert got[0, 0] == pytest.approx(3.077683537175254, rel=1e-14)   # tan(0.4 pi)
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--dry-run")
+    assert "done      2 of 2 chunks already in the store" in r.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[sweep]\nfunction = "qt"\n[axes]\np = { values = [0.5] }\n'
+                   'dof = { values = [1] }\n')
+    r = _cli("sweep", str(bad), "--out", str(tmp_path / "b.zarr"))
+    assert r.returncode == 1 and "qt has no parameter 'dof'" in r.stderr
+    assert not (tmp_path / "b.zarr").exists()
+    json.dumps(open_result(tmp_path / "o.zarr").attrs["daskcl"])  # plain JSON attributes
