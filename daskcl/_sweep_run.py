@@ -15,6 +15,7 @@ import math
 import os
 import pickle
 import sys
+import threading
 import time
 import uuid
 import warnings
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     pass
 
 _SCATTER_BYTES = 1 << 20  # a sweep pickled larger than this travels once per worker
+# One chunk computes on the device at a time; a worker's second thread writes the previous
+# chunk meanwhile (sweeps start their local workers with two threads).
+_EVAL_LOCK = threading.Lock()
+_SWEEP_THREADS = 2
 
 
 def _open(url: str, mode: str, options: dict[str, Any] | None) -> Any:
@@ -56,7 +61,7 @@ def _device_label() -> str:
     from .cluster import describe
 
     d = describe()
-    pci = f" pci {d['pci_bus_id']}" if "pci_bus_id" in d else ""
+    pci = f" pci {d['pci']}" if "pci" in d else ""
     return f"{d['host']}: {d['platform']} / {d['name']} (driver {d['driver']}){pci}"
 
 
@@ -71,7 +76,7 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
     except Exception:
         pass
     t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
+    with _EVAL_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         results = sweep.evaluate(index)
     t1 = time.perf_counter()
@@ -135,6 +140,7 @@ def _attrs(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
         "axes": [a.name for a in sweep.axes],
         "outputs": list(sweep.output_names),
         "chunks": list(sweep.chunks),
+        "store_chunks": list(sweep.store_chunks),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "envelope": envelope,
         "coefficients": list(sweep.glm.names) if sweep.glm is not None else None,
@@ -186,7 +192,7 @@ def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None) -> 
     """The result, coordinate and ``_done`` arrays of a new store, and its attributes."""
     compressors: Any = "auto" if sweep.compressor == "zstd" else None
     for o in sweep.outputs:
-        group.create_array(o.name, shape=o.shape, chunks=o.chunks, dtype="float64",
+        group.create_array(o.name, shape=o.shape, chunks=o.store_chunks, dtype="float64",
                            fill_value=float("nan"), dimension_names=list(o.dims),
                            compressors=compressors)
     for a in sweep.axes:
@@ -258,7 +264,7 @@ def run(sweep: Sweep, url: str, client: Any, *, resume: bool, overwrite: bool, p
         from .cluster import local_cluster
 
         with local_cluster(workers, warm_names=_warm_names(sweep),
-                           silence_logs=logging.WARNING) as cluster, Client(cluster) as c:
+                           threads_per_worker=_SWEEP_THREADS, silence_logs=logging.WARNING) as cluster, Client(cluster) as c:
             return _run(sweep, url, c, group, done, t0, progress, storage_options)
     return _run(sweep, url, client, group, done, t0, progress, storage_options)
 

@@ -39,7 +39,7 @@ def _worker_devices(args: argparse.Namespace) -> int:
         return 1
     bad = 0
     for addr, d in sorted(found.items()):
-        pci = f", pci bus {d['pci_bus_id']}" if "pci_bus_id" in d else ""
+        pci = f", pci {d['pci']}" if "pci" in d else ""
         ok = "fp64" if d.get("fp64") else "NO fp64"
         bad += not d.get("fp64")
         print(f"{addr:28} {d['host']}: [{d['spec']}] {d['platform']} / {d['name']} "

@@ -101,7 +101,7 @@ def describe() -> dict[str, Any]:
         if os.environ.get(var) is not None:
             out[var] = os.environ[var]
     try:  # NVIDIA's cl_nv_device_attribute_query: tells GPUs apart across processes
-        out["pci_bus_id"] = int(bound.device.pci_bus_id_nv)
+        out["pci"] = f"{int(bound.device.pci_bus_id_nv):02x}:{int(bound.device.pci_slot_id_nv):02x}"
     except Exception:
         pass
     return out

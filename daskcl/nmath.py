@@ -21,7 +21,6 @@ array([0.25, 0.5 , 0.25])
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 from typing import Any
@@ -43,20 +42,26 @@ def _is_dask(x: Any) -> bool:
     return type(x).__module__.startswith("dask.array")
 
 
-def _block(name: str, flags: dict[str, bool], *blocks: np.ndarray) -> np.ndarray:
+def _block(*blocks: np.ndarray, fn_name: str, flags: dict[str, bool]) -> np.ndarray:
     """One dask block, on a worker: only the function's name travels in the graph."""
-    impl = FUNCTIONS[name]._daskcl_impl
+    impl = FUNCTIONS[fn_name]._daskcl_impl
     return np.asarray(impl(*blocks, **flags), dtype=np.float64)
 
 
 def _dask_call(impl: Elementwise, args: tuple[Any, ...], flags: dict[str, bool]) -> Any:
+    """A lazy dask array: NumPy broadcasting (arguments aligned from the right), chunks unified
+    as dask's elementwise operations do, keys unique per call (a token, not a fixed name)."""
     import dask.array as da
 
-    arrays = [a if _is_dask(a) else da.asarray(np.asarray(a, dtype=np.float64)) for a in args]
-    ndim = max(a.ndim for a in arrays)
-    return da.map_blocks(
-        functools.partial(_block, impl.fn.name, flags), *arrays, dtype=np.float64,
-        meta=np.empty((0,) * ndim, dtype=np.float64), name=f"daskcl-{impl.fn.name}",
+    arrays = [a if _is_dask(a) else np.asarray(a, dtype=np.float64) for a in args]
+    ndim = max(np.ndim(a) for a in arrays)
+    out_ind = tuple(range(ndim))
+    pairs: list[Any] = []
+    for a in arrays:
+        pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
+    return da.blockwise(
+        _block, out_ind, *pairs, dtype=np.float64, meta=np.empty((0,) * ndim, dtype=np.float64),
+        align_arrays=True, token=f"daskcl-{impl.fn.name}", fn_name=impl.fn.name, flags=flags,
     )
 
 

@@ -73,6 +73,7 @@ _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")
 _TARGET_ELEMENTS = 2**22  # default chunk size: 32 MiB of float64
 _TARGET_GLM_POINTS = 2**16  # GLM points cost l1 * l2 each: smaller default chunks
+_STORE_CHUNK_ELEMENTS = 2**20  # zarr chunks of at most 8 MiB: a task's are encoded in parallel
 
 
 class SweepError(DaskclError, ValueError):
@@ -96,6 +97,7 @@ class Output:
     shape: tuple[int, ...]
     chunks: tuple[int, ...]
     dims: tuple[str, ...]
+    store_chunks: tuple[int, ...] = ()
 
 
 @dataclass
@@ -615,13 +617,30 @@ class Sweep:
     # -- geometry -----------------------------------------------------------------------------
 
     @property
+    def store_chunks(self) -> tuple[int, ...]:
+        """The zarr chunks: a task's chunk split along its leading axes into pieces of at most
+        about 2**20 elements, each length a divisor of the task's, so that every zarr chunk
+        belongs to exactly one task and a task's zarr chunks are compressed in parallel."""
+        out = list(self.chunks)
+        for i in range(len(out)):
+            rest = math.prod(out[i + 1:])
+            if math.prod(out) <= _STORE_CHUNK_ELEMENTS:
+                break
+            c = out[i]
+            out[i] = max((d for d in range(1, c + 1) if c % d == 0 and d * rest
+                          <= _STORE_CHUNK_ELEMENTS), default=1)
+        return tuple(out)
+
+    @property
     def outputs(self) -> list[Output]:
         dims = tuple(a.name for a in self.axes)
+        sc = self.store_chunks
         if self.glm is None:
-            return [Output(self.output_names[0], self.shape, self.chunks, dims)]
+            return [Output(self.output_names[0], self.shape, self.chunks, dims, sc)]
         l2 = len(self.axes)
-        return [Output("qf", self.shape, self.chunks, dims),
-                Output("grad", (*self.shape, l2), (*self.chunks, l2), (*dims, "coefficient"))]
+        return [Output("qf", self.shape, self.chunks, dims, sc),
+                Output("grad", (*self.shape, l2), (*self.chunks, l2), (*dims, "coefficient"),
+                       (*sc, l2))]
 
     @property
     def grid(self) -> tuple[int, ...]:
@@ -673,7 +692,9 @@ class Sweep:
             nbytes = math.prod(o.shape) * 8
             total += nbytes
             lines.append(f"output    {o.name:12} shape {o.shape}  chunks {o.chunks}  "
-                         f"{_human(nbytes)} float64")
+                         f"{_human(nbytes)} float64"
+                         + (f"  (zarr chunks {o.store_chunks})" if o.store_chunks != o.chunks
+                            else ""))
         lines.append(f"chunks    {self.n_chunks} ({' x '.join(map(str, self.grid))}), "
                      f"{math.prod(self.chunks)} points each")
         if done is not None:

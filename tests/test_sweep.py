@@ -53,7 +53,7 @@ def test_values_equal_the_numpy_call(tmp_path: Path) -> None:
     info = g.attrs["daskcl"]
     assert info["function"] == "pgamma" and info["outputs"] == ["pgamma"]
     assert info["spec"]["args"]["scale"] == 0.5 and info["version"]
-    assert (len(info["devices"]) == 1 and "Portable" in info["devices"][0]) or "GPU" in str(info)
+    assert len(info["devices"]) == 1 and "driver" in info["devices"][0]
 
 
 def test_axis_forms_and_files(tmp_path: Path) -> None:

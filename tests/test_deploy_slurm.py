@@ -1,0 +1,326 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""deploy/slurm on a real SLURM scheduler: a one-node cluster on localhost.
+
+The fixture starts munged, slurmctld and slurmd (Debian's ``munge`` and ``slurm-wlm``) with a
+generated slurm.conf and munge key in a temporary directory.  The node offers two "GPUs" as
+generic resources whose device files are /dev/null and /dev/zero: SLURM hands them out and sets
+``CUDA_VISIBLE_DEVICES`` exactly as it does for real GPUs, while the workers compute on PoCL.
+Both deployment forms run the same small sweep with two workers, and the zarr result must equal
+the in-process run.  Where the machine cannot start slurmd the tests skip, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daskcl.sweep import Sweep, open_result
+
+ROOT = Path(__file__).resolve().parents[1]
+SBATCH_SCRIPT = ROOT / "deploy" / "slurm" / "sweep.sbatch"
+
+SPEC = """\
+[sweep]
+function = "qgamma"
+chunks = { p = 4, shape = 3 }
+
+[axes]
+p = { linspace = [0.01, 0.99, 16] }
+shape = { values = [0.1, 0.5, 1.0, 2.5, 10.0, 100.0] }
+
+[args]
+scale = 2.0
+lower_tail = false
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM a daemon this module started until it is gone (SIGKILL after 10 s)."""
+    for i in range(100):
+        try:
+            os.kill(pid, signal.SIGTERM if i < 99 else signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+
+
+def _kill_pidfile(path: Path) -> None:
+    try:
+        pid = int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    _terminate(pid)
+
+
+@dataclass
+class Slurm:
+    root: Path
+    env: dict[str, str]
+    node: str
+
+    def run(self, *cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cmd, env=self.env, capture_output=True, text=True, check=check,
+                              timeout=60)
+
+    def jobs(self) -> list[str]:
+        out = self.run("squeue", "-h", "-o", "%i %T %b").stdout
+        return [line for line in out.splitlines() if line.strip()]
+
+    def wait_no_jobs(self, timeout: float = 60) -> list[str]:
+        """The jobs still there after ``timeout`` seconds (none once all have ended)."""
+        deadline = time.monotonic() + timeout
+        while (jobs := self.jobs()) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        return jobs
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n" + p.read_text(errors="replace")[-1500:]
+                         for p in sorted((self.root / "log").glob("*.log")))
+
+
+def _slurm_conf(root: Path, node: str, cpus: int, mem_mb: int) -> str:
+    return f"""\
+ClusterName=daskcltest
+SlurmctldHost={node}(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort={_free_port()}
+SlurmdPort={_free_port()}
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={root}/munge/munge.socket
+StateSaveLocation={root}/state
+SlurmdSpoolDir={root}/spool
+SlurmctldPidFile={root}/slurmctld.pid
+SlurmdPidFile={root}/slurmd.pid
+SlurmctldLogFile={root}/log/slurmctld.log
+SlurmdLogFile={root}/log/slurmd.log
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+SwitchType=switch/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+ReturnToService=2
+GresTypes=gpu
+NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={mem_mb} Gres=gpu:2 State=UNKNOWN
+PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slurm]:
+    """A running one-node SLURM cluster (slurmctld + slurmd + munged) on localhost."""
+    missing = [c for c in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
+               if shutil.which(c) is None]
+    if missing:
+        pytest.skip(f"no SLURM here ({', '.join(missing)} not found): "
+                    "apt-get install slurm-wlm munge")
+    if os.geteuid() != 0:
+        pytest.skip("cannot start slurmd: this one-node test cluster runs its daemons as root")
+    root = tmp_path_factory.mktemp("slurm")
+    for d in ("munge", "state", "spool", "log"):
+        (root / d).mkdir()
+    key = root / "munge" / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o400)
+    node = socket.gethostname().split(".")[0]
+    mem_mb = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20 * 0.8)
+    (root / "slurm.conf").write_text(_slurm_conf(root, node, os.cpu_count() or 1, mem_mb))
+    # Two stand-in GPUs: SLURM only needs character devices to hand out.
+    (root / "gres.conf").write_text(f"NodeName={node} Name=gpu File=/dev/null\n"
+                                    f"NodeName={node} Name=gpu File=/dev/zero\n")
+    env = {**os.environ, "SLURM_CONF": str(root / "slurm.conf")}
+    cluster = Slurm(root, env, node)
+    started: list[Path] = []
+    try:
+        subprocess.run(["munged", "--force", f"--key-file={key}",
+                        f"--socket={root}/munge/munge.socket", f"--pid-file={root}/munged.pid",
+                        f"--log-file={root}/log/munged.log", f"--seed-file={root}/munge/seed"],
+                       check=True, capture_output=True, text=True, timeout=30)
+        started.append(root / "munged.pid")
+        for daemon in ("slurmctld", "slurmd"):
+            subprocess.run([daemon], env=env, check=True, capture_output=True, text=True,
+                           timeout=30)
+            started.insert(0, root / f"{daemon}.pid")
+        deadline = time.monotonic() + 60
+        state = ""
+        while time.monotonic() < deadline:
+            state = cluster.run("sinfo", "-h", "-N", "-o", "%T", check=False).stdout.strip()
+            if state in ("idle", "mixed", "allocated"):
+                break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError(f"the node did not come up (state {state!r})")
+    except (subprocess.SubprocessError, OSError, RuntimeError) as exc:
+        detail = getattr(exc, "stderr", "") or ""
+        logs = cluster.logs()
+        for pidfile in started:
+            _kill_pidfile(pidfile)
+        pytest.skip(f"this machine cannot start a SLURM cluster (slurmctld + slurmd): {exc} "
+                    f"{detail}\n{logs}")
+    pids = [int(p.read_text().split()[0]) for p in started]
+    yield cluster
+    for job in cluster.jobs():
+        cluster.run("scancel", job.split()[0], check=False)
+    cluster.wait_no_jobs()  # a job still completing would keep its slurmstepd waiting
+    cluster.run("scontrol", "shutdown", check=False)
+    for pid in pids:
+        _terminate(pid)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
+    """The spec on disk and its in-process result."""
+    d = tmp_path_factory.mktemp("sweep")
+    spec = d / "sweep.toml"
+    spec.write_text(SPEC)
+    res = Sweep.from_toml(spec).run(d / "local.zarr", client="sync")
+    assert res.computed == 8
+    return spec, res.arrays["qgamma"]
+
+
+def _check_store(store: Path, want: np.ndarray) -> None:
+    g = open_result(store)
+    np.testing.assert_array_equal(g["qgamma"][...], want)
+    assert g["_done"][...].all()
+    assert g.attrs["daskcl"]["function"] == "qgamma"
+
+
+def test_job_script_is_one_gpu_worker_bound_by_the_preload() -> None:
+    pytest.importorskip("dask_jobqueue")
+    from daskcl.deploy import slurm_cluster
+
+    with slurm_cluster(device="NVIDIA", queue="gpu", account="proj", walltime="01:00:00",
+                       job_extra_directives=["--constraint=a100"],
+                       job_script_prologue=["module load cuda"]) as cluster:
+        script = cluster.job_script()
+    lines = script.splitlines()
+    assert "#SBATCH --gres=gpu:1" in lines and "#SBATCH --constraint=a100" in lines
+    assert "#SBATCH -p gpu" in lines and "#SBATCH -A proj" in lines
+    assert "#SBATCH -t 01:00:00" in lines and "#SBATCH --cpus-per-task=1" in lines
+    assert 'export DASKCL_CACHE_DIR="${TMPDIR:-/tmp}/daskcl-cache-$(id -u)"' in lines
+    assert 'export DASKCL_DEVICE="NVIDIA"' in lines and "module load cuda" in lines
+    command = lines[-1]
+    assert "distributed.cli.dask_worker" in command and "--preload daskcl.cluster" in command
+    assert "--nthreads 1 " in command and "--local-directory ${TMPDIR:-/tmp}" in command
+    # The node-local cache path is expanded by the job's shell, on the node.
+    got = subprocess.run(["bash", "-c", 'export DASKCL_CACHE_DIR="${TMPDIR:-/tmp}/daskcl-cache-'
+                          '$(id -u)"; echo "$DASKCL_CACHE_DIR"'], capture_output=True, text=True,
+                         env={**os.environ, "TMPDIR": "/local"}, check=True).stdout.strip()
+    assert got == f"/local/daskcl-cache-{os.getuid()}"
+
+
+def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[Path, np.ndarray],
+                                                 tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """dask-jobqueue path: two adaptive GPU jobs run the sweep; then they are retired."""
+    pytest.importorskip("dask_jobqueue")
+    from distributed import Client, get_task_stream
+
+    from daskcl.cluster import worker_devices
+    from daskcl.deploy import slurm_cluster
+
+    spec, want = reference
+    node_tmp = tmp_path / "node-tmp"  # stands for the compute node's local disk
+    node_tmp.mkdir()
+    for key, value in slurm.env.items():
+        monkeypatch.setenv(key, value)  # sbatch reads SLURM_CONF; jobs inherit the environment
+    monkeypatch.setenv("TMPDIR", str(node_tmp))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers import this checkout's daskcl
+    with slurm_cluster(minimum=2, maximum=2, memory="2GB",
+                       log_directory=str(tmp_path / "logs")) as cluster, \
+            Client(cluster) as client:
+        client.wait_for_workers(2, timeout=180)
+        jobs = slurm.jobs()
+        assert len(jobs) == 2 and all("gpu:1" in j for j in jobs), jobs
+        # The preload bound each worker's device at start-up (read without binding anything).
+        bound = client.run(lambda: (lambda b: b and b.info.platform)(
+            __import__("daskcl.device", fromlist=["_bound"])._bound))
+        assert len(bound) == 2 and all(bound.values()), bound
+        devices = worker_devices(client)
+        assert len(devices) == 2
+        assert all(d["fp64"] for d in devices.values())
+        # Each worker was bound to the GPU SLURM gave its job, and caches on node-local disk.
+        assert sorted(d.get("CUDA_VISIBLE_DEVICES") for d in devices.values()) == ["0", "1"]
+        assert {d["DASKCL_CACHE_DIR"] for d in devices.values()} == {
+            f"{node_tmp}/daskcl-cache-{os.getuid()}"}
+        with get_task_stream(client) as ts:
+            res = Sweep.from_toml(spec).run(tmp_path / "slurm.zarr", client)
+        assert res.computed == 8
+        assert len({t["worker"] for t in ts.data}) == 2
+        _check_store(tmp_path / "slurm.zarr", want)
+        assert any((node_tmp / f"daskcl-cache-{os.getuid()}").rglob("*"))
+        # Adaptive: with nothing to do, the jobs are retired down to the new minimum.
+        cluster.adapt(minimum=0, maximum=2, interval="200ms", wait_count=2)
+        assert slurm.wait_no_jobs() == []
+
+
+def test_one_liner_runs_a_spec_on_adaptive_jobs(slurm: Slurm, reference: tuple[Path, np.ndarray],
+                                                tmp_path: Path) -> None:
+    """``python -m daskcl.deploy slurm SPEC --out STORE --maximum N``: jobs from zero, as needed."""
+    spec, want = reference
+    store = tmp_path / "cli.zarr"
+    env = {**slurm.env, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "daskcl.deploy", "slurm", str(spec), "--out",
+                        str(store), "--maximum", "2", "--memory", "1GB", "--quiet"],
+                       env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr[-5000:]
+    assert "8 chunks computed" in r.stdout, r.stdout
+    _check_store(store, want)
+    assert slurm.wait_no_jobs() == []  # the jobs went with the cluster
+
+
+def test_batch_script_runs_scheduler_workers_and_sweep(slurm: Slurm,
+                                                       reference: tuple[Path, np.ndarray],
+                                                       tmp_path: Path) -> None:
+    """The sbatch form: scheduler, one worker per task and GPU, and the sweep in one job."""
+    spec, want = reference
+    store = tmp_path / "batch.zarr"
+    log = tmp_path / "job.log"
+    env = {**slurm.env, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    submit = subprocess.run(
+        ["sbatch", "--parsable", "--ntasks=2", "--cpus-per-task=1", "--mem-per-cpu=1G",
+         "--time=00:10:00", f"--output={log}", str(SBATCH_SCRIPT), str(spec), str(store)],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60)
+    job = submit.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if not slurm.run("squeue", "-h", "-j", job, check=False).stdout.strip():
+            break
+        time.sleep(1)
+    else:
+        slurm.run("scancel", job, check=False)
+        pytest.fail(f"job {job} did not finish:\n{log.read_text() if log.exists() else ''}")
+    text = log.read_text()
+    state = slurm.run("scontrol", "show", "job", job, check=False).stdout
+    assert "JobState=COMPLETED" in state and "ExitCode=0:0" in state, text + state
+    visible = sorted(line.rsplit("=", 1)[1] for line in text.splitlines()
+                     if "CUDA_VISIBLE_DEVICES=" in line)
+    assert visible == ["0", "1"], text
+    listed = [ln for ln in text.splitlines() if ln.startswith("tcp://")]  # daskcl devices
+    assert len(listed) == 2 and all(ln.endswith(") fp64") for ln in listed), text
+    assert "8 chunks computed" in text, text
+    _check_store(store, want)
+    assert not list(tmp_path.glob("daskcl-scheduler-*.json"))  # cleaned up
+
