@@ -19,15 +19,12 @@ import threading
 import time
 import uuid
 import warnings
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
 from ._version import __version__
 from .sweep import Sweep, SweepError, SweepResult, _jsonable
-
-if TYPE_CHECKING:
-    pass
 
 _SCATTER_BYTES = 1 << 20  # a sweep pickled larger than this travels once per worker
 # One chunk computes on the device at a time; a worker's second thread writes the previous
@@ -263,8 +260,9 @@ def run(sweep: Sweep, url: str, client: Any, *, resume: bool, overwrite: bool, p
 
         from .cluster import local_cluster
 
-        with local_cluster(workers, warm_names=_warm_names(sweep),
-                           threads_per_worker=_SWEEP_THREADS, silence_logs=logging.WARNING) as cluster, Client(cluster) as c:
+        # _run_client warms every worker's programs, on this cluster as on any other.
+        with local_cluster(workers, threads_per_worker=_SWEEP_THREADS,
+                           silence_logs=logging.WARNING) as cluster, Client(cluster) as c:
             return _run(sweep, url, c, group, done, t0, progress, storage_options)
     return _run(sweep, url, client, group, done, t0, progress, storage_options)
 

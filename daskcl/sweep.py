@@ -274,9 +274,6 @@ class _Func:
             raise _err("sweep.function", f"{self.name!r}: no function {self._attr!r} there")
         return fn  # type: ignore[no-any-return]
 
-    def __getstate__(self) -> dict[str, Any]:
-        return self.__dict__
-
     def warm_names(self) -> list[str]:
         return [self.name] if self.kind == "nmath" else []
 

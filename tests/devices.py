@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from daskcl import device
 
@@ -33,3 +34,12 @@ def evaluate_on(spec: str, script: str, path: Path) -> dict[str, np.ndarray]:
     assert r.returncode == 0, r.stderr[-3000:]
     with np.load(path) as z:
         return {k: z[k] for k in z.files}
+
+
+def evaluate_everywhere(script: str, tmp: Path) -> list[dict[str, np.ndarray]]:
+    """``script``'s results on every fp64 device here (the first is the reference); skip the
+    test where there is only one device."""
+    specs = fp64_devices()
+    if len(specs) < 2:
+        pytest.skip(f"one fp64 OpenCL device here ({specs}); the GPU machine compares GPU and PoCL")
+    return [evaluate_on(s, script, tmp / f"dev{i}.npz") for i, s in enumerate(specs)]

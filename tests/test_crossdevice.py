@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from devices import evaluate_on, fp64_devices
+from devices import evaluate_everywhere
 from rcases import all_cases
 
 from daskcl._nmath_table import ROWS
@@ -43,16 +43,9 @@ EVAL = textwrap.dedent("""
 """)
 
 
-def evaluate(spec: str, path: Path) -> dict[str, np.ndarray]:
-    return evaluate_on(spec, EVAL, path)
-
-
 @pytest.mark.slow
 def test_devices_agree(tmp_path):
-    specs = fp64_devices()
-    if len(specs) < 2:
-        pytest.skip(f"one fp64 OpenCL device here ({specs}); the GPU machine compares GPU and PoCL")
-    results = [evaluate(s, tmp_path / f"dev{i}.npz") for i, s in enumerate(specs)]
+    results = evaluate_everywhere(EVAL, tmp_path)
     ref = results[0]
     cases = {c.id: c for c in all_cases()}
     failures = []
