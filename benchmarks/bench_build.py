@@ -7,7 +7,7 @@ the first launch: PoCL, like several drivers, generates machine code at the firs
 build alone would flatter it).  The driver's own caches are turned off so that only daskcl's are
 measured, and an unrelated program is built first so that compiler start-up is not counted.
 
-Run:  python benchmarks/bench_build.py [--out FILE] [--functions dnorm,dbinom]
+Run:  python benchmarks/bench_build.py [--out FILE] [--functions dnorm,dbinom,pbeta,qt,pnbeta,ptukey]
 Takes under a minute on PoCL with 2 cores.
 """
 
@@ -70,7 +70,7 @@ FRESH = textwrap.dedent("""
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out")
-    ap.add_argument("--functions", default="dnorm,dbinom")
+    ap.add_argument("--functions", default="dnorm,dbinom,pbeta,qt,pnbeta,ptukey")
     args = ap.parse_args()
     here = str(Path(__file__).resolve().parent)
     results = []

@@ -2,10 +2,8 @@
 # The GPU benchmarks of issues 2, 3, 4, 5 and 6 in one call of the device tool (after
 # benchmarks/device_run.sh's set-up has run on the machine, or standalone: it repeats it).
 set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
-export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}" DASKCL_CACHE_DIR=/tmp/daskcl-cache
-mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+source benchmarks/device_env.sh
+export DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}"
 N=$((1 << 25))
 timeout 150 python3 benchmarks/bench_glm.py --cases main --no-sweep --out "$OUT/glm-gpu.json" 2>&1 | tail -4
 timeout 200 python3 benchmarks/bench_nmath.py --n $N --scipy-n 262144 \

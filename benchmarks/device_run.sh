@@ -6,14 +6,8 @@
 # Logs and JSON results go to $OUT (or ./device-out).
 set -uo pipefail
 what="${1:-all}"; shift || true
-OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl >/dev/null || exit 1
-export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
-mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-mkdir -p /tmp/rmath && dpkg -x .deb/r-mathlib_*.deb /tmp/rmath
-export DASKCL_RMATH=/tmp/rmath/usr/lib/libRmath.so.1
-export DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}" DASKCL_CACHE_DIR=/tmp/daskcl-cache
+source benchmarks/device_env.sh
+export DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 python3 -m daskcl devices | tee -a "$OUT/gpu.txt"
 rc=0

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,13 +144,22 @@ def list_devices() -> list[tuple[DeviceInfo, Any]]:
     return out
 
 
+def build_program(prg: Any, options: Sequence[str] = ()) -> Any:
+    """``prg.build(options)`` without pyopencl's ``CompilerWarning``: it warns whenever a
+    compiler prints anything (PoCL prints notes, NVIDIA's compiler remarks on the fp64 pragma);
+    the log is part of the ``BuildError`` when a build fails, where it matters."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _cl().CompilerWarning)
+        return prg.build(options=list(options), cache_dir=False)
+
+
 def probe_fp64(device: Any) -> str | None:
     """Build and run the fp64 probe kernel on ``device``; ``None`` if it passes, else why not."""
     cl = _cl()
     try:
         ctx = cl.Context([device])
         queue = cl.CommandQueue(ctx)
-        prg = cl.Program(ctx, _PROBE_SRC).build(cache_dir=False)
+        prg = build_program(cl.Program(ctx, _PROBE_SRC))
         out = np.zeros(4)
         buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
         prg.probe(queue, (1,), None, buf, np.float64(1.0))

@@ -161,7 +161,7 @@ def _load_or_build(
         try:
             blob = path.read_bytes()
             binary = _unpack(blob)
-            prg = _build(cl, cl.Program(bound.context, [bound.device], [binary]), options)
+            prg = _device.build_program(cl.Program(bound.context, [bound.device], [binary]), options)
         except Exception as exc:  # unreadable, corrupt, or refused by the driver
             problem = f"{type(exc).__name__}: {exc}"
         if problem is None:
@@ -174,21 +174,13 @@ def _load_or_build(
             stacklevel=4,
         )
     try:
-        prg = _build(cl, cl.Program(bound.context, source.text), options)
+        prg = _device.build_program(cl.Program(bound.context, source.text), options)
     except cl.Error as exc:
         raise _build_error(exc, source, bound) from None
     stats["source"] += 1
     if path is not None:
         _store(path, prg.get_info(cl.program_info.BINARIES)[0])
     return BuiltProgram(prg, source, options, "source")
-
-
-def _build(cl: Any, prg: Any, options: tuple[str, ...]) -> Any:
-    with warnings.catch_warnings():
-        # pyopencl warns whenever the compiler prints anything (PoCL prints notes); the log is
-        # part of BuildError when it matters.
-        warnings.simplefilter("ignore", cl.CompilerWarning)
-        return prg.build(options=list(options), cache_dir=False)
 
 
 def _pack(binary: bytes) -> bytes:

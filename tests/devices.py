@@ -21,9 +21,13 @@ HERE = Path(__file__).resolve().parent
 
 
 def fp64_devices() -> list[str]:
-    """The ``P:D`` specs of every device with working double precision."""
-    return [info.spec for info, dev in device.list_devices()
-            if info.fp64 and device.probe_fp64(dev) is None]
+    """The ``P:D`` specs of the devices with working double precision: one per GPU model (four
+    identical GPUs of one host give one) and one CPU device (a machine may have two PoCLs)."""
+    specs: dict[tuple[str, str], str] = {}
+    for info, dev in device.list_devices():
+        if info.fp64 and device.probe_fp64(dev) is None:
+            specs.setdefault((info.type, info.name if info.type == "GPU" else ""), info.spec)
+    return list(specs.values())
 
 
 def evaluate_on(spec: str, script: str, path: Path) -> dict[str, np.ndarray]:

@@ -77,3 +77,23 @@ def test_bind_is_stable_and_rebinds():
     device.unbind()
     c = device.current()
     assert c.info == a.info
+
+
+def test_compiler_output_does_not_reach_the_user():
+    """A compiler that prints remarks (NVIDIA's does for the fp64 probe) must not turn every
+    first call into a CompilerWarning: device.build_program keeps the log out of warnings."""
+    import warnings
+
+    import pyopencl as cl
+
+    src = "__kernel void k(__global int *o) { int x = 1.5; o[0] = x; }"  # a literal-conversion warning
+    ctx = device.current().context
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cl.Program(ctx, src).build(cache_dir=False)
+    if not any(issubclass(w.category, cl.CompilerWarning) for w in caught):
+        pytest.skip("this device's compiler prints nothing for the test program")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prg = device.build_program(cl.Program(ctx, src))
+    assert prg.get_info(cl.program_info.KERNEL_NAMES) == "k"
