@@ -34,14 +34,15 @@ HERE = Path(__file__).resolve().parent
 
 
 SIZES = {  # (dnorm x, dnorm mean), (qbeta p, shapes), (glm l1, values per coefficient), chunks
-    "gpu": ((16384, 4096), (16384, 128), (20000, 18), 32),
+    "gpu": ((16384, 4096), (16384, 128), (20000, 18), 0),  # 0: the sweep's automatic chunks
     "cpu": ((2048, 512), (512, 16), (2000, 6), 16),
 }
 
 
 def cases(size: str, compressor: str, tmp: Path) -> dict[str, dict[str, Any]]:
-    """Sweep specs of about ``nc`` chunks each (GPU sizes: about 2 to 8 s of one H200 per sweep,
-    32 to 36 chunks, so that 4 workers of 2 threads each get whole waves)."""
+    """Sweep specs of about ``nc`` chunks each, or (``nc`` = 0) the chunks a user gets by
+    default (GPU sizes: about 2 to 8 s of one H200 per sweep; automatic chunks of 2^22
+    elements or 2^16 GLM points give 16 to 512 chunks, enough for 4 workers to end together)."""
     (nx, nm), (npr, nsh), (l1, nv), nc = SIZES[size]
     rng = np.random.default_rng(1)
     l2 = 6
@@ -56,20 +57,20 @@ def cases(size: str, compressor: str, tmp: Path) -> dict[str, dict[str, Any]]:
     return {
         "dnorm": {
             "sweep": {"function": "dnorm", "compressor": compressor,
-                      "chunks": {"x": nx // nc, "mean": nm}},
+                      **({"chunks": {"x": nx // nc, "mean": nm}} if nc else {})},
             "axes": {"x": {"linspace": [-8.0, 8.0, nx]}, "mean": {"linspace": [-1.0, 1.0, nm]}},
             "args": {"sd": 1.5, "log": True},
         },
         "qbeta": {
             "sweep": {"function": "qbeta", "compressor": compressor,
-                      "chunks": {"p": npr // nc, "shape1": nsh, "shape2": nsh}},
+                      **({"chunks": {"p": npr // nc, "shape1": nsh, "shape2": nsh}} if nc else {})},
             "axes": {"p": {"linspace": [0.0005, 0.9995, npr]},
                      "shape1": {"logspace": [-1.0, 1.7, nsh]},
                      "shape2": {"logspace": [-1.0, 1.7, nsh]}},
         },
         "glm.f2_f3": {
             "sweep": {"function": "glm.f2_f3", "compressor": compressor,
-                      "chunks": {"intercept": 1, "x1": nv // 2}},
+                      **({"chunks": {"intercept": 1, "x1": nv // 2}} if nc else {})},
             "glm": {"family": "binomial", "link": "logit", "data": str(data),
                     "response": "y", "predictors": names, "prior_precision": 0.01},
             "axes": axes,

@@ -599,7 +599,9 @@ class Sweep:
                 rest = math.prod(out[i + 1:])
                 if math.prod(out) <= target:
                     break
-                out[i] = max(1, target // rest)
+                # as many pieces as the target asks for, of equal length (no short last chunk)
+                pieces = -(-out[i] // max(1, target // rest))
+                out[i] = -(-out[i] // pieces)
         return tuple(out)
 
     def _check_names(self) -> None:

@@ -8,16 +8,18 @@ A process binds one device, so each device's results come from a subprocess with
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from procs import run_python
 
 from daskcl import device
 
 HERE = Path(__file__).resolve().parent
+#: seconds a device's evaluation may take before its stacks are dumped (set it below pytest's
+#: --timeout on a machine where that is short)
+CHILD_TIMEOUT = float(os.environ.get("DASKCL_TEST_CHILD_TIMEOUT", "1500"))
 
 
 def fp64_devices() -> list[str]:
@@ -33,8 +35,7 @@ def fp64_devices() -> list[str]:
 def evaluate_on(spec: str, script: str, path: Path) -> dict[str, np.ndarray]:
     """Run ``script`` (argv: output path, repository, tests directory) bound to ``spec``."""
     env = {**os.environ, "DASKCL_DEVICE": spec}
-    r = subprocess.run([sys.executable, "-c", script, str(path), str(HERE.parent), str(HERE)],
-                       capture_output=True, text=True, env=env)
+    r = run_python(["-c", script, str(path), str(HERE.parent), str(HERE)], timeout=CHILD_TIMEOUT, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     with np.load(path) as z:
         return {k: z[k] for k in z.files}

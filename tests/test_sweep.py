@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import zarr
+from procs import run_python
 
 from daskcl import glm, nmath
 from daskcl.sweep import Sweep, SweepError, open_result
@@ -211,8 +211,7 @@ def test_glm_envelope_workflow(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "daskcl", *args], capture_output=True,
-                          text=True, timeout=300)
+    return run_python(["-m", "daskcl", *args], timeout=240)
 
 
 def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
@@ -238,3 +237,16 @@ def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
     assert r.returncode == 1 and "qt has no parameter 'dof'" in r.stderr
     assert not (tmp_path / "b.zarr").exists()
     json.dumps(open_result(tmp_path / "o.zarr").attrs["daskcl"])  # plain JSON attributes
+
+
+def test_automatic_chunks_are_even_and_bounded() -> None:
+    """Without [sweep] chunks, leading axes are split into equal pieces of at most 2^22
+    elements (2^16 GLM points), so that workers get equal tasks and no short last chunk."""
+    s = Sweep.from_dict({"sweep": {"function": "qbeta"},
+                         "axes": {"p": {"linspace": [0.01, 0.99, 1000]},
+                                  "shape1": {"logspace": [-1, 1, 100]},
+                                  "shape2": {"logspace": [-1, 1, 100]}}})
+    # 2^22 // 10^4 = 419 rows at most: 3 pieces of 334 rows (not 419 + 419 + 162)
+    assert s.chunks == (334, 100, 100) and s.grid == (3, 1, 1)
+    small = Sweep.from_dict({"sweep": {"function": "dnorm"}, "axes": {"x": {"arange": [0, 10]}}})
+    assert small.chunks == (10,) and small.n_chunks == 1
