@@ -139,13 +139,22 @@ class DaskclPlugin(WorkerPlugin):
 def dask_setup(worker: Any) -> None:
     """dask preload hook (``--preload daskcl.cluster``): bind the worker's device at start-up.
 
-    ``DASKCL_WARM`` (comma-separated kernel names) are built as well.
+    ``DASKCL_WARM`` (comma-separated kernel names) are built as well.  A worker that cannot
+    bind its device or build those kernels does not start (and never joins the scheduler).
     """
     names = [n for n in os.environ.get("DASKCL_WARM", "").split(",") if n]
     level = os.environ.get("DASKCL_WORKER_LOG_LEVEL")
     if level:
         logging.getLogger("distributed").setLevel(level.upper())
-    DaskclPlugin(warm=names).setup(worker)
+    try:
+        DaskclPlugin(warm=names).setup(worker)
+    except Exception as exc:
+        # distributed logs a preload's exception and starts the worker anyway: it would join and
+        # fail every task sent to it (three failures of one chunk end a sweep).  SystemExit is
+        # not caught there, so the worker stops before it joins, its process exits with status
+        # 1, and the reason is the last line of its log (a pod restarts, a SLURM step fails).
+        log.error("daskcl: this worker cannot use its device: %s", exc)
+        raise SystemExit(f"daskcl: worker not started: {exc}") from exc
 
 
 def worker_devices(client: Any) -> dict[str, dict[str, Any]]:

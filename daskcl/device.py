@@ -146,7 +146,7 @@ def list_devices() -> list[tuple[DeviceInfo, Any]]:
 
 def build_program(prg: Any, options: Sequence[str] = ()) -> Any:
     """``prg.build(options)`` without pyopencl's ``CompilerWarning``: it warns whenever a
-    compiler prints anything (PoCL prints notes, NVIDIA's compiler remarks on the fp64 pragma);
+    compiler prints anything (PoCL prints notes; NVIDIA's driver prints a log for the fp64 probe);
     the log is part of the ``BuildError`` when a build fails, where it matters."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", _cl().CompilerWarning)

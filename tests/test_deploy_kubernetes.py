@@ -315,15 +315,15 @@ def test_daskcluster_worker_registers_and_is_bound(scheduler: str, tmp_path: Pat
     assert {"DASK_WORKER_NAME", "DASK_SCHEDULER_ADDRESS"} <= set(env_names)  # the operator's
     service = {"DASK_SCHEDULER_ADDRESS": scheduler}  # no Service DNS here
     with Client(scheduler, timeout="30s") as client:
-        # As written (DASKCL_DEVICE=NVIDIA), on a machine without NVIDIA: the worker joins but
-        # computes nothing on a CPU -- its tasks fail, saying why.
+        # As written (DASKCL_DEVICE=NVIDIA), on a machine without NVIDIA: the worker does not
+        # start -- its process exits with status 1 (the pod restarts) saying why, and no
+        # worker that would fail every task joins the scheduler.
         argv, env = _command(container, tmp_path / "vol-a", {}, service)
-        with _process(argv, env, tmp_path / "worker-nvidia.log"):
-            client.wait_for_workers(1, timeout=120)
-            assert list(_bound_at_start(client).values()) == [None]
-            with pytest.raises(Exception, match="no OpenCL device matches 'NVIDIA'"):
-                client.run(lambda: __import__("daskcl.cluster", fromlist=["x"]).describe())
-        _wait_no_workers(client)
+        with _process(argv, env, tmp_path / "worker-nvidia.log") as proc:
+            assert proc.wait(120) == 1
+        log = (tmp_path / "worker-nvidia.log").read_text()
+        assert "daskcl: worker not started: no OpenCL device matches 'NVIDIA'" in log, log[-3000:]
+        assert not client.scheduler_info(n_workers=-1)["workers"]
         argv, env = _command(container, tmp_path / "vol", {}, {**service, "DASKCL_DEVICE": POCL})
         with _process(argv, env, tmp_path / "worker.log"):
             client.wait_for_workers(1, timeout=120)

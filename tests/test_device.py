@@ -80,7 +80,7 @@ def test_bind_is_stable_and_rebinds():
 
 
 def test_compiler_output_does_not_reach_the_user():
-    """A compiler that prints remarks (NVIDIA's does for the fp64 probe) must not turn every
+    """A compiler that prints a log (NVIDIA's does for the fp64 probe) must not turn every
     first call into a CompilerWarning: device.build_program keeps the log out of warnings."""
     import warnings
 

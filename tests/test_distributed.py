@@ -244,6 +244,16 @@ def test_daskcl_worker_processes_join_a_scheduler(tmp_path: Path) -> None:
         p = np.linspace(0, 1, 201)[:, None]
         want = nmath.qbeta(p, np.array([0.5, 2, 30]), 3.0, lower_tail=False)
         assert np.array_equal(open_result(tmp_path / "o.zarr")["qbeta"][...], want)
+        # A worker whose preload cannot build its warm list does not start: it exits with
+        # status 1 and the reason, and never joins (it would fail every task sent to it).
+        r = subprocess.run([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                            str(sched_file), "--preload", "daskcl.cluster", "--no-dashboard"],
+                           capture_output=True, text=True, timeout=120,
+                           env={**env, "DASKCL_WARM": "pnorm,pnrom"})
+        assert r.returncode == 1, r.stderr[-3000:]
+        assert "daskcl: worker not started:" in r.stderr and "pnrom" in r.stderr, r.stderr[-3000:]
+        with distributed.Client(scheduler_file=str(sched_file)) as client:
+            assert len(client.scheduler_info(n_workers=-1)["workers"]) == 2
     finally:
         for proc in (workers, sched):
             if proc is not None:
