@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import re
 import string
 import threading
 import warnings
@@ -23,13 +25,17 @@ import numpy as np
 
 from . import device as _device
 from . import program as _program
-from ._table import Fn
+from ._table import NCLASS, Fn
 from .library import ProgramSource, get_library
 
 _SLAB = 1 << 21            # elements per slab of the pipelined path (16 MiB per array)
+
 _staging_lock = threading.Lock()
 
-__all__ = ["Elementwise", "Prepared", "collapse_axes", "kernel_source", "kernel_text", "prepare"]
+__all__ = [
+    "DEFAULT_BINNING", "Binning", "Elementwise", "Prepared", "binning", "collapse_axes",
+    "kernel_source", "kernel_text", "prepare",
+]
 
 _TEMPLATE_NAME = "elementwise"
 
@@ -116,11 +122,15 @@ def prepare(fn: Fn, args: tuple[Any, ...]) -> Prepared:
     return Prepared(tuple(shape), dims, scalars, arrays, strides)
 
 
-def kernel_text(fn: Fn, ndim: int, extra_params: str = "") -> str:
+def kernel_text(fn: Fn, ndim: int, extra_params: str = "", binning: Binning | None = None
+                ) -> str:
     """The layer-3 source of ``fn``'s kernel for ``ndim`` collapsed axes.
 
     ``extra_params`` (C text starting with ``", "``) declares kernel parameters after the flags,
-    which the row's ``call`` may use (see :class:`Elementwise.extra_params`).
+    which the row's ``call`` may use (see :class:`Elementwise.extra_params`).  ``binning``
+    (rows with ``classify`` only) groups the elements of each work-group's tile by class; the
+    kernel then runs only with work-groups of exactly ``binning.wg`` work-items, each for
+    ``binning.epi`` elements.
     """
     lib = get_library()
     template = string.Template(lib.read(f"kernels/{_TEMPLATE_NAME}.cl"))
@@ -146,21 +156,105 @@ def kernel_text(fn: Fn, ndim: int, extra_params: str = "") -> str:
         f"R_nonint(a{fn.arg_names.index(a)})) atomic_inc(status + 1);"
         for a in fn.nonint
     )
+    index = "\n".join(idx)
+    element = "\n".join([index, loads, f"    const double r = {fn.c_call()};",
+                         f"    if (isnan(r) && !({any_nan})) atomic_inc(status);", nonint,
+                         "    out[i] = r;"])
+    bin_wg, bin_epi = (binning.wg, binning.epi) if binning else (0, 1)
+    if bin_wg and not fn.classify:
+        raise ValueError(f"{fn.name}: no class function to group elements by")
     return template.substitute(
         DEPENDS=", ".join(fn.depends), NAME=kname, SHAPE_PARAMS=shape_params,
-        INPUT_PARAMS=input_params, FLAG_PARAMS=flag_params, INDEX="\n".join(idx), LOADS=loads,
-        CALL=fn.c_call(), ANY_NAN=any_nan, NONINT=nonint, EXTRA_PARAMS=extra_params,
+        INPUT_PARAMS=input_params, FLAG_PARAMS=flag_params, EXTRA_PARAMS=extra_params,
+        ELEMENT=_indent(element, 12 if bin_wg else 8),
+        BIN_WG=bin_wg, BIN_EPI=bin_epi, NCLASS=NCLASS,
+        BIN_INDEX=_indent(index, 20), BIN_LOADS=_indent(loads, 20),
+        EPI_PARAM=", const int epi" if bin_wg else "",
+        CLASS=fn.c_classify() if bin_wg else "0",
     )
+
+
+def _indent(text: str, n: int) -> str:
+    """``text`` with each non-blank line indented by ``n`` spaces instead of its own indent."""
+    return "\n".join(" " * n + line.lstrip() for line in text.splitlines() if line.strip())
+
 
 
 def kernel_source(
-    fn: Fn, ndim: int, names: list[str] | None = None, extra_params: str = ""
+    fn: Fn, ndim: int, names: list[str] | None = None, extra_params: str = "",
+    binning: Binning | None = None,
 ) -> ProgramSource:
     """The assembled program: the minimal subset for ``fn`` (or the units ``names``)."""
     return get_library().program_source(
-        fn.depends if names is None else names, kernel_text(fn, ndim, extra_params),
-        f"kernels/{_TEMPLATE_NAME}.cl[{fn.name}, {ndim}d]",
+        fn.depends if names is None else names, kernel_text(fn, ndim, extra_params, binning),
+        f"kernels/{_TEMPLATE_NAME}.cl[{fn.name}, {ndim}d"
+        + (f", bin {binning.wg}x{binning.epi}]" if binning else "]"),
     )
+
+
+@dataclass(frozen=True)
+class Binning:
+    """Class-grouped launches (``cl/kernels/elementwise.cl``): work-groups of ``wg``
+    work-items, each sorting and computing a tile of up to ``wg * epi`` elements (fewer where a
+    call has too few elements to keep the device busy: :meth:`launch_epi`); on NVIDIA devices
+    built with at most ``maxrreg`` registers per work-item (0: the compiler's choice), so that
+    more warps share a multiprocessor."""
+
+    wg: int
+    epi: int = 1
+    maxrreg: int = 0
+
+    def __post_init__(self) -> None:
+        if self.wg < NCLASS or self.wg & (self.wg - 1) or self.epi < 1 or self.wg * self.epi > 8192:
+            raise ValueError(f"binning: the work-group size must be a power of two >= {NCLASS} "
+                             f"and the tile (work-group size x elements per work-item) at most "
+                             f"8192 elements, not {self.wg} x {self.epi}")
+
+    @classmethod
+    def parse(cls, text: str) -> Binning:
+        """``"WG"``, ``"WGxEPI"`` or ``"WGxEPIrMAXRREG"``."""
+        m = re.fullmatch(r"(\d+)(?:x(\d+))?(?:r(\d+))?", text.strip())
+        if not m:
+            raise ValueError(f"not WGxEPI or WGxEPIrMAXRREG: {text!r}")
+        return cls(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 0))
+
+    def launch_epi(self, n: int, compute_units: int) -> int:
+        """Elements per work-item for a call of ``n`` elements: the largest power of two up to
+        ``epi`` that still gives every compute unit 4 work-groups (larger tiles sort better,
+        but a call of 10^6 elements must not run on a few work-groups)."""
+        e = 1
+        while 2 * e <= self.epi and n >= 2 * e * self.wg * 4 * compute_units:
+            e *= 2
+        return e
+
+    def options(self, bound: _device.BoundDevice) -> tuple[str, ...]:
+        """Build options on ``bound``'s device."""
+        if self.maxrreg and "cl_nv_compiler_options" in bound.device.extensions.split():
+            return (f"-cl-nv-maxrregcount={self.maxrreg}",)
+        return ()
+
+
+#: the class-grouped launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H200)
+DEFAULT_BINNING = Binning(256, 32, 64)
+
+
+def binning(fn: Fn, device_type: str) -> Binning | None:
+    """How ``fn``'s kernel groups elements by class on a device of ``device_type`` (``None``:
+    the plain kernel).  On by default for GPUs, where lanes of a warp run in lock-step;
+    ``DASKCL_BINNING`` overrides it: ``0`` off, ``1`` on for every device (PoCL too), or
+    ``WGxEPI`` (work-group size x elements per work-item) on every device."""
+    if not fn.classify:
+        return None
+    env = os.environ.get("DASKCL_BINNING", "").strip()
+    if env == "0" or (env == "" and device_type != "GPU"):
+        return None
+    if env in ("", "1"):
+        return DEFAULT_BINNING
+    try:
+        return Binning.parse(env)
+    except ValueError as exc:
+        raise ValueError(f"DASKCL_BINNING must be 0, 1 or WGxEPI (e.g. 256x16), not {env!r}: "
+                         f"{exc}") from None
 
 
 class Elementwise:
@@ -173,21 +267,32 @@ class Elementwise:
 
     #: C declarations of kernel parameters after the flags (``", __global const double *t"``)
     extra_params: str = ""
+    #: further build options (benchmarks/tune_nmath.py tries some)
+    options: tuple[str, ...] = ()
+    #: work-group size of the plain kernel on GPUs
+    gpu_wg: int = 256
 
     def __init__(self, fn: Fn) -> None:
         self.fn = fn
         self.kernel_name = f"ew_{fn.name}"
 
+    def binning(self) -> Binning | None:
+        """How the kernel groups elements by class on the bound device (:func:`binning`)."""
+        return binning(self.fn, _device.current().info.type)
+
     def source(self, ndim: int = 1) -> ProgramSource:
         """The assembled program for inputs of ``ndim`` collapsed axes."""
-        return kernel_source(self.fn, ndim, extra_params=self.extra_params)
+        return kernel_source(self.fn, ndim, extra_params=self.extra_params,
+                             binning=self.binning())
 
     def prepare(self, args: tuple[Any, ...]) -> Prepared:
         """Check and broadcast the inputs of one call (:func:`prepare`)."""
         return prepare(self.fn, args)
 
     def program(self, ndim: int = 1) -> _program.BuiltProgram:
-        return _program.build(self.source(ndim))
+        bins = self.binning()
+        extra = bins.options(_device.current()) if bins else ()
+        return _program.build(self.source(ndim), self.options + extra)
 
     def enqueue(
         self, prep: Prepared, buffers: list[Any], out: Any, status: Any,
@@ -206,9 +311,16 @@ class Elementwise:
             args += [np.int64(s) for s in prep.strides[j]]
         args += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
         args += list(prep.extra)
-        if bound.info.type == "GPU":
-            local: tuple[int, ...] | None = (256,)
-            gsize = -(-n // 256) * 256
+        bins = self.binning()
+        local: tuple[int, ...] | None
+        if bins:
+            epi = bins.launch_epi(n, bound.info.compute_units)
+            args.append(np.int32(epi))
+            local = (bins.wg,)
+            gsize = -(-n // (bins.wg * epi)) * bins.wg
+        elif bound.info.type == "GPU":
+            local = (self.gpu_wg,)
+            gsize = -(-n // self.gpu_wg) * self.gpu_wg
         else:
             local, gsize = None, n
         with lock:

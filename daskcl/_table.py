@@ -21,6 +21,9 @@ FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
     "s": (),
 }
 
+#: classes a row's ``classify`` function may return (0 .. NCLASS - 1)
+NCLASS = 64
+
 _FLAG_DEFAULTS = {"log": False, "lower_tail": True, "log_p": False}
 
 
@@ -52,6 +55,11 @@ class Fn:
         ``"module:Class"`` of the implementation when it is not the generic
         :class:`daskcl._elementwise.Elementwise` (a subclass with per-call device data, e.g.
         ``"daskcl._counts:CountTables"`` for the Wilcoxon and signed-rank rows).
+    classify
+        C function (same arguments as ``csym``, returning an ``int`` below
+        :data:`NCLASS`) that tells which of its methods the function takes for an element; on
+        GPUs the kernel groups the elements of a work-group by it (see
+        ``cl/kernels/elementwise.cl``).  It orders work only; results do not depend on it.
     """
 
     name: str
@@ -63,6 +71,7 @@ class Fn:
     nonint: tuple[str, ...] = ()
     call: str | None = None
     impl: str = ""
+    classify: str = ""
     flags: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -93,5 +102,11 @@ class Fn:
         """The C expression the kernel evaluates for one element."""
         if self.call is not None:
             return self.call
-        params = [f"a{i}" for i in range(len(self.args))] + [c for _, c in self.flags]
-        return f"{self.csym}({', '.join(params)})"
+        return f"{self.csym}({self._c_params()})"
+
+    def c_classify(self) -> str:
+        """The C expression of an element's class (``classify`` rows only)."""
+        return f"{self.classify}({self._c_params()})"
+
+    def _c_params(self) -> str:
+        return ", ".join([f"a{i}" for i in range(len(self.args))] + [c for _, c in self.flags])

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: pbeta_raw, pbeta
+// @provides: pbeta_raw, pbeta, pbeta_class
 // @depends: toms708, dpq, rmath_utils
 // @source: the beta distribution function I_x(a, b) by DiDonato & Morris (1992), ACM TOMS 708
 //          (bratio, in toms708.cl), with R's limit cases: a = 0 or b = 0 or infinite shapes are
@@ -36,4 +36,16 @@ double pbeta(double x, double a, double b, int lower_tail, int log_p)
         return R_DT_0;
     // x >= 1 goes through pbeta_raw's limit cases first, as in R (pbeta(1, a, 0) is 0)
     return pbeta_raw(x, a, b, lower_tail, log_p);
+}
+
+// The class functions (*_class) return which of the unit's methods an element takes, as a small
+// integer (0: invalid, NaN or trivial arguments): the elementwise kernel groups the elements of
+// a work-group by it, so that the work-items of a GPU warp run one method at a time instead of
+// every method present in the warp (cl/kernels/elementwise.cl).  They only order work: no
+// result depends on them.
+int pbeta_class(double x, double a, double b, int lower_tail, int log_p)
+{
+    if (!(x > 0.0) || !(x < 1.0) || !isfinite(a) || !isfinite(b))
+        return 0;
+    return bratio_class(a, b, x, 0.5 - x + 0.5, log_p);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: pbinom
+// @provides: pbinom, pbinom_class
 // @depends: pbeta, dpq, rmath_utils
 // @source: Abramowitz & Stegun 26.5.24: P[X <= x] = I_{1-p}(n - x, x + 1) = 1 - I_p(x + 1, n - x)
 //          for X ~ Binomial(n, p), by the incomplete beta function of pbeta (Didonato & Morris,
@@ -26,4 +26,16 @@ double pbinom(double x, double n, double p, int lower_tail, int log_p)
     if (n <= x)
         return R_DT_1;
     return pbeta(p, x + 1, n - x, !lower_tail, log_p);
+}
+
+// pbinom's pbeta method (class functions: see pbeta.cl)
+int pbinom_class(double x, double n, double p, int lower_tail, int log_p)
+{
+    if (!isfinite(x) || !isfinite(n) || !(p >= 0.0 && p <= 1.0) || n < 0 || x < 0)
+        return 0;
+    n = R_forceint(n);
+    x = floor(x + 1e-7);
+    if (n <= x)
+        return 0;
+    return pbeta_class(p, x + 1, n - x, !lower_tail, log_p);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: pf
+// @provides: pf, pf_class
 // @depends: pbeta, pchisq, dpq
 // @source: P(F <= x) = I_{m x / (n + m x)}(m/2, n/2) (Abramowitz & Stegun 26.6.2), by TOMS 708
 //          (pbeta), taking the complementary argument when m x > n so that the first argument
@@ -32,4 +32,15 @@ double pf(double x, double df1, double df2, int lower_tail, int log_p)
     else
         x = pbeta(df1 * x / (df2 + df1 * x), df1 / 2., df2 / 2., lower_tail, log_p);
     return isnan(x) ? ML_NAN : x;
+}
+
+// pf's pbeta method (class functions: see pbeta.cl); the pchisq limits are class 0
+int pf_class(double x, double df1, double df2, int lower_tail, int log_p)
+{
+    if (!(x > 0.0) || !(df1 > 0.0) || !(df2 > 0.0) || !isfinite(x) || !isfinite(df1)
+        || !isfinite(df2))
+        return 0;
+    if (df1 * x > df2)
+        return pbeta_class(df2 / (df2 + df1 * x), df2 / 2., df1 / 2., !lower_tail, log_p);
+    return pbeta_class(df1 * x / (df2 + df1 * x), df1 / 2., df2 / 2., lower_tail, log_p);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: pgamma_raw, pgamma
+// @provides: pgamma_raw, pgamma, pgamma_raw_class, pgamma_class
 // @depends: dpois, lgammafn, lgamma1p, log1pmx, dnorm, pnorm, dpq, rmath_constants, rmath_utils
 // @source: M. Welinder (2004/2005), "pgamma: the regularised incomplete gamma function", the
 //          algorithm R has used since 2.1 (R bug reports PR#7307): Abramowitz & Stegun 6.5.29
@@ -263,11 +263,15 @@ static inline double pgamma_raw_core(double x, double alph, int lower_tail, int 
 
 double pgamma_raw(double x, double alph, int lower_tail, int log_p)
 {
-    double res = pgamma_raw_core(x, alph, lower_tail, log_p);
-    // underflow costs accuracy close to DBL_MIN: redo such results on the log scale
-    if (!log_p && res < DBL_MIN / DBL_EPSILON)
-        return exp(pgamma_raw_core(x, alph, lower_tail, 1));
-    return res;
+    // underflow costs accuracy close to DBL_MIN: redo such results on the log scale.  A loop
+    // rather than two calls, so that the core is inlined once (half the code on a GPU).
+    for (int lg = log_p;; lg = 1) {
+        const double res = pgamma_raw_core(x, alph, lower_tail, lg);
+        if (lg && !log_p)
+            return exp(res);
+        if (log_p || !(res < DBL_MIN / DBL_EPSILON))
+            return res;
+    }
 }
 
 double pgamma(double x, double alph, double scale, int lower_tail, int log_p)
@@ -282,6 +286,26 @@ double pgamma(double x, double alph, double scale, int lower_tail, int log_p)
     if (alph == 0.) // the limit: all mass at 0
         return (x <= 0) ? R_DT_0 : R_DT_1;
     return pgamma_raw(x, alph, lower_tail, log_p);
+}
+
+// The method pgamma_raw_core takes (class functions: see pbeta.cl): 1 series in x, 2 upper
+// series, 3 continued fraction, 4 lower series, 5 Temme's expansion; 0 invalid or trivial.
+int pgamma_raw_class(double x, double alph)
+{
+    if (!(x > 0.0) || !isfinite(x) || !(alph > 0.0) || !isfinite(alph))
+        return 0;
+    if (x < 1)
+        return 1;
+    if (x <= alph - 1 && x < 0.8 * (alph + 50))
+        return 2;
+    if (alph - 1 < x && alph < 0.8 * (x + 50))
+        return (alph < 1) ? 3 : 4;
+    return 5;
+}
+
+int pgamma_class(double x, double alph, double scale, int lower_tail, int log_p)
+{
+    return (scale > 0.0) ? pgamma_raw_class(x / scale, alph) : 0;
 }
 
 #undef PGAMMA_M_CUTOFF

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: pnbinom, pnbinom_mu
+// @provides: pnbinom, pnbinom_mu, pnbinom_class, pnbinom_mu_class
 // @depends: pbeta, toms708, ppois, dpq, rmath_utils
 // @source: P[X <= x] = I_p(n, x + 1) for X ~ NegBinomial(n, p) (Johnson, Kemp & Kotz, Univariate
 //          Discrete Distributions, 5.31), by the incomplete beta function of Didonato & Morris
@@ -52,4 +52,19 @@ double pnbinom_mu(double x, double size, double mu, int lower_tail, int log_p)
     int ierr;
     bratio(size, x + 1, size / (size + mu), mu / (size + mu), &w, &wc, &ierr, log_p);
     return lower_tail ? w : wc;
+}
+
+// the pbeta (bratio) methods of pnbinom and pnbinom_mu (class functions: see pbeta.cl)
+int pnbinom_class(double x, double size, double prob, int lower_tail, int log_p)
+{
+    if (!isfinite(x) || !isfinite(size) || !(size > 0) || !(prob > 0 && prob <= 1) || x < 0)
+        return 0;
+    return pbeta_class(prob, size, floor(x + 1e-7) + 1, lower_tail, log_p);
+}
+
+int pnbinom_mu_class(double x, double size, double mu, int lower_tail, int log_p)
+{
+    if (!isfinite(x) || !isfinite(size) || !isfinite(mu) || !(size > 0) || !(mu >= 0) || x < 0)
+        return 0;
+    return bratio_class(size, floor(x + 1e-7) + 1, size / (size + mu), mu / (size + mu), log_p);
 }

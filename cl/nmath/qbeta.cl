@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: qbeta
-// @depends: pbeta, lbeta, dpq, rmath_utils
+// @provides: qbeta, qbeta_class
+// @depends: pbeta, lbeta, qnorm, dpq, rmath_utils
 // @source: G. W. Cran, K. J. Martin & G. E. Thomas (1977), "Remark AS R19 and Algorithm AS 109:
 //          A remark on Algorithms AS 63 and AS 64", Appl. Statist. 26, 111-114;
 //          K. L. Majumder & G. P. Bhattacharjee (1973), "Algorithm AS 64: Inverse of the
@@ -356,3 +356,16 @@ double qbeta(double alpha, double p, double q, int lower_tail, int log_p)
 #undef QBETA_acu_min
 #undef QBETA_p_lo
 #undef QBETA_p_hi
+
+// The method of pbeta at the quantile (class functions: see pbeta.cl), which qbeta's Newton
+// steps take: at the normal approximation of the quantile (mean and standard deviation of the
+// beta distribution), kept inside (0, 1).
+int qbeta_class(double alpha, double p, double q, int lower_tail, int log_p)
+{
+    if (isnan(alpha) || !(p > 0.0) || !(q > 0.0) || !isfinite(p) || !isfinite(q)
+        || (log_p ? !(alpha < 0.0) : !(alpha > 0.0 && alpha < 1.0)))
+        return 0;
+    const double z = qnorm5(alpha, 0., 1., lower_tail, log_p), s = p + q;
+    const double x = p / s + z * sqrt(p * q / (s * s * (s + 1.)));
+    return pbeta_class(fmin(fmax(x, 1e-300), 1. - DBL_EPSILON), p, q, 1, 0);
+}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: qchisq_appr, qgamma
+// @provides: qchisq_appr, qgamma, qgamma_class
 // @depends: pgamma, dgamma, qnorm, lgammafn, lgamma1p, dpq, rmath_utils
 // @source: D. J. Best & D. E. Roberts (1975), "Algorithm AS 91: The percentage points of the
 //          chi-squared distribution", Appl. Statist. 24, 385-388 (starting value and its
@@ -150,3 +150,15 @@ double qgamma(double p, double alpha, double scale, int lower_tail, int log_p)
     }
     return x;
 }
+// The method of pgamma at the quantile (class functions: see pbeta.cl), which most of qgamma's
+// Newton steps take: at the Wilson-Hilferty approximation of the quantile.
+int qgamma_class(double p, double alpha, double scale, int lower_tail, int log_p)
+{
+    if (isnan(p) || !(alpha > 0.0) || !isfinite(alpha) || !(scale > 0.0)
+        || (log_p ? !(p < 0.0) : !(p > 0.0 && p < 1.0)))
+        return 0;
+    const double z = qnorm5(p, 0., 1., lower_tail, log_p), c = 1. / (9. * alpha);
+    const double w = 1. - c + z * sqrt(c);
+    return pgamma_raw_class(fmax(alpha * w * w * w, DBL_MIN), alpha);
+}
+

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: bratio
+// @provides: bratio, bratio_class
 // @depends: logspace, dpq, rmath_constants, rmath_utils
 // @source: A. R. DiDonato & A. H. Morris, Jr. (1992), "Algorithm 708: Significant digit
 //          computation of the incomplete beta function ratios", ACM TOMS 18(3), 360-373;
@@ -1160,6 +1160,84 @@ static inline double t708_basym(double a, double b, double lambda, double eps, i
 #define T708_BUP_BGRAT 8 // w1 = bup(b0, a0, y0, x0, 20) + bgrat(b0 + 20, a0, y0, x0)
 #define T708_L140 9      // w  = bup(fractional b0, ...) + bpser or (bup +) bgrat
 
+// The method bratio uses for (a, b, x, y) (a, b > 0 finite-or-infinite, 0 < x < 1, eps as in
+// bratio), and the arguments it applies it to: (a0, b0, x0, y0) is (a, b, x, y) or, where
+// *do_swap, the swapped (b, a, y, x).  Shared by bratio and bratio_class.
+static inline int t708_select(double a, double b, double x, double y, double eps, int log_p,
+                              double *a0_, double *b0_, double *x0_, double *y0_,
+                              double *lambda_, int *do_swap_)
+{
+    int do_swap, method;
+    double a0, b0, x0, y0, lambda = 0.;
+    if (fmin(a, b) <= 1.) {
+        // a <= 1 or b <= 1
+        do_swap = (x > 0.5);
+        if (do_swap) {
+            a0 = b; x0 = y; b0 = a; y0 = x;
+        } else {
+            a0 = a; x0 = x; b0 = b; y0 = y;
+        }
+        // now x0 <= 1/2 <= y0
+        if (b0 < fmin(eps, eps * a0)) {
+            method = T708_FPSER;
+        } else if (a0 < fmin(eps, eps * b0) && b0 * x0 <= 1.0) {
+            method = T708_APSER;
+        } else if (fmax(a0, b0) > 1.0) {
+            // min(a, b) <= 1 < max(a, b)
+            if (b0 <= 1.0)
+                method = T708_W_BPSER;
+            else if (x0 >= 0.29) // was 0.3 in Alg. 708 (R's PR#13786)
+                method = T708_W1_BPSER;
+            else if (x0 < 0.1 && pow(x0 * b0, a0) <= 0.7)
+                method = T708_W_BPSER;
+            else if (b0 > 15.0)
+                method = T708_BGRAT_W1;
+            else
+                method = T708_BUP_BGRAT;
+        } else {
+            // a, b <= 1
+            if (a0 >= fmin(0.2, b0))
+                method = T708_W_BPSER;
+            else if (pow(x0, a0) <= 0.9)
+                method = T708_W_BPSER;
+            else if (x0 >= 0.3)
+                method = T708_W1_BPSER;
+            else
+                method = T708_BUP_BGRAT;
+        }
+    } else {
+        // a, b > 1: lambda = (a + b) y - b = a - (a + b) x, in its more accurate form
+        lambda = isfinite(a + b) ? ((a > b) ? (a + b) * y - b : a - (a + b) * x)
+                                 : a * y - b * x;
+        do_swap = (lambda < 0.0);
+        if (do_swap) {
+            lambda = -lambda;
+            a0 = b; x0 = y; b0 = a; y0 = x;
+        } else {
+            a0 = a; x0 = x; b0 = b; y0 = y;
+        }
+        if (b0 < 40.0) {
+            if (b0 * x0 <= 0.7 || (log_p && lambda > 650.))
+                method = T708_W_BPSER;
+            else
+                method = T708_L140;
+        } else if (a0 > b0) { // a0 > b0 >= 40
+            method = (b0 <= 100.0 || lambda > b0 * 0.03) ? T708_BFRAC : T708_BASYM;
+        } else if (a0 <= 100.0) {
+            method = T708_BFRAC;
+        } else if (lambda > a0 * 0.03) {
+            method = T708_BFRAC;
+        } else {
+            method = T708_BASYM;
+        }
+    }
+
+    *a0_ = a0; *b0_ = b0; *x0_ = x0; *y0_ = y0;
+    *lambda_ = lambda;
+    *do_swap_ = do_swap;
+    return method;
+}
+
 void bratio(double a, double b, double x, double y, double *w, double *w1, int *ierr,
             int log_p)
 {
@@ -1242,70 +1320,9 @@ void bratio(double a, double b, double x, double y, double *w, double *w1, int *
     }
 
     // choose the method; (a0, b0, x0, y0) is (a, b, x, y) or the swapped (b, a, y, x)
-    int do_swap, method;
-    double a0, b0, x0, y0, lambda = 0.;
-    if (fmin(a, b) <= 1.) {
-        // a <= 1 or b <= 1
-        do_swap = (x > 0.5);
-        if (do_swap) {
-            a0 = b; x0 = y; b0 = a; y0 = x;
-        } else {
-            a0 = a; x0 = x; b0 = b; y0 = y;
-        }
-        // now x0 <= 1/2 <= y0
-        if (b0 < fmin(eps, eps * a0)) {
-            method = T708_FPSER;
-        } else if (a0 < fmin(eps, eps * b0) && b0 * x0 <= 1.0) {
-            method = T708_APSER;
-        } else if (fmax(a0, b0) > 1.0) {
-            // min(a, b) <= 1 < max(a, b)
-            if (b0 <= 1.0)
-                method = T708_W_BPSER;
-            else if (x0 >= 0.29) // was 0.3 in Alg. 708 (R's PR#13786)
-                method = T708_W1_BPSER;
-            else if (x0 < 0.1 && pow(x0 * b0, a0) <= 0.7)
-                method = T708_W_BPSER;
-            else if (b0 > 15.0)
-                method = T708_BGRAT_W1;
-            else
-                method = T708_BUP_BGRAT;
-        } else {
-            // a, b <= 1
-            if (a0 >= fmin(0.2, b0))
-                method = T708_W_BPSER;
-            else if (pow(x0, a0) <= 0.9)
-                method = T708_W_BPSER;
-            else if (x0 >= 0.3)
-                method = T708_W1_BPSER;
-            else
-                method = T708_BUP_BGRAT;
-        }
-    } else {
-        // a, b > 1: lambda = (a + b) y - b = a - (a + b) x, in its more accurate form
-        lambda = isfinite(a + b) ? ((a > b) ? (a + b) * y - b : a - (a + b) * x)
-                                 : a * y - b * x;
-        do_swap = (lambda < 0.0);
-        if (do_swap) {
-            lambda = -lambda;
-            a0 = b; x0 = y; b0 = a; y0 = x;
-        } else {
-            a0 = a; x0 = x; b0 = b; y0 = y;
-        }
-        if (b0 < 40.0) {
-            if (b0 * x0 <= 0.7 || (log_p && lambda > 650.))
-                method = T708_W_BPSER;
-            else
-                method = T708_L140;
-        } else if (a0 > b0) { // a0 > b0 >= 40
-            method = (b0 <= 100.0 || lambda > b0 * 0.03) ? T708_BFRAC : T708_BASYM;
-        } else if (a0 <= 100.0) {
-            method = T708_BFRAC;
-        } else if (lambda > a0 * 0.03) {
-            method = T708_BFRAC;
-        } else {
-            method = T708_BASYM;
-        }
-    }
+    int do_swap;
+    double a0, b0, x0, y0, lambda;
+    int method = t708_select(a, b, x, y, eps, log_p, &a0, &b0, &x0, &y0, &lambda, &do_swap);
 
     // evaluate; `from` says on which scale the result is: 0 both w, w1 final;
     // 1 natural w; 2 natural w1; 3 log w1
@@ -1407,6 +1424,37 @@ void bratio(double a, double b, double x, double y, double *w, double *w1, int *
         *w = *w1;
         *w1 = t;
     }
+}
+
+// bratio's method for (a, b, x, y) (see the note on class functions in pbeta.cl), as
+// 4 method + bucket: method 1-9 the T708_* methods, 10 for T708_L140 by bgrat (x0 > 0.7), 0
+// where bratio returns at once; the bucket (0-3) orders the elements of one method by the
+// length of its loops.  The power series of bpser(a, b, x) alternates while n < b and then
+// needs about log(eps) / log(x) more terms; L140 adds bup's int(b0) terms; the continued
+// fraction is bucketed by min(a0, b0).  Classes 0 .. 43.
+int bratio_class(double a, double b, double x, double y, int log_p)
+{
+    const double eps = fmax(DBL_EPSILON, 1e-15);   // as bratio
+    if (!(a > 0.0) || !(b > 0.0) || !(x > 0.0) || !(y > 0.0) || fmax(a, b) < eps * .001)
+        return 0;
+    double a0, b0, x0, y0, lambda;
+    int do_swap;
+    const int m = t708_select(a, b, x, y, eps, log_p, &a0, &b0, &x0, &y0, &lambda, &do_swap);
+    double v = 0.0, v1 = 25.0, v2 = 45.0, v3 = 70.0;    // terms
+    if (m == T708_W_BPSER)
+        v = b0 + 34.5 / -log(x0);                        // log(1e-15) = -34.5
+    else if (m == T708_W1_BPSER)
+        v = a0 + 34.5 / -log(y0);
+    else if (m == T708_L140)
+        v = floor(b0) + 34.5 / -log(x0);
+    else if (m == T708_BFRAC) {
+        v = fmin(a0, b0);
+        v1 = 20.0;
+        v2 = 45.0;
+        v3 = 100.0;
+    }
+    const int bucket = (v >= v1) + (v >= v2) + (v >= v3);
+    return 4 * ((m == T708_L140 && x0 > 0.7) ? 10 : m) + bucket;
 }
 
 #undef T708_NUM_IT
