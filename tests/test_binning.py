@@ -145,7 +145,8 @@ def test_binning_defaults_and_overrides(monkeypatch):
 def test_tiles_shrink_for_small_calls():
     b = Binning(256, 32)
     assert b.launch_epi(1 << 24, 132) == 32      # 16M elements: full tiles, 2048 work-groups
-    assert b.launch_epi(1_000_000, 132) == 2     # 1M: tiles of 512, 1954 work-groups
-    assert b.launch_epi(1 << 21, 132) == 4       # a pipelined slab: tiles of 1024
+    assert b.launch_epi(1_000_000, 132) == 4     # 1M: tiles of 1024, 977 work-groups
+    assert b.launch_epi(1 << 21, 132) == 8       # a pipelined slab: 1024 work-groups
+    assert b.launch_epi(1 << 22, 132) == 16
     assert b.launch_epi(1000, 132) == 1
     assert Binning(64, 4).launch_epi(1 << 30, 1) == 4
