@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write
 
 from daskcl import program
-from daskcl._elementwise import Elementwise, kernel_source
+from daskcl._elementwise import Binning, Elementwise, kernel_source
 from daskcl._nmath_table import ROWS
 from daskcl.library import ProgramSource, get_library
 
@@ -38,8 +38,8 @@ from daskcl.library import ProgramSource, get_library
 class WholeLibrary(Elementwise):
     """The same kernel, but in a program that holds every nmath unit."""
 
-    def source(self, ndim: int = 1) -> ProgramSource:
-        return kernel_source(self.fn, ndim, list(get_library().units))
+    def _source(self, ndim: int, bins: Binning | None) -> ProgramSource:
+        return kernel_source(self.fn, ndim, list(get_library().units), binning=bins)
 
 
 def make(name: str, variant: str) -> Elementwise:

@@ -29,7 +29,6 @@ from ._table import NCLASS, Fn
 from .library import ProgramSource, get_library
 
 _SLAB = 1 << 21            # elements per slab of the pipelined path (16 MiB per array)
-
 _staging_lock = threading.Lock()
 
 __all__ = [
@@ -179,7 +178,6 @@ def _indent(text: str, n: int) -> str:
     return "\n".join(" " * n + line.lstrip() for line in text.splitlines() if line.strip())
 
 
-
 def kernel_source(
     fn: Fn, ndim: int, names: list[str] | None = None, extra_params: str = "",
     binning: Binning | None = None,
@@ -229,9 +227,18 @@ class Binning:
 
     def options(self, bound: _device.BoundDevice) -> tuple[str, ...]:
         """Build options on ``bound``'s device."""
-        if self.maxrreg and "cl_nv_compiler_options" in bound.device.extensions.split():
+        if self.maxrreg and _nv_compiler_options(bound):
             return (f"-cl-nv-maxrregcount={self.maxrreg}",)
         return ()
+
+
+def _nv_compiler_options(bound: _device.BoundDevice) -> bool:
+    """Whether the device takes NVIDIA's ``-cl-nv-*`` build options (asked once per device)."""
+    known: bool | None = bound.__dict__.get("_nv_compiler_options")
+    if known is None:
+        known = "cl_nv_compiler_options" in bound.device.extensions.split()
+        bound.__dict__["_nv_compiler_options"] = known
+    return known
 
 
 #: the class-grouped launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H200)
@@ -282,17 +289,23 @@ class Elementwise:
 
     def source(self, ndim: int = 1) -> ProgramSource:
         """The assembled program for inputs of ``ndim`` collapsed axes."""
-        return kernel_source(self.fn, ndim, extra_params=self.extra_params,
-                             binning=self.binning())
+        return self._source(ndim, self.binning())
+
+    def _source(self, ndim: int, bins: Binning | None) -> ProgramSource:
+        """The program for ``ndim`` axes and grouping ``bins`` (subclasses may override it:
+        benchmarks/bench_build.py builds the whole library)."""
+        return kernel_source(self.fn, ndim, extra_params=self.extra_params, binning=bins)
 
     def prepare(self, args: tuple[Any, ...]) -> Prepared:
         """Check and broadcast the inputs of one call (:func:`prepare`)."""
         return prepare(self.fn, args)
 
     def program(self, ndim: int = 1) -> _program.BuiltProgram:
-        bins = self.binning()
+        return self._program(ndim, self.binning())
+
+    def _program(self, ndim: int, bins: Binning | None) -> _program.BuiltProgram:
         extra = bins.options(_device.current()) if bins else ()
-        return _program.build(self.source(ndim), self.options + extra)
+        return _program.build(self._source(ndim, bins), self.options + extra)
 
     def enqueue(
         self, prep: Prepared, buffers: list[Any], out: Any, status: Any,
@@ -301,7 +314,8 @@ class Elementwise:
         """Launch the kernel on device buffers (``buffers[j]`` is None for scalar inputs)."""
         bound = _device.current()
         queue = queue if queue is not None else bound.queue
-        kernel, lock = self.program(len(prep.dims)).kernel(self.kernel_name)
+        bins = self.binning()
+        kernel, lock = self._program(len(prep.dims), bins).kernel(self.kernel_name)
         n = prep.size
         args: list[Any] = [np.int64(n), out, status]
         args += [np.int64(d) for d in prep.dims[1:]]
@@ -311,7 +325,6 @@ class Elementwise:
             args += [np.int64(s) for s in prep.strides[j]]
         args += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
         args += list(prep.extra)
-        bins = self.binning()
         local: tuple[int, ...] | None
         if bins:
             epi = bins.launch_epi(n, bound.info.compute_units)
