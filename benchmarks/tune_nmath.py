@@ -5,9 +5,10 @@ For each function, the kernel alone (inputs on the device, OpenCL event timing, 
 ``bench_nmath.py``'s issue-3/issue-4 cases) under several variants:
 
 - ``plainWG``: one element per work-item, work-groups of WG (256 is daskcl's default on GPUs);
-- ``binWGxEPI``: the class-grouped kernel (``cl/kernels/elementwise.cl``: a work-group of WG
-  sorts a tile of WG x EPI elements by the method the function takes for them, so that a warp
-  runs one method), for rows with a class function;
+- ``sortWGxEPI``: the launch sorted by class (``cl/kernels/elementwise.cl``: the element
+  indices of the whole launch counting-sorted by the method the function takes for them, in
+  blocks of WG x EPI, then computed in that order by work-groups of WG, so that a warp and the
+  whole device run one method at a time), for rows with a class function;
 - ``-rN``: built with ``-cl-nv-maxrregcount=N`` (NVIDIA only): fewer registers per work-item,
   more warps per multiprocessor, possibly spills.
 
@@ -36,20 +37,20 @@ DEFAULT = "pgamma,pchisq,ppois,pbeta,pf,pbinom,pnbinom,qgamma,qbeta"
 SLOW = {"qgamma": 4, "qbeta": 8}     # n divided by this for the slow quantile functions
 
 
-DEFAULT_VARIANTS = ("plain256,plain128,plain256-r64,bin256x1,bin256x16,bin256x16r64,bin128x32r64,"
-                    "bin256x8r64,bin256x16r96,bin512x8r64")
+DEFAULT_VARIANTS = ("plain256,plain256-r64,sort256x32,sort256x32r64,sort128x32r64,sort512x16r64,"
+                    "sort256x32r80,sort256x32r48")
 
 
 def variants(nvidia: bool, classify: bool, only: str | None = None
              ) -> list[tuple[str, Any, int, tuple[str, ...]]]:
     """(name, Binning or None, plain work-group size, build options) of the variants named in
-    ``only`` (comma-separated ``plainWG`` or ``binWGxEPI``, each optionally ``-rN``); bin
+    ``only`` (comma-separated ``plainWG`` or ``sortWGxEPI``, each optionally ``-rN``); sort
     variants are dropped for rows without a class function, ``-rN`` ones off NVIDIA."""
     from daskcl._elementwise import Binning
 
     out = []
     for v in (only or DEFAULT_VARIANTS).split(","):
-        m = re.fullmatch(r"(plain(\d+)|bin(\d+x\d+(?:r\d+)?))(?:-r(\d+))?", v)
+        m = re.fullmatch(r"(plain(\d+)|sort(\d+x\d+(?:r\d+)?))(?:-r(\d+))?", v)
         if not m:
             raise SystemExit(f"unknown variant {v!r}")
         if (m.group(3) and not classify) or (m.group(4) and not nvidia):
@@ -92,25 +93,33 @@ def kernel_run(impl: Any, inputs: tuple[Any, ...], repeat: int) -> tuple[float, 
     cl.enqueue_fill_buffer(bound.queue, status, np.int32(0), 0, 8)
     times = []
     for _ in range(repeat + 1):
-        ev = impl.enqueue(prep, bufs, out, status, fn.flag_defaults)
-        ev.wait()
-        times.append((ev.profile.end - ev.profile.start) * 1e-9)
+        evs: list[Any] = []                # a sorted launch is several kernels
+        impl.enqueue(prep, bufs, out, status, fn.flag_defaults, events=evs)
+        evs[-1].wait()
+        times.append((evs[-1].profile.end - evs[0].profile.start) * 1e-9)
     res = np.empty(prep.size)
     cl.enqueue_copy(bound.queue, res, out)
     bound.queue.finish()
     return float(np.median(times[1:])), res
 
 
-def by_class(fn: Any, inputs: tuple[Any, ...], repeat: int) -> list[dict[str, Any]]:
-    """The plain kernel's cost per element on the elements of each class alone, and each
-    class's share of the elements and of the time: which of a function's methods costs most."""
+def classes_of(fn: Any, inputs: tuple[Any, ...]) -> np.ndarray:
+    """The row's class function on the inputs (the method each element takes)."""
     import dataclasses
 
     from daskcl._elementwise import Elementwise
 
     cls_fn = dataclasses.replace(fn, call=f"(double){fn.c_classify()}", classify="")
-    classes = Elementwise(cls_fn)(*inputs, *(fn.defaults.get(a, 0.0)
-                                             for a in fn.arg_names[len(inputs):]))
+    return np.asarray(Elementwise(cls_fn)(*inputs, *(fn.defaults.get(a, 0.0)
+                                                     for a in fn.arg_names[len(inputs):])))
+
+
+def by_class(fn: Any, inputs: tuple[Any, ...], repeat: int) -> list[dict[str, Any]]:
+    """The plain kernel's cost per element on the elements of each class alone, and each
+    class's share of the elements and of the time: which of a function's methods costs most."""
+    from daskcl._elementwise import Elementwise
+
+    classes = classes_of(fn, inputs)
     plain = Elementwise(fn)
     plain.binning = lambda: None   # type: ignore[method-assign]
     rows = []
@@ -136,6 +145,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--by-class", action="store_true",
                     help="time each class of a classified function's elements alone")
+    ap.add_argument("--presort", action="store_true",
+                    help="also time every variant on the inputs sorted by class on the host "
+                         "(the whole array in method order, not tile by tile)")
     ap.add_argument("--variants", help="comma-separated variant names (default: all)")
     ap.add_argument("--out", help="JSON result file (default benchmarks/results/tune-<type>.json)")
     args = ap.parse_args()
@@ -165,6 +177,11 @@ def main() -> None:
         base_s = None
         if args.by_class and fn.classify:
             rows += by_class(fn, inputs, args.repeat)
+        perm = None
+        if args.presort and fn.classify:
+            perm = np.argsort(classes_of(fn, inputs), kind="stable")
+            sorted_inputs = tuple(a[perm] if isinstance(a, np.ndarray) and a.shape == (n,)
+                                  else a for a in inputs)
         for vname, bins, pwg, opts in variants(nvidia, bool(fn.classify), args.variants):
 
             class Variant(Elementwise):
@@ -194,6 +211,15 @@ def main() -> None:
                 row["cupy_Gel_s"] = n / cupy_s / 1e9
             rows.append(row)
             print(table([row], list(row)), flush=True)
+            if perm is not None:
+                ts, res_s = kernel_run(impl, sorted_inputs, args.repeat)
+                row = {"function": name, "variant": vname + "+presort", "n": n,
+                       "kernel_s": ts, "Gel_s": n / ts / 1e9, "vs_plain256": base_s / ts,
+                       "identical": bool(np.array_equal(res_s, ref[perm], equal_nan=True))}
+                if cupy_s:
+                    row["vs_cupy"] = cupy_s / ts
+                rows.append(row)
+                print(table([row], list(row)), flush=True)
     cols = ["function", "variant", "Gel_s", "vs_plain256", "vs_cupy", "regs", "stack_B",
             "spill_st_B", "identical"]
     print(table(rows, cols))

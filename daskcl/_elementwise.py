@@ -127,9 +127,9 @@ def kernel_text(fn: Fn, ndim: int, extra_params: str = "", binning: Binning | No
 
     ``extra_params`` (C text starting with ``", "``) declares kernel parameters after the flags,
     which the row's ``call`` may use (see :class:`Elementwise.extra_params`).  ``binning``
-    (rows with ``classify`` only) groups the elements of each work-group's tile by class; the
-    kernel then runs only with work-groups of exactly ``binning.wg`` work-items, each for
-    ``binning.epi`` elements.
+    (rows with ``classify`` only) adds the kernels that sort the elements by class, and the
+    computing kernel then takes the sorted order (:meth:`Elementwise.enqueue`); they run only
+    with work-groups of exactly ``binning.wg`` work-items.
     """
     lib = get_library()
     template = string.Template(lib.read(f"kernels/{_TEMPLATE_NAME}.cl"))
@@ -159,17 +159,15 @@ def kernel_text(fn: Fn, ndim: int, extra_params: str = "", binning: Binning | No
     element = "\n".join([index, loads, f"    const double r = {fn.c_call()};",
                          f"    if (isnan(r) && !({any_nan})) atomic_inc(status);", nonint,
                          "    out[i] = r;"])
-    bin_wg, bin_epi = (binning.wg, binning.epi) if binning else (0, 1)
-    if bin_wg and not fn.classify:
+    sort_wg = binning.wg if binning else 0
+    if sort_wg and not fn.classify:
         raise ValueError(f"{fn.name}: no class function to group elements by")
     return template.substitute(
         DEPENDS=", ".join(fn.depends), NAME=kname, SHAPE_PARAMS=shape_params,
         INPUT_PARAMS=input_params, FLAG_PARAMS=flag_params, EXTRA_PARAMS=extra_params,
-        ELEMENT=_indent(element, 12 if bin_wg else 8),
-        BIN_WG=bin_wg, BIN_EPI=bin_epi, NCLASS=NCLASS,
-        BIN_INDEX=_indent(index, 20), BIN_LOADS=_indent(loads, 20),
-        EPI_PARAM=", const int epi" if bin_wg else "",
-        CLASS=fn.c_classify() if bin_wg else "0",
+        ELEMENT=_indent(element, 8), SORT=sort_wg, NCLASS=NCLASS,
+        SORT_INDEX=_indent(index, 12), SORT_LOADS=_indent(loads, 12),
+        CLASS=fn.c_classify() if sort_wg else "0",
     )
 
 
@@ -186,27 +184,26 @@ def kernel_source(
     return get_library().program_source(
         fn.depends if names is None else names, kernel_text(fn, ndim, extra_params, binning),
         f"kernels/{_TEMPLATE_NAME}.cl[{fn.name}, {ndim}d"
-        + (f", bin {binning.wg}x{binning.epi}]" if binning else "]"),
+        + (f", sorted {binning.wg}]" if binning else "]"),
     )
 
 
 @dataclass(frozen=True)
 class Binning:
-    """Class-grouped launches (``cl/kernels/elementwise.cl``): work-groups of ``wg``
-    work-items, each sorting and computing a tile of up to ``wg * epi`` elements (fewer where a
-    call has too few elements to keep the device busy: :meth:`launch_epi`); on NVIDIA devices
-    built with at most ``maxrreg`` registers per work-item (0: the compiler's choice), so that
-    more warps share a multiprocessor."""
+    """Launches sorted by class (``cl/kernels/elementwise.cl``): the elements of a launch are
+    counted by class in blocks of ``wg * epi`` (work-groups of ``wg`` work-items, ``epi``
+    elements each), their indices sorted by class, and computed in that order by work-groups of
+    ``wg``; on NVIDIA devices the program is built with at most ``maxrreg`` registers per
+    work-item (0: the compiler's choice), so that more warps share a multiprocessor."""
 
     wg: int
     epi: int = 1
     maxrreg: int = 0
 
     def __post_init__(self) -> None:
-        if self.wg < NCLASS or self.wg & (self.wg - 1) or self.epi < 1 or self.wg * self.epi > 8192:
-            raise ValueError(f"binning: the work-group size must be a power of two >= {NCLASS} "
-                             f"and the tile (work-group size x elements per work-item) at most "
-                             f"8192 elements, not {self.wg} x {self.epi}")
+        if not (1 <= self.wg <= 1024 and 1 <= self.epi <= 1024):
+            raise ValueError(f"binning: the work-group size must be 1 to 1024 and the elements "
+                             f"per work-item 1 to 1024, not {self.wg} x {self.epi}")
 
     @classmethod
     def parse(cls, text: str) -> Binning:
@@ -215,15 +212,6 @@ class Binning:
         if not m:
             raise ValueError(f"not WGxEPI or WGxEPIrMAXRREG: {text!r}")
         return cls(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 0))
-
-    def launch_epi(self, n: int, compute_units: int) -> int:
-        """Elements per work-item for a call of ``n`` elements: the largest power of two up to
-        ``epi`` that still gives every compute unit 4 work-groups (larger tiles sort better,
-        but a call of 10^6 elements must not run on a few work-groups)."""
-        e = 1
-        while 2 * e <= self.epi and n >= 2 * e * self.wg * 4 * compute_units:
-            e *= 2
-        return e
 
     def options(self, bound: _device.BoundDevice) -> tuple[str, ...]:
         """Build options on ``bound``'s device."""
@@ -241,15 +229,19 @@ def _nv_compiler_options(bound: _device.BoundDevice) -> bool:
     return known
 
 
-#: the class-grouped launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H200)
+#: the sorted launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H100 and H200)
 DEFAULT_BINNING = Binning(256, 32, 64)
+
+#: elements per sorted launch: a larger call is sorted and computed in launches of this size
+#: (scratch: 5 bytes per element)
+SORT_LAUNCH = 1 << 26
 
 
 def binning(fn: Fn, device_type: str) -> Binning | None:
     """How ``fn``'s kernel groups elements by class on a device of ``device_type`` (``None``:
     the plain kernel).  On by default for GPUs, where lanes of a warp run in lock-step;
     ``DASKCL_BINNING`` overrides it: ``0`` off, ``1`` on for every device (PoCL too), or
-    ``WGxEPI`` (work-group size x elements per work-item) on every device."""
+    ``WGxEPIrN`` (:meth:`Binning.parse`) on every device."""
     if not fn.classify:
         return None
     env = os.environ.get("DASKCL_BINNING", "").strip()
@@ -309,38 +301,64 @@ class Elementwise:
 
     def enqueue(
         self, prep: Prepared, buffers: list[Any], out: Any, status: Any,
-        flags: dict[str, bool], queue: Any = None,
+        flags: dict[str, bool], queue: Any = None, events: list[Any] | None = None,
     ) -> Any:
-        """Launch the kernel on device buffers (``buffers[j]`` is None for scalar inputs)."""
+        """Launch the kernel on device buffers (``buffers[j]`` is None for scalar inputs);
+        returns the last event.  A sorted launch (:meth:`binning`) enqueues four kernels per
+        :data:`SORT_LAUNCH` elements; ``events``, if given, receives every event in order."""
+        import pyopencl as cl
+
         bound = _device.current()
         queue = queue if queue is not None else bound.queue
         bins = self.binning()
-        kernel, lock = self._program(len(prep.dims), bins).kernel(self.kernel_name)
+        program = self._program(len(prep.dims), bins)
+        kernel, lock = program.kernel(self.kernel_name)
         n = prep.size
-        args: list[Any] = [np.int64(n), out, status]
-        args += [np.int64(d) for d in prep.dims[1:]]
+        tail: list[Any] = [np.int64(d) for d in prep.dims[1:]]
         for j in range(len(self.fn.args)):
             is_arr = prep.arrays[j] is not None
-            args += [np.int32(is_arr), np.float64(prep.scalars[j] or 0.0), buffers[j]]
-            args += [np.int64(s) for s in prep.strides[j]]
-        args += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
-        args += list(prep.extra)
-        local: tuple[int, ...] | None
-        if bins:
-            epi = bins.launch_epi(n, bound.info.compute_units)
-            args.append(np.int32(epi))
-            local = (bins.wg,)
-            gsize = -(-n // (bins.wg * epi)) * bins.wg
-        elif bound.info.type == "GPU":
-            local = (self.gpu_wg,)
-            gsize = -(-n // self.gpu_wg) * self.gpu_wg
-        else:
-            local, gsize = None, n
-        with lock:
-            kernel.set_args(*args)
-            import pyopencl as cl
-
-            return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
+            tail += [np.int32(is_arr), np.float64(prep.scalars[j] or 0.0), buffers[j]]
+            tail += [np.int64(s) for s in prep.strides[j]]
+        tail += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
+        tail += list(prep.extra)
+        evs = events if events is not None else []
+        if not bins:
+            local: tuple[int, ...] | None = None
+            gsize = n
+            if bound.info.type == "GPU":
+                local = (self.gpu_wg,)
+                gsize = -(-n // self.gpu_wg) * self.gpu_wg
+            with lock:
+                kernel.set_args(np.int64(n), out, status, *tail)
+                evs.append(cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local))
+            return evs[-1]
+        mf = cl.mem_flags
+        wg, block = bins.wg, bins.wg * bins.epi
+        k_class, lock_class = program.kernel(self.kernel_name + "_class")
+        k_scan, lock_scan = program.kernel(self.kernel_name + "_scan")
+        k_place, lock_place = program.kernel(self.kernel_name + "_place")
+        for base in range(0, n, SORT_LAUNCH):
+            ln = min(SORT_LAUNCH, n - base)
+            nblocks = -(-ln // block)
+            cls = cl.Buffer(bound.context, mf.READ_WRITE, ln)
+            counts = cl.Buffer(bound.context, mf.READ_WRITE, 4 * NCLASS * nblocks)
+            perm = cl.Buffer(bound.context, mf.READ_WRITE, 4 * ln)
+            with lock_class:
+                k_class.set_args(np.int64(base), np.int32(ln), np.int32(bins.epi), cls, counts,
+                                 np.int32(nblocks), *tail)
+                evs.append(cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,)))
+            with lock_scan:
+                k_scan.set_args(np.int32(NCLASS * nblocks), counts)
+                evs.append(cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,)))
+            with lock_place:
+                k_place.set_args(np.int32(ln), np.int32(bins.epi), cls, counts,
+                                 np.int32(nblocks), perm)
+                evs.append(cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,)))
+            with lock:
+                kernel.set_args(np.int64(n), out, status, *tail, np.int64(base), np.int32(ln),
+                                perm)
+                evs.append(cl.enqueue_nd_range_kernel(queue, kernel, (-(-ln // wg) * wg,), (wg,)))
+        return evs[-1]
 
     def __call__(self, *args: Any, **flags: bool) -> Any:
         flags = {**self.fn.flag_defaults, **flags}

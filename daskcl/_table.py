@@ -22,7 +22,7 @@ FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 #: classes a row's ``classify`` function may return (0 .. NCLASS - 1)
-NCLASS = 64
+NCLASS = 128
 
 _FLAG_DEFAULTS = {"log": False, "lower_tail": True, "log_p": False}
 

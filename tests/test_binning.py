@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Class-grouped kernels (cl/kernels/elementwise.cl): the order of work changes, results do not.
+"""Launches sorted by class (cl/kernels/elementwise.cl): the order of work changes, results do not.
 
 On GPUs the rows with a class function (pbeta, pgamma and the functions built on them) sort the
-elements of each work-group's tile by the method they take.  CI has no GPU, so these tests force
-the grouped kernel on PoCL with ``DASKCL_BINNING`` and compare it bit for bit with the plain
-kernel, over inputs that take every method, the edge cases, tiles cut short by the end of the
-array, and broadcast two-dimensional inputs.
+elements of a launch by the method they take before computing them.  CI has no GPU, so these
+tests force the sorted launch on PoCL with ``DASKCL_BINNING`` and compare it bit for bit with the
+plain kernel, over inputs that take every method, the edge cases, blocks cut short by the end of
+the array, calls split into several sorted launches, and broadcast two-dimensional inputs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from daskcl import nmath
+from daskcl import _elementwise, nmath
 from daskcl._elementwise import DEFAULT_BINNING, Binning, Elementwise, binning
 from daskcl._nmath_table import ROWS
 
@@ -57,7 +57,7 @@ def _call(name: str, args: list[np.ndarray], **flags: bool) -> np.ndarray:
 @pytest.mark.parametrize("name", CLASSIFIED)
 def test_grouped_kernel_gives_the_plain_results(name, monkeypatch):
     rng = np.random.default_rng(sum(map(ord, name)))
-    args = _inputs(name, 20_011, rng)          # not a multiple of any tile
+    args = _inputs(name, 20_011, rng)          # not a multiple of any block
     keys = [py for py, _ in ROW[name].flags]
     for values in [(True, False), (False, True)]:
         flags = dict(zip(keys, values))
@@ -67,11 +67,23 @@ def test_grouped_kernel_gives_the_plain_results(name, monkeypatch):
                 a = [np.log(args[0]), *args[1:]]
         monkeypatch.setenv("DASKCL_BINNING", "0")
         plain = _call(name, a, **flags)
-        for spec in ("64x3", "128x8r64"):
+        for spec in ("64x3", "128x8r64", "100x7"):
             monkeypatch.setenv("DASKCL_BINNING", spec)
             grouped = _call(name, a, **flags)
             assert np.array_equal(plain, grouped, equal_nan=True), (name, spec, flags)
     assert np.isfinite(plain).sum() > plain.size // 2   # the draws are not all edge cases
+
+
+def test_sorted_launches_split_large_calls(monkeypatch):
+    # a call larger than SORT_LAUNCH runs as several sorted launches, the last one cut short
+    rng = np.random.default_rng(7)
+    args = _inputs("pbeta", 12_345, rng)
+    monkeypatch.setenv("DASKCL_BINNING", "0")
+    plain = _call("pbeta", args)
+    monkeypatch.setenv("DASKCL_BINNING", "64x4")
+    monkeypatch.setattr(_elementwise, "SORT_LAUNCH", 5000)
+    assert np.array_equal(plain, _call("pbeta", args), equal_nan=True)
+    assert np.isfinite(plain).sum() > 10_000
 
 
 def test_grouped_kernel_reads_broadcast_inputs(monkeypatch):
@@ -99,8 +111,16 @@ def test_pbeta_classes_name_bratios_methods():
     # a = 2, b = 3, x = 0.5: swapped to a0 = 3, b0 = 2, x0 = 0.5; b0 x0 = 1 > 0.7 and
     # x0 <= 0.7: L140 (9); terms 2 + 34.5 / log 2 = 51.8: bucket 2
     assert _classes("pbeta", 0.5, 2.0, 3.0) == [4 * 9 + 2]
-    # b0 x0 <= 0.7 (x = 0.01, b = 3): bpser (1); 3 + 34.5 / 4.6 = 10.5 terms: bucket 0
-    assert _classes("pbeta", 0.01, 2.0, 3.0) == [4 * 1 + 0]
+    # b0 x0 <= 0.7 (x = 0.01, b = 3): bpser (1); 3 + 34.5 / 4.6 = 10.5 terms: bucket 0;
+    # its factor by betaln's gamln path (1 <= min, max < 8: 2): 64 + 4 * 2 + 0
+    assert _classes("pbeta", 0.01, 2.0, 3.0) == [64 + 4 * 2 + 0]
+    # the same with b = 30: betaln by algdiv (1), 30 + 7.5 terms: bucket 1
+    assert _classes("pbeta", 0.001, 2.0, 30.0) == [64 + 4 * 1 + 1]
+    # min(a, b) >= 8: betaln by bcorr (0); 30 + 5 terms: bucket 1
+    assert _classes("pbeta", 0.001, 9.0, 30.0) == [64 + 4 * 0 + 1]
+    # a <= 1 < b, x >= 0.29: bpser(b, a, 1 - x) (method 2), its own factor (3);
+    # 0.5 + 34.5 / log 2 = 50.3 terms: bucket 2
+    assert _classes("pbeta", 0.5, 0.5, 3.0) == [64 + 16 + 4 * 3 + 2]
     # a, b >= 40 near the mean: the continued fraction (3), min(a0, b0) = 45: bucket 2
     assert _classes("pbeta", 0.5, 45.0, 50.0) == [4 * 3 + 2]
     # a, b > 100 at the mean: basym (4)
@@ -136,17 +156,9 @@ def test_binning_defaults_and_overrides(monkeypatch):
     assert binning(fn, "CPU") == DEFAULT_BINNING
     monkeypatch.setenv("DASKCL_BINNING", "128x4r80")
     assert binning(fn, "CPU") == Binning(128, 4, 80)
-    for bad in ("fast", "100x4", "256x64"):
+    monkeypatch.setenv("DASKCL_BINNING", "96x3")
+    assert binning(fn, "CPU") == Binning(96, 3, 0)
+    for bad in ("fast", "0x4", "256x2000", "2048"):
         monkeypatch.setenv("DASKCL_BINNING", bad)
         with pytest.raises(ValueError, match="DASKCL_BINNING"):
             binning(fn, "GPU")
-
-
-def test_tiles_shrink_for_small_calls():
-    b = Binning(256, 32)
-    assert b.launch_epi(1 << 24, 132) == 32      # 16M elements: full tiles, 2048 work-groups
-    assert b.launch_epi(1_000_000, 132) == 4     # 1M: tiles of 1024, 977 work-groups
-    assert b.launch_epi(1 << 21, 132) == 8       # a pipelined slab: 1024 work-groups
-    assert b.launch_epi(1 << 22, 132) == 16
-    assert b.launch_epi(1000, 132) == 1
-    assert Binning(64, 4).launch_epi(1 << 30, 1) == 4

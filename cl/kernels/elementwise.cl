@@ -17,61 +17,109 @@
 //
 // Grouping by method (rows with a class function, on GPUs): functions such as pbeta and pgamma
 // choose one of several methods per element, and the work-items of a GPU warp run in lock-step,
-// so a warp whose elements take four methods pays for all four.  With BIN_WG > 0 a work-group
-// owns a tile of BIN_WG * epi consecutive elements (epi, elements per work-item, a kernel
-// argument up to BIN_EPI): it evaluates the row's class function (which method each element
-// takes, see cl/nmath/pbeta.cl) for all of them, sorts their indices by class in local memory
-// (a counting sort: count, prefix sum, then place, evaluating the class again rather than
-// keeping it), and computes them in that order, epi rounds of BIN_WG: the warps run one method
-// each except where two classes meet.  Results do not depend on it, only the order of work.
-// The host launches it with work-groups of exactly BIN_WG work-items (no
-// reqd_work_group_size: the attribute overrides -cl-nv-maxrregcount).
+// so a warp whose elements take four methods pays for all four.  With SORT > 0 the host runs
+// a counting sort of the element indices by the row's class function (which method each
+// element takes, see cl/nmath/pbeta.cl) before the computation, over a whole launch of up to
+// 2^26 elements (daskcl/_elementwise.py):
+//   ${NAME}_class   each work-group of SORT work-items takes a block of SORT * epi elements,
+//                   stores their classes and counts them per class (counts[c * nblocks + block]);
+//   ${NAME}_scan    one work-group turns the counts into offsets (an exclusive prefix sum);
+//   ${NAME}_place   each block writes its element indices into perm at its classes' offsets;
+//   ${NAME}         work-item g computes element perm[g].
+// The warps then run one method each, and the whole device runs the same method at a time
+// (sorting tile by tile left the multiprocessors switching between methods: 2x slower on an
+// H100, benchmarks/tune_nmath.py --presort).  Results do not depend on it, only the order of
+// work; the order within a class in a block is that of the local atomics.
+
+#if ${SORT}
+__kernel void ${NAME}_class(const long base, const int len, const int epi,
+                            __global uchar *restrict cls, __global int *restrict counts,
+                            const int nblocks
+                            ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS})
+{
+    __local int hist[${NCLASS}];
+    const int lid = get_local_id(0), block = get_group_id(0);
+    for (int c = lid; c < ${NCLASS}; c += ${SORT})
+        hist[c] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = 0; e < epi; e++) {
+        const int j = (block * epi + e) * ${SORT} + lid;
+        if (j < len) {
+            const long i = base + j;
+${SORT_INDEX}
+${SORT_LOADS}
+            const int c = clamp(${CLASS}, 0, ${NCLASS} - 1);
+            cls[j] = (uchar)c;
+            atomic_inc(&hist[c]);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int c = lid; c < ${NCLASS}; c += ${SORT})
+        counts[c * nblocks + block] = hist[c];
+}
+
+// in place: counts[k] := counts[0] + ... + counts[k - 1], one work-group of SORT, each
+// work-item over its own run of m / SORT counts
+__kernel void ${NAME}_scan(const int m, __global int *restrict counts)
+{
+    __local int part[${SORT}];
+    const int lid = get_local_id(0), per = (m + ${SORT} - 1) / ${SORT};
+    const int lo = min(lid * per, m), hi = min(lo + per, m);
+    int s = 0;
+    for (int k = lo; k < hi; k++)
+        s += counts[k];
+    part[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        int acc = 0;
+        for (int k = 0; k < ${SORT}; k++) {
+            const int t = part[k];
+            part[k] = acc;
+            acc += t;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s = part[lid];
+    for (int k = lo; k < hi; k++) {
+        const int t = counts[k];
+        counts[k] = s;
+        s += t;
+    }
+}
+
+__kernel void ${NAME}_place(const int len, const int epi, __global const uchar *restrict cls,
+                            __global const int *restrict counts, const int nblocks,
+                            __global int *restrict perm)
+{
+    __local int next[${NCLASS}];
+    const int lid = get_local_id(0), block = get_group_id(0);
+    for (int c = lid; c < ${NCLASS}; c += ${SORT})
+        next[c] = counts[c * nblocks + block];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = 0; e < epi; e++) {
+        const int j = (block * epi + e) * ${SORT} + lid;
+        if (j < len)
+            perm[atomic_inc(&next[cls[j]])] = j;
+    }
+}
 
 __kernel void ${NAME}(const long n, __global double *restrict out, __global int *restrict status
-                      ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS}${EPI_PARAM})
+                      ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS},
+                      const long base, const int len, __global const int *restrict perm)
 {
-#if ${BIN_WG}
-    __local int bin_count[${NCLASS}];
-    __local int bin_perm[${BIN_WG} * ${BIN_EPI}];
-    const int lid = get_local_id(0);
-    const long tile = (long)get_group_id(0) * ${BIN_WG} * epi;
-    for (int c = lid; c < ${NCLASS}; c += ${BIN_WG})
-        bin_count[c] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int pass = 0; pass < 2; pass++) {
-        for (int e = 0; e < epi; e++) {
-            const long i = tile + e * ${BIN_WG} + lid;
-            int c = ${NCLASS} - 1;                  // past the end: last
-            if (i < n) {
-${BIN_INDEX}
-${BIN_LOADS}
-                c = clamp(${CLASS}, 0, ${NCLASS} - 2);
-            }
-            const int k = atomic_inc(&bin_count[c]);
-            if (pass)                               // bin_count[c] is now where class c goes
-                bin_perm[k] = e * ${BIN_WG} + lid;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (!pass && lid == 0) {                    // counts -> starts
-            int start = 0;
-            for (int c = 0; c < ${NCLASS}; c++) {
-                const int m = bin_count[c];
-                bin_count[c] = start;
-                start += m;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    for (int e = 0; e < epi; e++) {
-        const long i = tile + bin_perm[e * ${BIN_WG} + lid];
-        if (i < n) {
+    const int g = get_global_id(0);
+    if (g < len) {
+        const long i = base + perm[g];
 ${ELEMENT}
-        }
     }
+}
 #else
+__kernel void ${NAME}(const long n, __global double *restrict out, __global int *restrict status
+                      ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS})
+{
     const long i = get_global_id(0);
     if (i < n) {
 ${ELEMENT}
     }
-#endif
 }
+#endif

@@ -39,8 +39,8 @@ double pbeta(double x, double a, double b, int lower_tail, int log_p)
 }
 
 // The class functions (*_class) return which of the unit's methods an element takes, as a small
-// integer (0: invalid, NaN or trivial arguments): the elementwise kernel groups the elements of
-// a work-group by it, so that the work-items of a GPU warp run one method at a time instead of
+// integer (0: invalid, NaN or trivial arguments): on GPUs a launch sorts its elements by it
+// before computing them, so that the work-items of a warp run one method at a time instead of
 // every method present in the warp (cl/kernels/elementwise.cl).  They only order work: no
 // result depends on them.
 int pbeta_class(double x, double a, double b, int lower_tail, int log_p)

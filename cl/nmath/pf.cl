@@ -27,10 +27,11 @@ double pf(double x, double df1, double df2, int lower_tail, int log_p)
     if (df1 == ML_POSINF)
         return pchisq(df2 / x, df2, !lower_tail, log_p);
 
-    if (df1 * x > df2)
-        x = pbeta(df2 / (df2 + df1 * x), df2 / 2., df1 / 2., !lower_tail, log_p);
-    else
-        x = pbeta(df1 * x / (df2 + df1 * x), df1 / 2., df2 / 2., lower_tail, log_p);
+    // one call of pbeta, not one per branch: a GPU warp would run both inlined copies
+    const int swap = df1 * x > df2;
+    const double q = swap ? df2 / (df2 + df1 * x) : df1 * x / (df2 + df1 * x);
+    x = pbeta(q, (swap ? df2 : df1) / 2., (swap ? df1 : df2) / 2., swap ? !lower_tail : lower_tail,
+              log_p);
     return isnan(x) ? ML_NAN : x;
 }
 
@@ -40,7 +41,8 @@ int pf_class(double x, double df1, double df2, int lower_tail, int log_p)
     if (!(x > 0.0) || !(df1 > 0.0) || !(df2 > 0.0) || !isfinite(x) || !isfinite(df1)
         || !isfinite(df2))
         return 0;
-    if (df1 * x > df2)
-        return pbeta_class(df2 / (df2 + df1 * x), df2 / 2., df1 / 2., !lower_tail, log_p);
-    return pbeta_class(df1 * x / (df2 + df1 * x), df1 / 2., df2 / 2., lower_tail, log_p);
+    const int swap = df1 * x > df2;
+    const double q = swap ? df2 / (df2 + df1 * x) : df1 * x / (df2 + df1 * x);
+    return pbeta_class(q, (swap ? df2 : df1) / 2., (swap ? df1 : df2) / 2.,
+                       swap ? !lower_tail : lower_tail, log_p);
 }

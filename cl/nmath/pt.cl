@@ -25,8 +25,10 @@ double pt(double x, double n, int lower_tail, int log_p)
         double lval = -0.5 * n * (2 * log(fabs(x)) - log(n)) - lbeta(0.5 * n, 0.5) - log(0.5 * n);
         val = log_p ? lval : exp(lval);
     } else {
-        val = (n > x * x) ? pbeta(x * x / (n + x * x), 0.5, n / 2., 0, log_p)
-                          : pbeta(1. / nx, n / 2., 0.5, 1, log_p);
+        // one call of pbeta, not one per branch (a GPU warp would run both inlined copies)
+        const int central = n > x * x;
+        val = pbeta(central ? x * x / (n + x * x) : 1. / nx, central ? 0.5 : n / 2.,
+                    central ? n / 2. : 0.5, !central, log_p);
     }
     // P(T <= x) = 1 - val/2 for x > 0 (lower tail), val/2 otherwise
     if (x <= 0.)

@@ -1431,7 +1431,8 @@ void bratio(double a, double b, double x, double y, double *w, double *w1, int *
 // where bratio returns at once; the bucket (0-3) orders the elements of one method by the
 // length of its loops.  The power series of bpser(a, b, x) alternates while n < b and then
 // needs about log(eps) / log(x) more terms; L140 adds bup's int(b0) terms; the continued
-// fraction is bucketed by min(a0, b0).  Classes 0 .. 43.
+// fraction is bucketed by min(a0, b0); the power series also by the path of its factor.
+// Classes 0 .. 95.
 int bratio_class(double a, double b, double x, double y, int log_p)
 {
     const double eps = fmax(DBL_EPSILON, 1e-15);   // as bratio
@@ -1454,6 +1455,14 @@ int bratio_class(double a, double b, double x, double y, int log_p)
         v3 = 100.0;
     }
     const int bucket = (v >= v1) + (v >= v2) + (v >= v3);
+    if (m == T708_W_BPSER || m == T708_W1_BPSER) {
+        // bpser's factor x^a / (a B(a, b)) takes one of four paths by (min, max) of the
+        // shapes: betaln by bcorr (min >= 8), by algdiv (max >= 8), by gamln (max < 8), or
+        // bpser's own for min < 1: classes 64 + 16 (method 2) + 4 path + bucket
+        const double lo = fmin(a0, b0), hi = fmax(a0, b0);
+        const int path = lo < 1.0 ? 3 : lo >= 8.0 ? 0 : hi >= 8.0 ? 1 : 2;
+        return 64 + 16 * (m == T708_W1_BPSER) + 4 * path + bucket;
+    }
     return 4 * ((m == T708_L140 && x0 > 0.7) ? 10 : m) + bucket;
 }
 
