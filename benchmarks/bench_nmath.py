@@ -392,16 +392,19 @@ def copy_bandwidth(nbytes: int = 1 << 28) -> float:
     return 2 * nbytes / float(np.median(times[2:]))
 
 
-def daskcl_kernel_time(name: str, args: tuple[np.ndarray, ...], repeat: int = 10) -> float:
+def kernel_run(impl: Any, args: tuple[Any, ...], repeat: int = 10, warm: int = 2
+               ) -> tuple[float, np.ndarray]:
+    """Median seconds of ``impl``'s kernels on ``args`` (copied to the device first; a sorted
+    launch counts from its first kernel's start to its last's end) after ``warm`` unmeasured
+    runs, and the output."""
     import pyopencl as cl
 
-    from daskcl import device, nmath
+    from daskcl import device
 
-    impl = getattr(nmath, name)._daskcl_impl
     bound = device.current()
     # the implementation's own prepare: the count-table rows add their tables (built or cached)
-    prep = impl.prepare(args + tuple(impl.fn.defaults.get(a, 0.0)
-                                     for a in impl.fn.arg_names[len(args):]))
+    prep = impl.prepare(tuple(args) + tuple(impl.fn.defaults.get(a, 0.0)
+                                            for a in impl.fn.arg_names[len(args):]))
     mf = cl.mem_flags
     bufs = [None if a is None else cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
             for a in prep.arrays]
@@ -410,12 +413,21 @@ def daskcl_kernel_time(name: str, args: tuple[np.ndarray, ...], repeat: int = 10
     cl.enqueue_fill_buffer(bound.queue, status, np.int32(0), 0, 8)
     flags = impl.fn.flag_defaults
     times = []
-    for _ in range(repeat + 2):
-        evs: list[Any] = []                # a sorted launch is several kernels
+    for _ in range(repeat + warm):
+        evs: list[Any] = []
         impl.enqueue(prep, bufs, out, status, flags, events=evs)
         evs[-1].wait()
         times.append((evs[-1].profile.end - evs[0].profile.start) * 1e-9)
-    return float(np.median(times[2:]))
+    res = np.empty(prep.size)
+    cl.enqueue_copy(bound.queue, res, out)
+    bound.queue.finish()
+    return float(np.median(times[warm:])), res
+
+
+def daskcl_kernel_time(name: str, args: tuple[np.ndarray, ...], repeat: int = 10) -> float:
+    from daskcl import nmath
+
+    return kernel_run(getattr(nmath, name)._daskcl_impl, args, repeat)[0]
 
 
 def cupy_times(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> tuple[float, float]:

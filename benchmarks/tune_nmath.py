@@ -74,44 +74,18 @@ def resources(log: str) -> dict[str, Any]:
 
 
 def kernel_run(impl: Any, inputs: tuple[Any, ...], repeat: int) -> tuple[float, np.ndarray]:
-    """Median kernel seconds of ``impl`` on ``inputs`` (copied to the device first), and its
-    output."""
-    import pyopencl as cl
+    """Median kernel seconds of ``impl`` on ``inputs`` after one warm-up run, and its output."""
+    from bench_nmath import kernel_run as run
 
-    from daskcl import device
-
-    bound = device.current()
-    fn = impl.fn
-    prep = impl.prepare(tuple(inputs) + tuple(
-        fn.defaults.get(a, 0.0) for a in fn.arg_names[len(inputs):]))
-    mf = cl.mem_flags
-    bufs = [None if a is None else
-            cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-            for a in prep.arrays]
-    out = cl.Buffer(bound.context, mf.WRITE_ONLY, prep.size * 8)
-    status = cl.Buffer(bound.context, mf.READ_WRITE, 8)
-    cl.enqueue_fill_buffer(bound.queue, status, np.int32(0), 0, 8)
-    times = []
-    for _ in range(repeat + 1):
-        evs: list[Any] = []                # a sorted launch is several kernels
-        impl.enqueue(prep, bufs, out, status, fn.flag_defaults, events=evs)
-        evs[-1].wait()
-        times.append((evs[-1].profile.end - evs[0].profile.start) * 1e-9)
-    res = np.empty(prep.size)
-    cl.enqueue_copy(bound.queue, res, out)
-    bound.queue.finish()
-    return float(np.median(times[1:])), res
+    return run(impl, inputs, repeat, warm=1)
 
 
 def classes_of(fn: Any, inputs: tuple[Any, ...]) -> np.ndarray:
     """The row's class function on the inputs (the method each element takes)."""
-    import dataclasses
-
     from daskcl._elementwise import Elementwise
 
-    cls_fn = dataclasses.replace(fn, call=f"(double){fn.c_classify()}", classify="")
-    return np.asarray(Elementwise(cls_fn)(*inputs, *(fn.defaults.get(a, 0.0)
-                                                     for a in fn.arg_names[len(inputs):])))
+    return np.asarray(Elementwise(fn.class_row())(
+        *inputs, *(fn.defaults.get(a, 0.0) for a in fn.arg_names[len(inputs):])))
 
 
 def by_class(fn: Any, inputs: tuple[Any, ...], repeat: int) -> list[dict[str, Any]]:

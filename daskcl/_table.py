@@ -9,6 +9,7 @@ function is one row here plus its unit in ``cl/nmath``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 __all__ = ["FLAGS", "Fn"]
@@ -58,7 +59,7 @@ class Fn:
     classify
         C function (same arguments as ``csym``, returning an ``int`` below
         :data:`NCLASS`) that tells which of its methods the function takes for an element; on
-        GPUs the kernel groups the elements of a work-group by it (see
+        GPUs a launch sorts its elements by it before computing them (see
         ``cl/kernels/elementwise.cl``).  It orders work only; results do not depend on it.
     """
 
@@ -107,6 +108,10 @@ class Fn:
     def c_classify(self) -> str:
         """The C expression of an element's class (``classify`` rows only)."""
         return f"{self.classify}({self._c_params()})"
+
+    def class_row(self) -> Fn:
+        """A row that evaluates this row's class function, as a double (tests, tuning)."""
+        return dataclasses.replace(self, call=f"(double){self.c_classify()}", classify="")
 
     def _c_params(self) -> str:
         return ", ".join([f"a{i}" for i in range(len(self.args))] + [c for _, c in self.flags])

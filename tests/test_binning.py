@@ -10,7 +10,6 @@ the array, calls split into several sorted launches, and broadcast two-dimension
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 
@@ -100,8 +99,7 @@ def test_grouped_kernel_reads_broadcast_inputs(monkeypatch):
 
 def _classes(name: str, *args: float, lower_tail: bool = True, log_p: bool = False) -> list[int]:
     fn = ROW[name]
-    cls_fn = dataclasses.replace(fn, call=f"(double){fn.c_classify()}", classify="")
-    got = Elementwise(cls_fn)(*[np.atleast_1d(np.asarray(a, dtype=float)) for a in args],
+    got = Elementwise(fn.class_row())(*[np.atleast_1d(np.asarray(a, dtype=float)) for a in args],
                               lower_tail=lower_tail, log_p=log_p)
     return [int(c) for c in np.atleast_1d(got)]
 

@@ -5,6 +5,17 @@
 //          (pbeta), taking the complementary argument when m x > n so that the first argument
 //          of pbeta is not squeezed against 1; infinite degrees of freedom through pchisq.
 
+// pbeta's arguments for pf: q = m x / (n + m x), shapes (m/2, n/2), or where m x > n the
+// complement n / (n + m x) with shapes (n/2, m/2) and the other tail (returns 1)
+static inline int pf_beta_args(double x, double df1, double df2, double *q, double *a, double *b)
+{
+    const int swap = df1 * x > df2;
+    *q = swap ? df2 / (df2 + df1 * x) : df1 * x / (df2 + df1 * x);
+    *a = (swap ? df2 : df1) / 2.;
+    *b = (swap ? df1 : df2) / 2.;
+    return swap;
+}
+
 double pf(double x, double df1, double df2, int lower_tail, int log_p)
 {
     if (isnan(x) || isnan(df1) || isnan(df2))
@@ -28,10 +39,9 @@ double pf(double x, double df1, double df2, int lower_tail, int log_p)
         return pchisq(df2 / x, df2, !lower_tail, log_p);
 
     // one call of pbeta, not one per branch: a GPU warp would run both inlined copies
-    const int swap = df1 * x > df2;
-    const double q = swap ? df2 / (df2 + df1 * x) : df1 * x / (df2 + df1 * x);
-    x = pbeta(q, (swap ? df2 : df1) / 2., (swap ? df1 : df2) / 2., swap ? !lower_tail : lower_tail,
-              log_p);
+    double q, a, b;
+    const int swap = pf_beta_args(x, df1, df2, &q, &a, &b);
+    x = pbeta(q, a, b, swap ? !lower_tail : lower_tail, log_p);
     return isnan(x) ? ML_NAN : x;
 }
 
@@ -41,8 +51,7 @@ int pf_class(double x, double df1, double df2, int lower_tail, int log_p)
     if (!(x > 0.0) || !(df1 > 0.0) || !(df2 > 0.0) || !isfinite(x) || !isfinite(df1)
         || !isfinite(df2))
         return 0;
-    const int swap = df1 * x > df2;
-    const double q = swap ? df2 / (df2 + df1 * x) : df1 * x / (df2 + df1 * x);
-    return pbeta_class(q, (swap ? df2 : df1) / 2., (swap ? df1 : df2) / 2.,
-                       swap ? !lower_tail : lower_tail, log_p);
+    double q, a, b;
+    const int swap = pf_beta_args(x, df1, df2, &q, &a, &b);
+    return pbeta_class(q, a, b, swap ? !lower_tail : lower_tail, log_p);
 }
