@@ -282,10 +282,68 @@ def numpy_run(case: Case, prob: dict[str, Any], m: int, repeat: int
 def sweep_tunings() -> list[Any]:
     from daskcl.glm import Tuning
 
-    out = [Tuning(path="item", wg=wg, ppw=ppw, ru=ru)
-           for wg in (64, 128, 256) for ppw, ru in ((1, 1), (1, 2), (1, 4), (2, 1), (2, 2))]
+    out = [Tuning(path="tile", wg=wg, tile=tile, mma=1) for wg, tile in
+           ((256, 16), (256, 8), (128, 16), (128, 8), (128, 32), (64, 16))]
+    out += [Tuning(path="tile", wg=128, pb=64, tile=tile, mma=0) for tile in (32, 16)]
+    out += [Tuning(path="item", wg=wg, ppw=1, ru=1) for wg in (64, 128)]
     out.append(Tuning(path="group", wg=128))
     return out
+
+
+#: a stand-in for the family's term (two flops), to time the products alone (``--split``)
+TRIVIAL_TERM = """
+static inline void f2f3_term_trivial(const double eta, const double *o, double *l, double *g)
+{
+    *l = eta * o[1];
+    *g = eta - o[1];
+}
+#define f2f3_term f2f3_term_trivial
+"""
+
+
+def products_only_time(post: Any, b: Any, tuning: Any, repeat: int) -> float:
+    """Kernel seconds with the family's term replaced by TRIVIAL_TERM: the cost of the products
+    and the launch scheme alone (a diagnostic; its outputs are meaningless)."""
+    from daskcl import program
+    from daskcl.glm import _DRIVER, _source
+    from daskcl.library import ProgramSource, get_library
+
+    src, nobs = _source(post.stem, str(get_library().root))
+    cut = src.text.index(f"// ==== kernels/{_DRIVER}.cl ====")
+    text = src.text[:cut] + TRIVIAL_TERM + src.text[cut:]
+    trivial = ProgramSource(text, src.files)
+    orig = post._build
+    post._build = lambda t, fact: program.build(trivial, t.options(post.l2, nobs + (nobs & 1), fact))
+    try:
+        return daskcl_kernel_time(post, b, tuning, repeat)
+    finally:
+        post._build = orig
+
+
+def nv_registers(post: Any, tuning: Any, fact: bool) -> str | None:
+    """Registers and spills of the kernel as NVIDIA's compiler reports them (-cl-nv-verbose)."""
+    import pyopencl as cl
+
+    from daskcl import device, program
+    from daskcl.glm import _source
+    from daskcl.library import get_library
+
+    bound = device.current()
+    if "cl_nv_compiler_options" not in bound.device.extensions:
+        return None
+    src, nobs = _source(post.stem, str(get_library().root))
+    opts = [*tuning.options(post.l2, nobs + (nobs & 1), fact), *program.default_options(),
+            "-cl-nv-verbose"]
+    prg = cl.Program(bound.context, src.text).build(options=opts)
+    log = prg.get_build_info(bound.device, cl.program_build_info.LOG)
+    name = f"f2_f3_{tuning.path}"
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        if f"'{name}'" in line or f"_{name}" in line.split("for")[-1]:
+            used = [ln.strip() for ln in lines[i:i + 4] if "registers" in ln or "spill" in ln]
+            if used:
+                return " | ".join(used)
+    return None
 
 
 def run_case(case: Case, args: argparse.Namespace, gpu: bool, peak: float, nominal: float | None
@@ -310,7 +368,9 @@ def run_case(case: Case, args: argparse.Namespace, gpu: bool, peak: float, nomin
     row: dict[str, Any] = {
         "case": case.name, "family": f"{case.family}/{case.link}", "l1": case.l1, "l2": case.l2,
         "m1": m1, "factorial": case.factorial,
-        "tuning": f"{tun.path} wg={tun.wg} ppw={tun.ppw} ru={tun.ru} tile={tun.tile}",
+        "tuning": (f"{tun.path} wg={tun.wg} pb={tun.pb} tile={tun.tile} mma={tun.mma}"
+                   if tun.path == "tile"
+                   else f"{tun.path} wg={tun.wg} ppw={tun.ppw} ru={tun.ru} tile={tun.tile}"),
         "first_call_s": first,
         "daskcl_kernel_s": k, "daskcl_kernel_Mpts_s": m1 / k / 1e6,
         "daskcl_e2e_Mpts_s": m1 / e2e / 1e6,
@@ -351,11 +411,24 @@ def run_case(case: Case, args: argparse.Namespace, gpu: bool, peak: float, nomin
             r = post.resolve_tuning(t)
             entry = {"case": case.name, **asdict(r), "kernel_s": ks, "Mpts_s": m1 / ks / 1e6,
                      "frac_measured_peak": flops * m1 / ks / peak}
+            try:
+                regs = nv_registers(post, r, False)
+            except Exception as exc:  # a diagnostic only
+                regs = f"{type(exc).__name__}: {str(exc)[:100]}"
+            if regs:
+                entry["nv_registers"] = regs
+            if args.split:
+                kp = products_only_time(post, b, t, args.repeat)
+                entry["products_only_Mpts_s"] = m1 / kp / 1e6
+                entry["products_share"] = kp / ks
             if "cupy_Mpts_s" in row:
                 entry["vs_cupy"] = (m1 / ks / 1e6) / row["cupy_Mpts_s"]
             sweep.append(entry)
-            print(f"  sweep {case.name} {r.path} wg={r.wg} ppw={r.ppw} ru={r.ru} tile={r.tile}: "
-                  f"{m1 / ks / 1e6:.4g} Mpts/s", flush=True)
+            print(f"  sweep {case.name} {r.path} wg={r.wg} pb={r.pb} mma={r.mma} ppw={r.ppw} "
+                  f"ru={r.ru} "
+                  f"tile={r.tile}: {m1 / ks / 1e6:.4g} Mpts/s"
+                  + (f" (products alone {entry['products_only_Mpts_s']:.4g})" if args.split else "")
+                  + f"  {regs or ''}", flush=True)
     return row, sweep
 
 
@@ -367,6 +440,9 @@ def main() -> None:
                          + ",".join(c.name for c in CASES))
     ap.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=None,
                     help="sweep launch configurations on the main cases (default: on a GPU)")
+    ap.add_argument("--split", action="store_true",
+                    help="in the sweep, also time each configuration with a trivial likelihood "
+                         "term (the products alone)")
     ap.add_argument("--scale", type=float, default=0.01,
                     help="m1 multiplier on a CPU device (default 0.01)")
     ap.add_argument("--numpy-m1", type=int, default=20_000,
@@ -424,7 +500,7 @@ def main() -> None:
     if sweeps:
         ok = [s for s in sweeps if "error" not in s]
         if ok:
-            print(table(ok, ["case", "path", "wg", "ppw", "ru", "tile", "Mpts_s",
+            print(table(ok, ["case", "path", "wg", "pb", "mma", "ppw", "ru", "tile", "Mpts_s",
                              "frac_measured_peak"] + (["vs_cupy"] if "vs_cupy" in ok[0] else [])))
     path = write(f"glm-{info['device_type'].lower()}",
                  {"machine": info, "results": rows, "sweep": sweeps}, args.out)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -159,13 +160,14 @@ def test_quasi_families(family, link):
 
 
 @pytest.mark.parametrize(("family", "link"), PAIRS, ids=IDS)
-def test_item_and_group_kernels_agree(family, link):
+def test_item_tile_and_group_kernels_agree(family, link):
     args = problem(family, 37, 3, 50, seed=3)
-    item = f2_f3(family, link, *args, tuning=Tuning(path="item"))
-    group = f2_f3(family, link, *args, tuning=Tuning(path="group"))
     ref = reference(family, link, *args)
-    assert_matches(item, ref)
-    assert_matches(group, ref)
+    # tile: 16 points per work-group of 32 (the last one partly idle), tiles of 8 observations
+    # (the last one partial), l2 = 3 padded to 16
+    for tuning in (Tuning(path="item"), Tuning(path="group"),
+                   Tuning(path="tile", wg=32, pb=16, tile=8, mma=0)):
+        assert_matches(f2_f3(family, link, *args, tuning=tuning), ref)
 
 
 @pytest.mark.parametrize(
@@ -175,8 +177,10 @@ def test_item_and_group_kernels_agree(family, link):
         Tuning(path="item", wg=8, tile=6, ppw=3, ru=3),      # 3 points and 3 rows per step
         Tuning(path="item", wg=32, tile=64, ppw=1, ru=1),
         Tuning(path="group", wg=4),                          # l2 = 5 > wg: two coefficients per item
+        Tuning(path="tile", wg=64, pb=64, tile=4, mma=0),    # one work-group, m1 = 45 < pb
+        Tuning(path="tile", wg=16, pb=4, tile=48, mma=0),    # one point quad, 16 work-items on it
     ],
-    ids=["ppw2-ru2-tile4", "ppw3-ru3-tile6", "ppw1-ru1", "group-wg4"],
+    ids=["ppw2-ru2-tile4", "ppw3-ru3-tile6", "ppw1-ru1", "group-wg4", "tile-pb64", "tile-pb4"],
 )
 @pytest.mark.parametrize(("family", "link"), [("binomial", "logit"), ("gaussian", "identity")])
 def test_launch_configurations(family, link, tuning):
@@ -185,12 +189,15 @@ def test_launch_configurations(family, link, tuning):
     assert_matches(f2_f3(family, link, *args, tuning=tuning), reference(family, link, *args))
 
 
-def test_item_kernel_l2_32():
-    """The size of the benchmark's second case, through the item kernel (registers)."""
-    args = problem("binomial", 50, 32, 20, seed=2)
+@pytest.mark.parametrize("path", ["item", "tile"])
+def test_kernels_at_l2_32(path):
+    """The size of the benchmark's second case, through the item kernel (registers) and the
+    tile kernel (on fp64 tensor cores where the device has them): 130 points, 70 observations."""
+    args = problem("binomial", 70, 32, 130, seed=2)
     post = Posterior("binomial", "logit", *args[1:])
-    assert post.resolve_tuning().path == "item"
-    assert_matches(post.f2_f3(args[0]), reference("binomial", "logit", *args))
+    assert post.resolve_tuning(Tuning(path=path)).path == path
+    assert_matches(post.f2_f3(args[0], tuning=Tuning(path=path)),
+                   reference("binomial", "logit", *args))
 
 
 def test_offsets_shift_eta():
@@ -240,7 +247,7 @@ def test_factorial_grid_order_is_itertools_product():
     np.testing.assert_array_equal(np.asarray(grid[5:9][1:3]), np.asarray(grid)[6:8])
 
 
-@pytest.mark.parametrize("path", ["item", "group"])
+@pytest.mark.parametrize("path", ["item", "group", "tile"])
 @pytest.mark.parametrize(("family", "link"), [("binomial", "probit"), ("Gamma", "log")])
 def test_factorial_equals_materialised(family, link, path):
     _, y, x, mu, P, alpha, wt = problem(family, 23, 4, 1, seed=17)
@@ -457,7 +464,7 @@ def test_zero_weights(family, link):
     np.testing.assert_allclose(grad, want[1], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("path", ["item", "group"])
+@pytest.mark.parametrize("path", ["item", "group", "tile"])
 def test_nan_reaches_only_the_outputs_that_depend_on_it(path):
     tuning = Tuning(path=path)
     b, y, x, mu, P, alpha, wt = problem("binomial", 30, 3, 20, seed=37)
@@ -555,6 +562,48 @@ def test_l2_limit_is_stated():
     with pytest.raises(ValueError, match=r"l2 = 7000 coefficients exceed the largest this device "
                                          r"supports, 6016"):
         Tuning().resolve(7000, 8, Dev(), gpu=True)
+
+
+class FakeDevice:
+    local_mem_size = 49152
+    max_work_group_size = 1024
+    extensions = "cl_khr_fp64"
+
+
+class FakeNvidia(FakeDevice):
+    extensions = "cl_khr_fp64 cl_nv_device_attribute_query cl_nv_compiler_options"
+    compute_capability_major_nv = 9
+
+
+def test_tile_path_choice_and_limits():
+    # on GPUs the tile kernel from l2 = 8 on, on fp64 tensor cores where there are (pb = wg / 2)
+    assert Tuning().resolve(4, 8, FakeNvidia(), gpu=True).path == "item"
+    t = Tuning().resolve(16, 8, FakeNvidia(), gpu=True)
+    assert (t.path, t.wg, t.pb, t.tile, t.mma) == ("tile", 128, 64, 16, 1)
+    t = Tuning().resolve(32, 8, FakeNvidia(), gpu=True)      # tiles of 16 do not fit: 8
+    assert (t.path, t.wg, t.pb, t.tile, t.mma) == ("tile", 256, 128, 8, 1)
+    assert t.l2q(32) == 32 and t.l2q(33) == 40
+    assert "-DF2F3_MMA=1" in t.options(32, 8, False)
+    assert t.local_bytes(32, 8) == 8 * (128 * 36 + 8 * 36 + 8 * 132 + 8 * 8) <= 49152
+    assert replace(t, tile=16).local_bytes(32, 8) > 49152
+    t = Tuning().resolve(32, 8, FakeDevice(), gpu=True)
+    assert (t.path, t.pb, t.mma) == ("tile", 64, 0)
+    assert t.l2q(32) == 32 and t.l2q(17) == 32          # multiples of 2 wg / (pb / 4) = 16
+    # on CPUs the item kernel; the tile kernel on request
+    assert Tuning().resolve(32, 8, FakeDevice(), gpu=False).path == "item"
+    # local memory: the tile shrinks, then the kernel is refused with the sizes stated
+    t = Tuning(path="tile", mma=0).resolve(40, 8, FakeDevice(), gpu=True)
+    assert t.tile == 16 and t.local_bytes(40, 8) == 8 * (64 * 50 + 16 * 50 + 16 * 66 + 8 * 16)
+    with pytest.raises(ValueError, match=r"l2 = 300 is too large for the tile kernel.*bytes of "
+                                         r"local memory are needed, it has 49152"):
+        Tuning(path="tile").resolve(300, 8, FakeDevice(), gpu=True)
+    t = Tuning().resolve(60, 8, FakeNvidia(), gpu=True)      # 128 points do not fit: 64
+    assert (t.path, t.wg, t.pb, t.tile, t.mma) == ("tile", 128, 64, 8, 1)
+    assert Tuning().resolve(300, 8, FakeNvidia(), gpu=True).path == "group"
+    with pytest.raises(ValueError, match="4 <= pb <= wg"):
+        Tuning(path="tile", wg=32, pb=64, mma=0).resolve(10, 8, FakeDevice(), gpu=True)
+    with pytest.raises(ValueError, match="no fp64 tensor cores"):
+        Tuning(path="tile", mma=1).resolve(10, 8, FakeDevice(), gpu=True)
 
 
 def test_empty_grid_and_empty_data():
