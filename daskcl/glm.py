@@ -120,10 +120,13 @@ class Tuning:
     """How a launch is organised (see ``cl/kernels/f2_f3_driver.cl``).
 
     ``path`` is ``"item"`` (a work-item per ``ppw`` grid points, l2 <= :data:`ITEM_MAX_L2`),
-    ``"tile"`` (``pb`` grid points per work-group, register-blocked products, l2 up to a few
-    dozen), ``"group"`` (a work-group per grid point, any l2) or ``"auto"``.  ``tile``
-    (observations staged in local memory per step; 0: the path's default) is reduced to fit the
-    device's local memory.
+    ``"tile"`` (``pb`` grid points per work-group, the two products per tile of observations as
+    small matrix products, on fp64 tensor cores where ``mma`` allows; l2 up to about a hundred),
+    ``"group"`` (a work-group per grid point, any l2) or ``"auto"``: on GPUs the tile path from
+    l2 = :data:`TILE_MIN_L2` on where it fits, else the item path up to :data:`ITEM_MAX_L2`, else
+    the group path.  ``tile`` (observations staged in local memory per step; 0: the path's
+    default) is reduced to fit the device's local memory, and with ``mma`` and ``wg = 0`` then
+    the work-group.
     """
 
     path: str = "auto"
