@@ -339,7 +339,7 @@ def nv_registers(post: Any, tuning: Any, fact: bool) -> str | None:
     name = f"f2_f3_{tuning.path}"
     lines = log.splitlines()
     for i, line in enumerate(lines):
-        if f"'{name}'" in line or f"_{name}" in line.split("for")[-1]:
+        if f"'{name}'" in line:
             used = [ln.strip() for ln in lines[i:i + 4] if "registers" in ln or "spill" in ln]
             if used:
                 return " | ".join(used)

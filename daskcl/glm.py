@@ -140,18 +140,18 @@ class Tuning:
     def resolve(self, l2: int, nobsp: int, dev: Any, gpu: bool) -> Tuning:
         path = self.path
         local = int(dev.local_mem_size)
-        if path == "auto":
-            if gpu and TILE_MIN_L2 <= l2 and self._tile_fit(l2, nobsp, dev, gpu) is not None:
-                path = "tile"
-            else:
-                path = "item" if l2 <= ITEM_MAX_L2 else "group"
-        if path not in ("item", "group", "tile"):
+        if path not in ("auto", "item", "group", "tile"):
             raise ValueError(f"Tuning.path must be 'auto', 'item', 'tile' or 'group', not {path!r}")
-        if path == "tile":
+        fit = None
+        if path == "tile" or (path == "auto" and gpu and TILE_MIN_L2 <= l2):
             fit = self._tile_fit(l2, nobsp, dev, gpu)
+        if path == "auto":
+            path = "tile" if fit else "item" if l2 <= ITEM_MAX_L2 else "group"
+        if path == "tile":
             if fit is None:
-                wg, pb, tile, mma = self._tile_shape(l2, dev, gpu)
-                least = Tuning("tile", wg, 8 if mma else wg // (pb // 4), 1, 1, pb, mma)
+                wg, pb, _, mma = self._tile_shape(l2, dev, gpu)
+                least = Tuning("tile", wg, 0, 1, 1, pb, mma)
+                least = replace(least, tile=least.tile_step())
                 raise ValueError(
                     f"f2_f3: l2 = {l2} is too large for the tile kernel on this device with "
                     f"wg = {wg}, pb = {pb} (even {least.local_bytes(l2, nobsp)} bytes of local "
@@ -210,7 +210,7 @@ class Tuning:
                 f"Tuning: the tile path needs powers of two wg and pb with 4 <= pb <= wg, not "
                 f"wg = {wg}, pb = {pb}"
             )
-        cw = wg // (pb // 4)
+        cw = Tuning("tile", wg, 0, 1, 1, pb, 0).tile_step()
         return wg, pb, max(cw, (self.tile or 32) // cw * cw), 0
 
     def _tile_fit(self, l2: int, nobsp: int, dev: Any, gpu: bool
@@ -221,7 +221,7 @@ class Tuning:
         wg, pb, tile, mma = self._tile_shape(l2, dev, gpu)
         while True:
             t = Tuning("tile", wg, tile, 1, 1, pb, mma)
-            step = 8 if mma else wg // (pb // 4)
+            step = t.tile_step()
             while t.local_bytes(l2, nobsp) > int(dev.local_mem_size) and t.tile > step:
                 t = replace(t, tile=max(step, t.tile // 2 // step * step))
             if t.local_bytes(l2, nobsp) <= int(dev.local_mem_size):
@@ -241,9 +241,14 @@ class Tuning:
                      f"-DF2F3_MMA={int(self.mma == 1)}")
         return opts
 
+    def tile_step(self) -> int:
+        """What the tile path's tile must be a multiple of: 8 observations (an mma block), or
+        the wg / (pb / 4) work-items that share a point quad."""
+        return 8 if self.mma == 1 else self.wg // (self.pb // 4)
+
     def l2q(self, l2: int) -> int:
         """l2 padded for the tile path: a multiple of 8 (mma) or of 2 wg / (pb / 4)."""
-        step = 8 if self.mma == 1 else 2 * (self.wg // (self.pb // 4))
+        step = 8 if self.mma == 1 else 2 * self.tile_step()
         return -(-l2 // step) * step
 
     def local_bytes(self, l2: int, nobsp: int) -> int:
@@ -394,9 +399,9 @@ class _DeviceData:
     mu: Any
     P: Any
     dummy: Any
-    x_item: Any = None
-    x_group: Any = None
-    x_tile: dict[int, Any] = field(default_factory=dict)     # by padded width l2q
+    #: x with its rows zero-padded to a width, by width (l2 for the group kernel, l2 rounded
+    #: up to even for the item kernel, Tuning.l2q for the tile kernel)
+    x: dict[int, Any] = field(default_factory=dict)
 
 
 class Posterior:
@@ -532,29 +537,15 @@ class Posterior:
         import pyopencl as cl
 
         path = tuning.path
+        width = _even(self.l2) if path == "item" else tuning.l2q(self.l2) if path == "tile" else self.l2
         with self._lock:
-            if path == "tile":
-                width = tuning.l2q(self.l2)
-                if width not in data.x_tile:
-                    xp = np.zeros((max(self.l1, 1), width))
-                    xp[: self.l1, : self.l2] = self.x
-                    data.x_tile[width] = cl.Buffer(
-                        bound.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                        hostbuf=xp,
-                    )
-                return data.x_tile[width]
-            if path == "item" and data.x_item is None:
-                xp = np.zeros((max(self.l1, 1), _even(self.l2)))
+            if width not in data.x:
+                xp = np.zeros((max(self.l1, 1), width))
                 xp[: self.l1, : self.l2] = self.x
-                data.x_item = cl.Buffer(
+                data.x[width] = cl.Buffer(
                     bound.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=xp
                 )
-            if path == "group" and data.x_group is None:
-                xg = self.x if self.x.size else np.zeros(1)
-                data.x_group = cl.Buffer(
-                    bound.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=xg
-                )
-            return data.x_item if path == "item" else data.x_group
+            return data.x[width]
 
     def _enqueue(
         self, tuning: Tuning, fact: bool, m: int, j0: int, bsrc: Any, fdesc: Any | None,

@@ -552,16 +552,6 @@ def test_bad_types_and_grids():
         FactorialGrid([np.arange(100.0)] * 10)
 
 
-def test_l2_limit_is_stated():
-    class Dev:
-        local_mem_size = 49152
-        max_work_group_size = 1024
-
-    t = Tuning().resolve(4000, 8, Dev(), gpu=True)
-    assert t.path == "group"
-    with pytest.raises(ValueError, match=r"l2 = 7000 coefficients exceed the largest this device "
-                                         r"supports, 6016"):
-        Tuning().resolve(7000, 8, Dev(), gpu=True)
 
 
 class FakeDevice:
@@ -573,6 +563,14 @@ class FakeDevice:
 class FakeNvidia(FakeDevice):
     extensions = "cl_khr_fp64 cl_nv_device_attribute_query cl_nv_compiler_options"
     compute_capability_major_nv = 9
+
+
+def test_l2_limit_is_stated():
+    t = Tuning().resolve(4000, 8, FakeDevice(), gpu=True)
+    assert t.path == "group"
+    with pytest.raises(ValueError, match=r"l2 = 7000 coefficients exceed the largest this device "
+                                         r"supports, 6016"):
+        Tuning().resolve(7000, 8, FakeDevice(), gpu=True)
 
 
 def test_tile_path_choice_and_limits():

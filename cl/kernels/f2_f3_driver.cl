@@ -88,6 +88,15 @@ static inline void f2f3_row(__local const double2 *src, const int stride, double
     }
 }
 
+// The family's term, NaN where eta is (a NaN coefficient or datum reaches l and g whatever
+// branch the family's formulas take)
+static inline void f2f3_eval(const double eta, const double *o, double *l, double *g)
+{
+    f2f3_term(eta, o, l, g);
+    if (isnan(eta))
+        *l = *g = eta;
+}
+
 static inline double f2f3_coef(const long j, const long j0, const int k,
                                __global const double *restrict bsrc,
                                __global const long *restrict fdesc)
@@ -180,9 +189,7 @@ void f2_f3_item(F2F3_ARGS(double2, xg, og))
                     }
                     const double eta = (a0 + a1) + (a2 + a3);
                     double l, g;
-                    f2f3_term(eta, o, &l, &g);
-                    if (isnan(eta))
-                        l = g = eta;
+                    f2f3_eval(eta, o, &l, &g);
                     const int ok = rr < nr;
                     q[p] += ok ? l : 0.0;
                     gi[u][p] = ok ? g : 0.0;
@@ -255,9 +262,7 @@ void f2_f3_group(F2F3_ARGS(double, x, obs))
                 for (int k = 0; k < F2F3_L2; k++)
                     eta = fma(x[(long)i * F2F3_L2 + k], bl[k], eta);
                 double l;
-                f2f3_term(eta, o, &l, &gi);
-                if (isnan(eta))
-                    l = gi = eta;
+                f2f3_eval(eta, o, &l, &gi);
                 part += l;
             }
             gl[lid] = gi;
@@ -455,9 +460,7 @@ void f2_f3_tile(F2F3_ARGS(double2, xg, og))
             f2f3_row(os + t, F2F3_TILE, o);
             const double eta = es[t * F2F3_G + tp];
             double l, g;
-            f2f3_term(eta, o, &l, &g);
-            if (isnan(eta))
-                l = g = eta;
+            f2f3_eval(eta, o, &l, &g);
             q += (t < nr) ? l : 0.0;
             es[t * F2F3_G + tp] = (t < nr) ? g : 0.0;
         }
