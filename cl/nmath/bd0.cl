@@ -153,7 +153,7 @@ __constant float ebd0_scale[129][4] = {
     { 0.0f, 0.0f, 0.0f, 0.0f }   // 1024/1024
 };
 
-double bd0(double x, double np)
+NMATH_NOINLINE double bd0(double x, double np)
 {
     if (!isfinite(x) || !isfinite(np) || np == 0.0)
         ML_WARN_return_NAN;
@@ -183,7 +183,7 @@ static inline void ebd0_add(double d, double *yh, double *yl)
     *yl += d - d1;
 }
 
-void ebd0(double x, double M, double *yh, double *yl)
+NMATH_NOINLINE void ebd0(double x, double M, double *yh, double *yl)
 {
     const int Sb = 10;
     const double S = 1024.;   // 2^Sb

@@ -34,7 +34,7 @@
 
 // I_{alpha + nb - 1}(x) (times exp(-x) if ize == 2) for 0 <= alpha < 1, nb >= 1: RIBESL's
 // value B(NB).
-static double bessel_i_last(double x, double alpha, int nb, int ize, int *ncalc)
+static NMATH_NOINLINE double bessel_i_last(double x, double alpha, int nb, int ize, int *ncalc)
 {
     if (!(nb > 0 && x >= 0. && alpha >= 0. && alpha < 1. && ize >= 1 && ize <= 2)) {
         *ncalc = imin2(nb, 0) - 1;

@@ -38,7 +38,7 @@ __constant double bessel_j_fact[25] = {
 };
 
 // J_{alpha + nb - 1}(x) for 0 <= alpha < 1, nb >= 1: RJBESL's value B(NB)
-static double bessel_j_last(double x, double alpha, int nb, int *ncalc)
+static NMATH_NOINLINE double bessel_j_last(double x, double alpha, int nb, int *ncalc)
 {
     if (!(nb > 0 && x >= 0. && alpha >= 0. && alpha < 1.)) {
         *ncalc = imin2(nb, 0) - 1;

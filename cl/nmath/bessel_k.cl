@@ -51,7 +51,7 @@ __constant double bessel_k_estf[7] = { 41.8341, 7.1075, 6.4306, 42.511, 1.35633,
 
 // K_{alpha + nb - 1}(x) (times exp(x) if ize == 2) for 0 <= alpha < 1, nb >= 1: RKBESL's
 // value BK(NB).  *ncalc as RKBESL's NCALC (only R's warnings depend on it).
-static double bessel_k_last(double x, double alpha, int nb, int ize, int *ncalc)
+static NMATH_NOINLINE double bessel_k_last(double x, double alpha, int nb, int ize, int *ncalc)
 {
     double ex = x, nu = alpha;
     *ncalc = imin2(nb, 0) - 2;

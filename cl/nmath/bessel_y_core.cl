@@ -37,7 +37,7 @@ __constant double bessel_y_ch[21] = {
 #define BESSEL_Y_THRESH 16.
 
 // Y_{alpha + nb - 1}(x) for 0 <= alpha < 1, nb >= 1: RYBESL's value BY(NB)
-static double bessel_y_last(double x, double alpha, int nb, int *ncalc)
+static NMATH_NOINLINE double bessel_y_last(double x, double alpha, int nb, int *ncalc)
 {
     double ex = x, enu = alpha;
     if (!(nb > 0 && 0. <= enu && enu < 1.)) {

@@ -45,7 +45,7 @@ __constant double gammafn_gamcs[22] = {
 #define GAMMAFN_XMAX 171.61447887182298
 #define GAMMAFN_XSML 2.2474362225598545e-308
 
-double gammafn(double x)
+NMATH_NOINLINE double gammafn(double x)
 {
     if (isnan(x))
         return x;

@@ -58,7 +58,7 @@ __constant double lgamma1p_coeffs[40] = {
 
 #define LGAMMA1P_N 40
 
-double lgamma1p(double a)
+NMATH_NOINLINE double lgamma1p(double a)
 {
     if (fabs(a) >= 0.5)
         return lgammafn(a + 1);

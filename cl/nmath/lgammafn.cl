@@ -12,7 +12,7 @@
 
 #define LGAMMAFN_XMAX 2.5327372760800758e+305
 
-double lgammafn_sign(double x, int *sgn)
+NMATH_NOINLINE double lgammafn_sign(double x, int *sgn)
 {
     *sgn = 1;
     if (isnan(x))

@@ -9,7 +9,7 @@
 // [-0.79149064, 1] the plain difference is accurate; inside, the series in y = (x / (2 + x))^2,
 // its first four terms for |x| < 0.01 and otherwise the continued fraction logcf(y, 3, 2).
 
-double log1pmx(double x)
+NMATH_NOINLINE double log1pmx(double x)
 {
     const double minLog1Value = -0.79149064;
     if (x > 1 || x < minLog1Value)

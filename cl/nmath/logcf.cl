@@ -13,7 +13,7 @@
 
 #define LOGCF_SCALE 0x1p256
 
-double logcf(double x, double i, double d, double eps)
+NMATH_NOINLINE double logcf(double x, double i, double d, double eps)
 {
     double c1 = 2 * d;
     double c2 = i + d;

@@ -5,7 +5,7 @@
 //          (bratio, in toms708.cl), with R's limit cases: a = 0 or b = 0 or infinite shapes are
 //          point masses at 0, 1 or 1/2.
 
-double pbeta_raw(double x, double a, double b, int lower_tail, int log_p)
+NMATH_NOINLINE double pbeta_raw(double x, double a, double b, int lower_tail, int log_p)
 {
     if (a == 0 || b == 0 || !isfinite(a) || !isfinite(b)) {
         // limit cases; here 0 < x < 1

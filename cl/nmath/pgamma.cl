@@ -39,7 +39,7 @@ static inline double pgamma_dpois_wrap(double x_plus_1, double lambda, int give_
 }
 
 // A&S 6.5.29 for x < 1; the series terms are multiplied by alph and the leading 1 left out.
-static inline double pgamma_smallx(double x, double alph, int lower_tail, int log_p)
+static inline NMATH_NOINLINE double pgamma_smallx(double x, double alph, int lower_tail, int log_p)
 {
     double sum = 0, c = alph, n = 0, term;
     do {
@@ -69,7 +69,7 @@ static inline double pgamma_smallx(double x, double alph, int lower_tail, int lo
 }
 
 // sum_{n>=1} x^n / (y (y+1) ... (y+n-1))
-static inline double pgamma_upper_series(double x, double y, int log_p)
+static inline NMATH_NOINLINE double pgamma_upper_series(double x, double y, int log_p)
 {
     double term = x / y;
     double sum = term;
@@ -82,7 +82,7 @@ static inline double pgamma_upper_series(double x, double y, int log_p)
 }
 
 // The continued fraction of the scaled upper tail, ~ (y/d) (1 + (1-y)/d + ...)
-static inline double pgamma_lower_cf(double y, double d)
+static inline NMATH_NOINLINE double pgamma_lower_cf(double y, double d)
 {
     if (y == 0)
         return 0;
@@ -134,7 +134,7 @@ static inline double pgamma_lower_cf(double y, double d)
 
 // sum_{n>=0} y (y-1) ... (y-n) / lambda^(n+1), completed by the continued fraction when y is
 // not an integer (the terms would start to grow for y < -lambda)
-static inline double pgamma_lower_series(double lambda, double y)
+static inline NMATH_NOINLINE double pgamma_lower_series(double lambda, double y)
 {
     double term = 1, sum = 0;
     while (y >= 1 && term > sum * DBL_EPSILON) {
@@ -182,7 +182,7 @@ __constant double pgamma_coefs_b[8] = {
     1 / 12., 1 / 288., -139 / 51840., -571 / 2488320., 163879 / 209018880.,
     5246819 / 75246796800., -534703531 / 902961561600.};
 
-static inline double pgamma_ppois_asymp(double x, double lambda, int lower_tail, int log_p)
+static inline NMATH_NOINLINE double pgamma_ppois_asymp(double x, double lambda, int lower_tail, int log_p)
 {
     double dfm = lambda - x;
     // lambda large: the distribution is concentrated about lambda, and the representation
@@ -221,7 +221,7 @@ static inline double pgamma_ppois_asymp(double x, double lambda, int lower_tail,
     return np + f * nd;
 }
 
-static inline double pgamma_raw_core(double x, double alph, int lower_tail, int log_p)
+static inline NMATH_NOINLINE double pgamma_raw_core(double x, double alph, int lower_tail, int log_p)
 {
     R_P_bounds_01(x, 0., ML_POSINF);
 
@@ -261,7 +261,7 @@ static inline double pgamma_raw_core(double x, double alph, int lower_tail, int 
     return pgamma_ppois_asymp(alph - 1, x, !lower_tail, log_p);
 }
 
-double pgamma_raw(double x, double alph, int lower_tail, int log_p)
+NMATH_NOINLINE double pgamma_raw(double x, double alph, int lower_tail, int log_p)
 {
     // underflow costs accuracy close to DBL_MIN: redo such results on the log scale.  A loop
     // rather than two calls, so that the core is inlined once (half the code on a GPU).

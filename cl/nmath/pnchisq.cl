@@ -21,7 +21,7 @@ static inline dd_t pnchisq_exp_dd(dd_t a)
     return dd_mul_d(dd_d(exp(a.hi)), 1. + a.lo);
 }
 
-double pnchisq_raw(double x, double f, double theta, double errmax, double reltol, int itrmax,
+NMATH_NOINLINE double pnchisq_raw(double x, double f, double theta, double errmax, double reltol, int itrmax,
                    int lower_tail, int log_p)
 {
     if (x <= 0.) {

@@ -13,7 +13,7 @@
 // pnt(t, df, ncp): NaN for df <= 0; pt for ncp = 0.  The series are accumulated in
 // double-double (R: long double).
 
-double pnt(double t, double df, double ncp, int lower_tail, int log_p)
+NMATH_NOINLINE double pnt(double t, double df, double ncp, int lower_tail, int log_p)
 {
     const int itrmax = 1000;
     const double errmax = 1.e-12;

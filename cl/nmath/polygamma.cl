@@ -31,7 +31,7 @@ __constant double dpsi_bern[22] = {
     -1.92965793419400681e+16};
 
 // w(n, x) for x > 0; *ierr = 2 when (n+1) log x underflows the exponent range.
-static inline double dpsifn_pos(double x, int n, int *ierr)
+static inline NMATH_NOINLINE double dpsifn_pos(double x, int n, int *ierr)
 {
     const double wdtol = DBL_EPSILON * 0.5;          // max(d1mach(4)/2, 0.5e-18)
     const double r1m5 = M_LOG10_2;                   // d1mach(5)
@@ -139,7 +139,7 @@ static inline double dpsifn_pos(double x, int n, int *ierr)
 }
 
 // w(n, x) for any x, with R's reflection for x <= 0; *ierr != 0 means NaN.
-static inline double dpsifn_m1(double x, int n, int *ierr)
+static inline NMATH_NOINLINE double dpsifn_m1(double x, int n, int *ierr)
 {
     *ierr = 0;
     if (n < 0) {

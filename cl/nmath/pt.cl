@@ -7,7 +7,7 @@
 //          I_z(a, b) ~ z^a / (a B(a, b)); n = Inf is the normal distribution.  Works for every
 //          real n > 0, including non-integers and huge n.
 
-double pt(double x, double n, int lower_tail, int log_p)
+NMATH_NOINLINE double pt(double x, double n, int lower_tail, int log_p)
 {
     if (isnan(x) || isnan(n))
         return x + n;

@@ -42,7 +42,7 @@ __constant double ptukey_alegq[8] = {
 };
 
 // P[range of cc standard normals <= w]^rr (df = Inf), by Hartley's form
-static double ptukey_wprob(double w, double rr, double cc)
+static NMATH_NOINLINE double ptukey_wprob(double w, double rr, double cc)
 {
     const double C1 = -30., C2 = -50., C3 = 60., bb = 8., wlar = 3.;
     double qsqz = w * 0.5;

@@ -15,7 +15,7 @@
 // log P(x) - log p, stopping when |delta log p| < 1e-15 |log p| or a step does not improve.
 
 // AS 91's starting value
-double qchisq_appr(double p, double nu, double g, int lower_tail, int log_p, double tol)
+NMATH_NOINLINE double qchisq_appr(double p, double nu, double g, int lower_tail, int log_p, double tol)
 {
     const double C7 = 4.67, C8 = 6.66, C9 = 6.73, C10 = 13.32;
     if (isnan(p) || isnan(nu))

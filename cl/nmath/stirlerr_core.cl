@@ -60,7 +60,7 @@ __constant double stirlerr_halves[31] = {
 #define STIRLERR_S3 0.000595238095238095238095238    // 1/1680
 #define STIRLERR_S4 0.0008417508417508417508417508   // 1/1188
 
-double stirlerr_core(double n)
+NMATH_NOINLINE double stirlerr_core(double n)
 {
     if (n <= 15.0) {
         double nn = n + n;

@@ -125,7 +125,7 @@ __constant double t708_erf_s[4] = {94.153775055546, 187.11481179959, 99.01918146
                                     18.0124575948747};
 
 // the error function
-static inline double t708_erf(double x)
+static inline NMATH_NOINLINE double t708_erf(double x)
 {
     const double c = .564189583547756;
     double ax = fabs(x), t, top, bot;
@@ -160,7 +160,7 @@ static inline double t708_erf(double x)
 }
 
 // erfc(x) (ind == 0) or exp(x^2) erfc(x) (ind != 0)
-static inline double t708_erfc1(int ind, double x)
+static inline NMATH_NOINLINE double t708_erfc1(int ind, double x)
 {
     const double c = .564189583547756;
     double ax = fabs(x), ret, t, top, bot;
@@ -219,7 +219,7 @@ __constant double t708_gam1_r[9] = {-.422784335098468, -.771330383816272, -.2447
                                      .00223047661158249, 2.66505979058923e-4,
                                      -1.32674909766242e-4};
 
-static inline double t708_gam1(double a)
+static inline NMATH_NOINLINE double t708_gam1(double a)
 {
     const double s1 = .273076135303957, s2 = .0559398236957378;
     double t = a, d = a - 0.5, w, top, bot;
@@ -248,7 +248,7 @@ static inline double t708_gam1(double a)
 }
 
 // log(gamma(1 + a)) for -0.2 <= a <= 1.25
-static inline double t708_gamln1(double a)
+static inline NMATH_NOINLINE double t708_gamln1(double a)
 {
     if (a < 0.6) {
         const double p0 = .577215664901533, p1 = .844203922187225, p2 = -.168860593646662,
@@ -281,7 +281,7 @@ __constant double t708_psi_p2[4] = {-2.12940445131011, -7.01677227766759, -4.486
 __constant double t708_psi_q2[4] = {32.2703493791143, 89.2920700481861, 54.6117738103215,
                                      7.77788548522962};
 
-static inline double t708_psi(double x)
+static inline NMATH_NOINLINE double t708_psi(double x)
 {
     const double piov4 = .785398163397448;
     const double dx0 = 1.461632144968362341262659542325721325; // the zero of psi
@@ -363,7 +363,7 @@ static inline double t708_psi(double x)
 
 // del(a0) + del(b0) - del(a0 + b0), del(a) = log gamma(a) - (a - 1/2) log a + a - log sqrt(2 pi),
 // for a0, b0 >= 8
-static inline double t708_bcorr(double a0, double b0)
+static inline NMATH_NOINLINE double t708_bcorr(double a0, double b0)
 {
     double a = fmin(a0, b0), b = fmax(a0, b0);
     double h = a / b;
@@ -390,7 +390,7 @@ static inline double t708_bcorr(double a0, double b0)
 }
 
 // log(gamma(b) / gamma(a + b)) for b >= 8
-static inline double t708_algdiv(double a, double b)
+static inline NMATH_NOINLINE double t708_algdiv(double a, double b)
 {
     double c, d, h, x;
     if (a > b) {
@@ -422,7 +422,7 @@ static inline double t708_algdiv(double a, double b)
 }
 
 // log(gamma(a)) for a > 0
-static inline double t708_gamln(double a)
+static inline NMATH_NOINLINE double t708_gamln(double a)
 {
     const double d = .418938533204673; // (log(2 pi) - 1) / 2
     if (a <= 0.8)
@@ -456,7 +456,7 @@ static inline double t708_gsumln(double a, double b)
 }
 
 // log(beta(a0, b0))
-static inline double t708_betaln(double a0, double b0)
+static inline NMATH_NOINLINE double t708_betaln(double a0, double b0)
 {
     const double e = .918938533204673; // log sqrt(2 pi)
     double a = fmin(a0, b0), b = fmax(a0, b0);
@@ -515,7 +515,7 @@ static inline double t708_betaln(double a0, double b0)
 }
 
 // I_x(a, b) for b < min(eps, eps a) and x <= 0.5
-static inline double t708_fpser(double a, double b, double x, double eps, int log_p)
+static inline NMATH_NOINLINE double t708_fpser(double a, double b, double x, double eps, int log_p)
 {
     double ans, t;
     if (log_p) {
@@ -550,7 +550,7 @@ static inline double t708_fpser(double a, double b, double x, double eps, int lo
 }
 
 // 1 - I_x(a, b) for a <= min(eps, eps b), b x <= 1 and x <= 0.5
-static inline double t708_apser(double a, double b, double x, double eps)
+static inline NMATH_NOINLINE double t708_apser(double a, double b, double x, double eps)
 {
     const double g = .577215664901533; // Euler's constant
     double bx = b * x, t = x - bx, c;
@@ -569,7 +569,7 @@ static inline double t708_apser(double a, double b, double x, double eps)
 }
 
 // I_x(a, b) by its power series, for b <= 1 or b x <= 0.7
-static inline double t708_bpser(double a, double b, double x, double eps, int log_p)
+static inline NMATH_NOINLINE double t708_bpser(double a, double b, double x, double eps, int log_p)
 {
     double ans, c, t, u, z, apb;
     if (x == 0.)
@@ -665,7 +665,7 @@ static inline double t708_bpser(double a, double b, double x, double eps, int lo
 }
 
 // x^a y^b / B(a, b)
-static inline double t708_brcomp(double a, double b, double x, double y, int log_p)
+static inline NMATH_NOINLINE double t708_brcomp(double a, double b, double x, double y, int log_p)
 {
     const double const__ = .398942280401433; // 1 / sqrt(2 pi)
     double c, e, h, t, u, v, z, apb;
@@ -761,7 +761,7 @@ static inline double t708_brcomp(double a, double b, double x, double y, int log
 }
 
 // exp(mu) x^a y^b / B(a, b)
-static inline double t708_brcmp1(int mu, double a, double b, double x, double y, int give_log)
+static inline NMATH_NOINLINE double t708_brcmp1(int mu, double a, double b, double x, double y, int give_log)
 {
     const double const__ = .398942280401433; // 1 / sqrt(2 pi)
     double c, t, u, v, z, apb;
@@ -855,7 +855,7 @@ static inline double t708_brcmp1(int mu, double a, double b, double x, double y,
 }
 
 // I_x(a, b) - I_x(a + n, b) for a positive integer n
-static inline double t708_bup(double a, double b, double x, double y, int n, double eps,
+static inline NMATH_NOINLINE double t708_bup(double a, double b, double x, double y, int n, double eps,
                               int give_log)
 {
     double apb = a + b, ap1 = a + 1.0, d;
@@ -910,7 +910,7 @@ static inline double t708_bup(double a, double b, double x, double y, int n, dou
 }
 
 // I_x(a, b) by its continued fraction, for a, b > 1; lambda = (a + b) y - b
-static inline double t708_bfrac(double a, double b, double x, double y, double lambda,
+static inline NMATH_NOINLINE double t708_bfrac(double a, double b, double x, double y, double lambda,
                                 double eps, int log_p)
 {
     if (!isfinite(lambda))
@@ -955,7 +955,7 @@ static inline double t708_bfrac(double a, double b, double x, double y, double l
 
 // Q(a, x) / r with r = e^-x x^a / gamma(a), for a <= 1 (DiDonato & Morris 1986, grat1,
 // scaled); log_r = log(r)
-static inline double t708_grat_r(double a, double x, double log_r, double eps)
+static inline NMATH_NOINLINE double t708_grat_r(double a, double x, double log_r, double eps)
 {
     if (a * x == 0.0) {
         if (x <= a)
@@ -1010,7 +1010,7 @@ static inline double t708_grat_r(double a, double x, double log_r, double eps)
 
 // Asymptotic expansion of I_x(a, b) for large a and b <= 1, added to *w (on the log scale
 // when log_w); a >= 15 assumed
-static inline void t708_bgrat(double a, double b, double x, double y, double *w, double eps,
+static inline NMATH_NOINLINE void t708_bgrat(double a, double b, double x, double y, double *w, double eps,
                               int *ierr, int log_w)
 {
     double c[T708_N_TERMS_BGRAT], d[T708_N_TERMS_BGRAT];
@@ -1075,7 +1075,7 @@ static inline void t708_bgrat(double a, double b, double x, double y, double *w,
 }
 
 // Asymptotic expansion of I_x(a, b) for large a and b; lambda = (a + b) y - b >= 0
-static inline double t708_basym(double a, double b, double lambda, double eps, int log_p)
+static inline NMATH_NOINLINE double t708_basym(double a, double b, double lambda, double eps, int log_p)
 {
     const double e0 = 1.12837916709551;      // 2 / sqrt(pi)
     const double e1 = .353553390593274;      // 2^(-3/2)
@@ -1163,7 +1163,7 @@ static inline double t708_basym(double a, double b, double lambda, double eps, i
 // The method bratio uses for (a, b, x, y) (a, b > 0 finite-or-infinite, 0 < x < 1, eps as in
 // bratio), and the arguments it applies it to: (a0, b0, x0, y0) is (a, b, x, y) or, where
 // *do_swap, the swapped (b, a, y, x).  Shared by bratio and bratio_class.
-static inline int t708_select(double a, double b, double x, double y, double eps, int log_p,
+static inline NMATH_NOINLINE int t708_select(double a, double b, double x, double y, double eps, int log_p,
                               double *a0_, double *b0_, double *x0_, double *y0_,
                               double *lambda_, int *do_swap_)
 {
@@ -1238,7 +1238,7 @@ static inline int t708_select(double a, double b, double x, double y, double eps
     return method;
 }
 
-void bratio(double a, double b, double x, double y, double *w, double *w1, int *ierr,
+NMATH_NOINLINE void bratio(double a, double b, double x, double y, double *w, double *w1, int *ierr,
             int log_p)
 {
     double eps = DBL_EPSILON; // 2 * d1mach(3)

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Kernel speed with the heavy library routines inlined (the default) and kept out of line
+(``-DDASKCL_NOINLINE``, cl/OPENCL.cl), side by side in one run, and whether the two give the
+same bits.
+
+For each function of ``bench_nmath.py``'s cases: the kernel alone (inputs on the device, event
+timing, median of 10 after 2 warm-ups) on the inputs of its benchmark, built both ways.  The
+programs are built first, ``--warm-jobs`` processes at a time, into a private cache directory,
+so that the timing process loads them from disk.  The choice of the build default per device
+rests on this and on ``bench_build.py --census``.
+
+Run:  python benchmarks/bench_inline.py [--cases issue3,issue4] [--functions pbeta,qbeta]
+          [--n 4194304] [--warm-jobs 8] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, table, write
+from bench_nmath import CASES, kernel_run
+
+from daskcl import program
+
+NOINLINE = ("-DDASKCL_NOINLINE",)
+#: functions whose kernels are slow per element: timed on fewer elements
+SLOW = {"ptukey": 1 << 14, "qtukey": 1 << 12, "qnbeta": 1 << 16, "qnchisq": 1 << 16,
+        "qnt": 1 << 16, "qnf": 1 << 16}
+
+
+_PLAIN_OPTIONS = program.default_options
+
+
+def with_options(options: tuple[str, ...]) -> None:
+    """Build every program of this process from now on with ``options`` added."""
+    program.default_options = lambda: _PLAIN_OPTIONS() + options  # type: ignore[assignment]
+
+
+WARM = textwrap.dedent("""
+    import sys, warnings
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    from bench_inline import with_options
+    from daskcl import nmath
+    if sys.argv[2] == "1":
+        with_options(("-DDASKCL_NOINLINE",))
+    warnings.simplefilter("ignore")
+    for name in sys.argv[3:]:
+        nargs = len(getattr(nmath, name)._daskcl_impl.fn.arg_names)
+        getattr(nmath, name)(np.linspace(0.05, 0.95, 64), *([2.0] * (nargs - 1)))
+""")
+
+
+def warm(names: list[str], jobs: int) -> float:
+    """Build every program of ``names``, both ways, ``jobs`` processes at once."""
+    here = str(Path(__file__).resolve().parent)
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", WARM, here, variant, *names[i::jobs // 2 or 1]])
+             for variant in ("0", "1") for i in range(max(jobs // 2, 1))]
+    for p in procs:
+        p.wait()
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cases", default="default,issue3,issue4")
+    ap.add_argument("--functions")
+    ap.add_argument("--n", type=int, default=1 << 22)
+    ap.add_argument("--warm-jobs", type=int, default=8)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    specs = {}
+    for case in args.cases.split(","):
+        specs.update(CASES[case]())
+    names = args.functions.split(",") if args.functions else list(specs)
+    os.environ.setdefault("DASKCL_CACHE_DIR", tempfile.mkdtemp(prefix="daskcl-inline-"))
+    print(f"built both ways in {warm(names, args.warm_jobs):.1f} s", flush=True)
+    from daskcl import nmath
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for name in names:
+        n = SLOW.get(name, args.n)
+        inputs = specs[name].inputs(rng, n)
+        impl = getattr(nmath, name)._daskcl_impl
+        out = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for variant, opts in (("inline", ()), ("noinline", NOINLINE)):
+                program.clear_memory_cache()
+                with_options(opts)
+                out[variant] = kernel_run(impl, inputs)
+        (t_in, r_in), (t_out, r_out) = out["inline"], out["noinline"]
+        same = np.array_equal(r_in.view(np.int64), r_out.view(np.int64))
+        rows.append({"function": name, "n": n, "inline_gels": n / t_in * 1e-9,
+                     "noinline_gels": n / t_out * 1e-9, "noinline_speed": t_in / t_out,
+                     "same_bits": bool(same)})
+        print(f"{name:10s} inline {n / t_in * 1e-9:8.3f}  noinline {n / t_out * 1e-9:8.3f} G el/s"
+              f"  ratio {t_in / t_out:5.2f}  same bits {same}", flush=True)
+    print(table(rows, ["function", "n", "inline_gels", "noinline_gels", "noinline_speed",
+                       "same_bits"]))
+    info = machine()
+    path = write(f"inline-{info['device_type'].lower()}", {"machine": info, "results": rows},
+                 args.out)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
