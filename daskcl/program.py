@@ -11,8 +11,9 @@ Entries are native code, so the cache trusts only its owner.  The directory is c
 (mode 0700) and used only while it, its subdirectories and its entries belong to the user and
 neither their group nor others may write them; otherwise the process warns once
 (:class:`CacheWarning`) and builds from source without a disk cache.  ``DASKCL_CACHE_SHARED=group``
-opts into a cache shared by a group (one build per cluster): then a setgid directory of one of
-the user's groups is accepted too, written by members of that group and never by others.
+opts into a cache shared by a group (one build per cluster): then a directory prepared for it,
+setgid and of one of the user's groups, is accepted too, written by members of that group and
+never by others (daskcl does not make such a directory).
 Entries are opened below the checked directory without following symbolic links, and only
 regular files are read (never waiting on a FIFO).
 
@@ -347,13 +348,13 @@ class _DiskCache:
         try:
             link = os.lstat(d)
         except FileNotFoundError:
+            if shared:
+                raise _Untrusted(
+                    "it does not exist; a cache shared by a group is prepared for the group: "
+                    f"mkdir {d} && chgrp GROUP {d} && chmod 2770 {d}") from None
             os.makedirs(d.parent, mode=0o700, exist_ok=True)
-            try:
+            with contextlib.suppress(FileExistsError):  # another process made it meanwhile
                 os.mkdir(d, 0o700)
-                if shared:
-                    os.chmod(d, 0o2770)
-            except FileExistsError:  # another process made it meanwhile
-                pass
             link = os.lstat(d)
         if stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.geteuid(), 0):
             raise _Untrusted(f"it is a symbolic link of uid {link.st_uid}")

@@ -253,6 +253,11 @@ def test_group_shared_cache_by_explicit_choice(nobody, shared_tmp):
     assert stat.S_IMODE(entry.parent.stat().st_mode) == 0o2770
     res = run_victim([lib.root], shared, prefix, shared_tmp)
     assert res == {"runs": [["disk", GOOD]], "warnings": []}
+    # a group's cache is not made by daskcl
+    missing = shared_tmp / "no-such-cache"
+    res = run_victim([lib.root], {**shared, "DASKCL_CACHE_DIR": str(missing)}, prefix, shared_tmp)
+    assert res["runs"] == [["source", GOOD]] and "chmod 2770" in res["warnings"][0]
+    assert not missing.exists()
     # others may never write a shared cache
     cache.chmod(0o2777)
     res = run_victim([lib.root], shared, prefix, shared_tmp)
