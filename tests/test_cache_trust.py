@@ -413,3 +413,39 @@ def test_cache_under_inaccessible_directory_warns_once(nobody, shared_tmp, paren
     (warning,) = res["warnings"]
     assert "does not use the program cache" in warning and "PermissionError" in warning
     assert not (locked / "cache").exists()
+
+
+def test_cache_path_that_is_another_users_symlink_is_not_used(tmp_path, monkeypatch):
+    """A symbolic link planted at the cache's path (in a shared /tmp, say) is not followed even
+    to a directory of the user's own; the user's own links are."""
+    if os.geteuid() != 0:
+        pytest.skip("a link of another user is made by root (CI runs the tests as root)")
+    target = tmp_path / "target"
+    target.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    monkeypatch.setenv("DASKCL_CACHE_DIR", str(link))
+    monkeypatch.delenv("DASKCL_CACHE_SHARED", raising=False)
+    program.clear_memory_cache()
+    src = make_library(tmp_path / "lib").program_source(["twice_it"], KERNEL)
+    assert run_kernel(program.build(src)) == GOOD
+    assert len(list(target.rglob("*.bin"))) == 1  # the user's own link: used
+    os.lchown(link, NOBODY, NOGROUP)
+    program.clear_memory_cache()
+    with pytest.warns(program.CacheWarning, match="symbolic link of uid 65534"):
+        built = program.build(src)
+    assert built.origin == "source" and run_kernel(built) == GOOD
+
+
+def test_unknown_shared_setting_warns_and_stays_private(cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("DASKCL_CACHE_SHARED", "everyone")
+    cache.mkdir(mode=0o770)
+    cache.chmod(0o2770)  # a group's cache, but the setting does not say "group"
+    src = make_library(tmp_path / "lib").program_source(["twice_it"], KERNEL)
+    with pytest.warns(program.CacheWarning) as record:
+        built = program.build(src)
+    assert built.origin == "source" and run_kernel(built) == GOOD
+    messages = sorted(str(w.message) for w in record)
+    assert len(messages) == 2
+    assert "DASKCL_CACHE_SHARED='everyone' is not understood" in messages[0]
+    assert "writable by its group" in messages[1]
