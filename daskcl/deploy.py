@@ -10,7 +10,12 @@ worker on one GPU:
 * the worker is ``dask worker ... --nthreads 1 --preload daskcl.cluster``: the preload binds the
   worker's device before the first task (see :mod:`daskcl.cluster`);
 * ``DASKCL_CACHE_DIR`` points at node-local disk (expanded by the job's shell on the compute
-  node), so each node builds a program once and no job writes to a shared filesystem;
+  node), so each node builds a program once and no job writes to a shared filesystem.  The
+  directory is the user's own: the job makes it with mode 0700, and where that path exists but
+  belongs to someone else (who made it first, in a shared ``/tmp``), the job uses a fresh private
+  directory from ``mktemp -d`` instead (see :func:`cache_prologue`).  A cache shared by a group,
+  built once per cluster, is an explicit choice (``cache_shared=True``, a directory prepared for
+  it);
 * ``minimum``/``maximum`` make the worker count adaptive (``cluster.adapt``): jobs are submitted
   while tasks wait, and retired when idle.
 
@@ -41,10 +46,34 @@ from typing import Any
 
 from .errors import DaskclError
 
-__all__ = ["NODE_LOCAL_CACHE", "main", "slurm_cluster"]
+__all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "slurm_cluster"]
 
 NODE_LOCAL_CACHE = "${TMPDIR:-/tmp}/daskcl-cache-$(id -u)"
 """Default ``DASKCL_CACHE_DIR`` of a SLURM worker: shell text, expanded on the compute node."""
+
+_PRIVATE_CACHE = ('{ mkdir -p -m 700 -- "$DASKCL_CACHE_DIR" && [ -O "$DASKCL_CACHE_DIR" ]; } '
+                  '2>/dev/null || DASKCL_CACHE_DIR=$(mktemp -d)')
+
+
+def cache_prologue(cache_dir: str = NODE_LOCAL_CACHE, shared: bool = False) -> list[str]:
+    """Shell lines that set ``DASKCL_CACHE_DIR`` of a job to ``cache_dir`` (shell text).
+
+    A private cache (the default) is made with mode 0700; when the path exists and does not
+    belong to the user (someone else made it first), the job takes a fresh directory from
+    ``mktemp -d`` instead, so a predictable path in a shared ``/tmp`` cannot be planted.  A cache
+    shared by a group (``shared``) is used as it is, with ``DASKCL_CACHE_SHARED=group``: the
+    directory must be prepared beforehand (owned by the group, setgid, not writable by others;
+    see :mod:`daskcl.program`).
+
+    Example
+    -------
+    >>> print("\n".join(cache_prologue("/shared/daskcl-cache", shared=True)))
+    export DASKCL_CACHE_SHARED=group
+    export DASKCL_CACHE_DIR="/shared/daskcl-cache"
+    """
+    if shared:
+        return ["export DASKCL_CACHE_SHARED=group", f'export DASKCL_CACHE_DIR="{cache_dir}"']
+    return [f'DASKCL_CACHE_DIR="{cache_dir}"', _PRIVATE_CACHE, "export DASKCL_CACHE_DIR"]
 
 
 def slurm_cluster(
@@ -55,6 +84,7 @@ def slurm_cluster(
     gres: str | None = "gpu:1",
     device: str | None = None,
     cache_dir: str = NODE_LOCAL_CACHE,
+    cache_shared: bool = False,
     cores: int = 1,
     memory: str = "16GB",
     local_directory: str = "${TMPDIR:-/tmp}",
@@ -75,7 +105,12 @@ def slurm_cluster(
         ``DASKCL_DEVICE`` of every worker, e.g. ``"NVIDIA"``: a worker that cannot bind such a
         device fails at start-up instead of falling back to a CPU driver.
     cache_dir : str
-        ``DASKCL_CACHE_DIR`` of every worker, shell text expanded on the node (node-local disk).
+        ``DASKCL_CACHE_DIR`` of every worker, shell text expanded on the node (node-local disk),
+        made private to the user (see :func:`cache_prologue`).
+    cache_shared : bool
+        ``cache_dir`` is a cache shared by the user's group, prepared for it (group-owned,
+        setgid, not writable by others), e.g. on a shared filesystem so that a cluster builds
+        each program once; the workers get ``DASKCL_CACHE_SHARED=group``.
     cores : int
         Threads of the worker and ``--cpus-per-task`` (give ``job_cpu=`` to book more CPUs).
     memory : str
@@ -95,7 +130,12 @@ def slurm_cluster(
     ------
     DaskclError
         dask-jobqueue is not installed.
+    ValueError
+        ``cache_shared`` without a ``cache_dir`` of its own.
     """
+    if cache_shared and cache_dir == NODE_LOCAL_CACHE:
+        raise ValueError("slurm_cluster: cache_shared=True needs cache_dir=, the directory "
+                         "prepared for your group's cache")
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError as exc:
@@ -103,7 +143,7 @@ def slurm_cluster(
 
     directives = [f"--gres={gres}"] if gres else []
     directives += list(options.pop("job_extra_directives", None) or ())
-    prologue = [f'export DASKCL_CACHE_DIR="{cache_dir}"']
+    prologue = cache_prologue(cache_dir, cache_shared)
     if device:
         prologue.append(f'export DASKCL_DEVICE="{device}"')
     prologue += list(options.pop("job_script_prologue", None) or ())
@@ -140,6 +180,7 @@ def _slurm(args: argparse.Namespace) -> int:
         0 if args.print_job_script else args.workers or 0,
         minimum=args.minimum, maximum=None if args.print_job_script else args.maximum,
         gres=args.gres or None, device=args.device, cache_dir=args.cache_dir,
+        cache_shared=args.cache_shared,
         cores=args.cores, memory=args.memory, job_extra_directives=args.job_extra, **options,
     )
     with cluster:
@@ -170,7 +211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="another #SBATCH directive, e.g. --job-extra=--gpus=1 (repeatable)")
     p.add_argument("--device", default=None, help="DASKCL_DEVICE of the workers, e.g. NVIDIA")
     p.add_argument("--cache-dir", default=NODE_LOCAL_CACHE,
-                   help="DASKCL_CACHE_DIR on the node (shell text; default %(default)s)")
+                   help="DASKCL_CACHE_DIR on the node (shell text; default %(default)s), "
+                        "made private to you (mode 0700)")
+    p.add_argument("--cache-shared", action="store_true",
+                   help="--cache-dir is a cache shared by your group, prepared for it "
+                        "(group-owned, setgid, not writable by others)")
     p.add_argument("--cores", type=int, default=1, help="worker threads (default 1)")
     p.add_argument("--job-cpu", type=int, default=None, help="CPUs booked per job")
     p.add_argument("--memory", default="16GB", help="memory per job (default %(default)s)")
@@ -187,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.print_job_script and not args.out:
         parser.error("--out STORE is needed")
+    if args.cache_shared and args.cache_dir == NODE_LOCAL_CACHE:
+        parser.error("--cache-shared needs --cache-dir, the directory prepared for your group")
     try:
         return _slurm(args)
     except DaskclError as exc:

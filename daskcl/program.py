@@ -7,22 +7,38 @@ the SHA-256 of its source and its build options.  In memory, each process keeps 
 ``DASKCL_CACHE_DIR`` (default ``$XDG_CACHE_HOME/daskcl`` or ``~/.cache/daskcl``), keyed by the
 same plus the daskcl version; ``DASKCL_NO_CACHE=1`` turns the disk cache off.
 
+Entries are native code, so the cache trusts only its owner.  The directory is created private
+(mode 0700) and used only while it, its subdirectories and its entries belong to the user and
+neither their group nor others may write them; otherwise the process warns once
+(:class:`CacheWarning`) and builds from source without a disk cache.  ``DASKCL_CACHE_SHARED=group``
+opts into a cache shared by a group (one build per cluster): then a directory prepared for it,
+setgid and of one of the user's groups, is accepted too, written by members of that group and
+never by others (daskcl does not make such a directory).
+Entries are opened below the checked directory without following symbolic links, and only
+regular files are read (never waiting on a FIFO).
+
 Entries are written to a temporary file and renamed into place, so readers never see a partial
 file and two processes building the same program at once both succeed (the last rename wins;
-both binaries are valid).  Each entry carries a checksum; a corrupt or truncated entry, or one
-the driver refuses, is rebuilt from source with a :class:`CacheWarning`.
+both binaries are valid).  Each entry records its full key (program key, device identity and
+daskcl version) under a checksum of the record and the binary; an entry that is corrupt,
+truncated, recorded for another program, not a regular file, or refused by the driver is
+rebuilt from source and replaced, with one :class:`CacheWarning`.  An OS error on the cache path
+warns once and the program is built from source.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
 import os
 import re
-import tempfile
+import secrets
+import stat
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +58,7 @@ __all__ = [
     "stats",
 ]
 
-_MAGIC = b"DASKCL-BINARY-1\n"
+_MAGIC = b"DASKCL-BINARY-2\n"
 
 
 class CacheWarning(UserWarning):
@@ -143,11 +159,25 @@ def build(source: ProgramSource, options: Sequence[str] = ()) -> BuiltProgram:
 
 
 def _disk_path(key: str, bound: _device.BoundDevice) -> Path | None:
+    """Where the entry of ``key`` lies under :func:`cache_dir` (``None`` without a disk cache)."""
     d = cache_dir()
     if d is None:
         return None
-    full = hashlib.sha256(f"{key}\x00{bound.info.identity}\x00{__version__}".encode()).hexdigest()
-    return d / full[:2] / f"{full}.bin"
+    sub, name = _entry_name(key, bound.info.identity)
+    return d / sub / name
+
+
+def _entry_name(key: str, identity: str) -> tuple[str, str]:
+    full = hashlib.sha256(
+        f"{key}\x00{identity}\x00{__version__}\x00".encode() + _MAGIC
+    ).hexdigest()
+    return full[:2], f"{full}.bin"
+
+
+def _record(key: str, identity: str) -> bytes:
+    """What an entry records of its key: it is used only for a program whose record is equal."""
+    return json.dumps({"daskcl": __version__, "device": identity, "key": key},
+                      sort_keys=True).encode()
 
 
 def _load_or_build(
@@ -155,70 +185,308 @@ def _load_or_build(
 ) -> BuiltProgram:
     import pyopencl as cl
 
-    path = _disk_path(key, bound)
-    if path is not None and path.exists():
-        problem = None
+    problem = None
+    with _DiskCache.open() as disk:
+        entry = disk.entry(key, bound.info.identity) if disk else None
+        if entry is not None:
+            try:
+                blob = entry.read()
+                if blob is not None:
+                    binary = _unpack(blob, entry.record)
+                    prg = _device.build_program(
+                        cl.Program(bound.context, [bound.device], [binary]), options)
+                    stats["disk"] += 1
+                    return BuiltProgram(prg, source, options, "disk")
+            except Exception as exc:  # unreadable, untrusted, corrupt, another program's, refused
+                problem = f"{type(exc).__name__}: {exc}"
+                stats["rebuilt_corrupt"] += 1
         try:
-            blob = path.read_bytes()
-            binary = _unpack(blob)
-            prg = _device.build_program(cl.Program(bound.context, [bound.device], [binary]), options)
-        except Exception as exc:  # unreadable, corrupt, or refused by the driver
-            problem = f"{type(exc).__name__}: {exc}"
-        if problem is None:
-            stats["disk"] += 1
-            return BuiltProgram(prg, source, options, "disk")
-        stats["rebuilt_corrupt"] += 1
-        warnings.warn(
-            f"daskcl cache entry {path} could not be used ({problem[:200]}); rebuilding it",
-            CacheWarning,
-            stacklevel=4,
-        )
-    try:
-        prg = _device.build_program(cl.Program(bound.context, source.text), options)
-    except cl.Error as exc:
-        raise _build_error(exc, source, bound) from None
-    stats["source"] += 1
-    if path is not None:
-        _store(path, prg.get_info(cl.program_info.BINARIES)[0])
+            prg = _device.build_program(cl.Program(bound.context, source.text), options)
+        except cl.Error as exc:
+            raise _build_error(exc, source, bound) from None
+        stats["source"] += 1
+        stored = None
+        if entry is not None:
+            try:
+                entry.write(prg.get_info(cl.program_info.BINARIES)[0])
+                stored = True
+            except (OSError, _Untrusted) as exc:
+                stored = False
+                if problem is None:
+                    _warn_once(
+                        (str(entry.dirname), "write"),
+                        f"daskcl could not write its program cache at {entry.dirname} ({exc}); "
+                        "set DASKCL_CACHE_DIR to a writable directory or DASKCL_NO_CACHE=1",
+                    )
+        if problem is not None:
+            assert entry is not None
+            what = "rebuilt and replaced it" if stored else "rebuilt it (not replaced)"
+            warnings.warn(
+                f"daskcl cache entry {entry.path} could not be used ({problem[:200]}); {what}",
+                CacheWarning,
+                stacklevel=4,
+            )
     return BuiltProgram(prg, source, options, "source")
 
 
-def _pack(binary: bytes) -> bytes:
-    return _MAGIC + hashlib.sha256(binary).digest() + len(binary).to_bytes(8, "little") + binary
+class _Untrusted(Exception):
+    """A cache directory or entry that someone other than the cache's owners could have written."""
 
 
-def _unpack(blob: bytes) -> bytes:
+def _shared() -> bool:
+    """Whether ``DASKCL_CACHE_SHARED=group`` opts into a cache shared by the user's group."""
+    value = os.environ.get("DASKCL_CACHE_SHARED", "").strip().lower()
+    if value in ("", "0", "no", "private"):
+        return False
+    if value == "group":
+        return True
+    _warn_once(("DASKCL_CACHE_SHARED", value),
+               f"DASKCL_CACHE_SHARED={value!r} is not understood (give 'group' or nothing); "
+               "the program cache is used only if it is private")
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _in_group(uid: int, gid: int) -> bool:
+    """Whether the user ``uid`` belongs to the group ``gid`` (primary or listed member)."""
+    import grp
+    import pwd
+
+    try:
+        user = pwd.getpwuid(uid)
+        return user.pw_gid == gid or user.pw_name in grp.getgrgid(gid).gr_mem
+    except KeyError:
+        return False
+
+
+def _distrust(st: os.stat_result, what: str, shared: bool, gid: int | None) -> str | None:
+    """Why the cache directory or entry with status ``st`` is not to be trusted, or ``None``.
+
+    Private (the default): it belongs to this user and neither its group nor others may write it.
+    Shared by a group (``shared``): also accepted when its group is ``gid`` (the cache
+    directory's group; for the directory itself one of the user's groups, and the directory
+    setgid), its owner is the user, root or a member of that group, and others may not write it.
+    """
+    euid = os.geteuid()
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid == euid and not mode & 0o022:
+        return None
+    if not shared:
+        if st.st_uid != euid:
+            return f"{what} belongs to uid {st.st_uid}, not to you (uid {euid})"
+        return f"{what} is writable by {'others' if mode & 0o002 else 'its group'} (mode {mode:o})"
+    if mode & 0o002:
+        return f"{what} is writable by others (mode {mode:o})"
+    if gid is None:
+        if st.st_gid != os.getegid() and st.st_gid not in os.getgroups():
+            return f"{what} belongs to group {st.st_gid}, which is not one of yours"
+        if stat.S_ISDIR(st.st_mode) and not mode & stat.S_ISGID:
+            return f"{what} is not setgid (mode {mode:o}), as a cache shared by a group must be"
+    elif st.st_gid != gid:
+        return f"{what} belongs to group {st.st_gid}, not to the cache's group {gid}"
+    if st.st_uid not in (euid, 0) and not _in_group(st.st_uid, st.st_gid):
+        return f"{what} belongs to uid {st.st_uid}, who is not in its group {st.st_gid}"
+    return None
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_refused: set[tuple[str, str]] = set()
+
+
+def _warn_once(what: tuple[str, str], message: str) -> None:
+    """Warn with ``message`` the first time ``what`` happens in this process."""
+    with _locks_guard:
+        if what in _refused:
+            return
+        _refused.add(what)
+    warnings.warn(message, CacheWarning, stacklevel=5)
+
+
+class _DiskCache:
+    """The open cache directory (a file descriptor), checked to be trusted.
+
+    Every name below it is opened relative to that descriptor without following symbolic links,
+    so what was checked is what is read and written.
+    """
+
+    def __init__(self, path: Path, fd: int, shared: bool, gid: int):
+        self.path, self.fd, self.shared, self.gid = path, fd, shared, gid
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls) -> Iterator[_DiskCache | None]:
+        """The cache directory, created private when missing; ``None`` without a usable one.
+
+        A directory that is not trusted (see :func:`_distrust`) or cannot be opened warns once
+        per process and is not used.
+        """
+        d = cache_dir()
+        if d is None or (str(d), "open") in _refused:
+            yield None
+            return
+        shared = _shared()
+        try:
+            fd = cls._open_dir(d, shared)
+        except (OSError, _Untrusted) as exc:
+            why = str(exc) if isinstance(exc, _Untrusted) else f"{type(exc).__name__}: {exc}"
+            _warn_once(
+                (str(d), "open"),
+                f"daskcl does not use the program cache at {d}: {why}. Programs are built from "
+                "source in this process. Point DASKCL_CACHE_DIR at a directory of yours that "
+                "others cannot write (or see DASKCL_CACHE_SHARED for a group's cache), or set "
+                "DASKCL_NO_CACHE=1",
+            )
+            yield None
+            return
+        try:
+            yield cls(d, fd, shared, os.fstat(fd).st_gid)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _open_dir(d: Path, shared: bool) -> int:
+        try:
+            link = os.lstat(d)
+        except FileNotFoundError:
+            if shared:
+                raise _Untrusted(
+                    "it does not exist; a cache shared by a group is prepared for the group: "
+                    f"mkdir {d} && chgrp GROUP {d} && chmod 2770 {d}") from None
+            os.makedirs(d.parent, mode=0o700, exist_ok=True)
+            with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+                os.mkdir(d, 0o700)
+            link = os.lstat(d)
+        if stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.geteuid(), 0):
+            raise _Untrusted(f"it is a symbolic link of uid {link.st_uid}")
+        fd = os.open(d, _DIR_FLAGS)
+        try:
+            why = _distrust(os.fstat(fd), "the directory", shared, None)
+            if why is not None:
+                raise _Untrusted(why)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def entry(self, key: str, identity: str) -> _Entry:
+        sub, name = _entry_name(key, identity)
+        return _Entry(self, sub, name, _record(key, identity))
+
+
+@dataclass
+class _Entry:
+    """One program's entry: ``<cache>/<sub>/<name>``, and the record of its key."""
+
+    cache: _DiskCache
+    sub: str
+    name: str
+    record: bytes
+
+    @property
+    def dirname(self) -> Path:
+        return self.cache.path
+
+    @property
+    def path(self) -> Path:
+        return self.cache.path / self.sub / self.name
+
+    def _subdir(self, create: bool) -> int | None:
+        c = self.cache
+        if create:
+            try:
+                os.mkdir(self.sub, 0o2770 if c.shared else 0o700, dir_fd=c.fd)
+                made = True
+            except FileExistsError:
+                made = False
+        try:
+            fd = os.open(self.sub, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=c.fd)
+        except FileNotFoundError:
+            return None
+        try:
+            if create and made and c.shared:
+                os.fchmod(fd, 0o2770)
+            why = _distrust(os.fstat(fd), f"the directory {self.sub}", c.shared, c.gid)
+            if why is not None:
+                raise _Untrusted(why)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def read(self) -> bytes | None:
+        """The entry's bytes, ``None`` when there is none.
+
+        Raises ``_Untrusted`` for an entry that is not a regular file of the cache's owners, and
+        ``OSError`` when it cannot be read; never waits (a FIFO is refused before it is opened).
+        """
+        sfd = self._subdir(create=False)
+        if sfd is None:
+            return None
+        try:
+            try:
+                st = os.stat(self.name, dir_fd=sfd, follow_symlinks=False)
+            except FileNotFoundError:
+                return None
+            if not stat.S_ISREG(st.st_mode):
+                raise _Untrusted("not a regular file")
+            fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=sfd)
+            with os.fdopen(fd, "rb") as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    raise _Untrusted("not a regular file")
+                why = _distrust(st, "the entry", self.cache.shared, self.cache.gid)
+                if why is not None:
+                    raise _Untrusted(why)
+                return f.read()
+        finally:
+            os.close(sfd)
+
+    def write(self, binary: bytes) -> None:
+        """Write the entry atomically: a new file renamed over whatever was there."""
+        sfd = self._subdir(create=True)
+        assert sfd is not None
+        try:
+            tmp = f"{self.name}.{secrets.token_hex(8)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o600, dir_fd=sfd)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    if self.cache.shared:
+                        os.fchmod(f.fileno(), 0o640)
+                    f.write(_pack(binary, self.record))
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.name, src_dir_fd=sfd, dst_dir_fd=sfd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=sfd)
+                raise
+        finally:
+            os.close(sfd)
+
+
+def _pack(binary: bytes, record: bytes) -> bytes:
+    digest = hashlib.sha256(record + binary).digest()
+    return (_MAGIC + len(record).to_bytes(4, "little") + record + digest
+            + len(binary).to_bytes(8, "little") + binary)
+
+
+def _unpack(blob: bytes, record: bytes) -> bytes:
+    """The binary of an entry that records ``record``; ``ValueError`` says what is wrong."""
     n = len(_MAGIC)
     if blob[:n] != _MAGIC:
         raise ValueError("not a daskcl cache entry (bad header)")
-    digest, size, binary = blob[n:n + 32], int.from_bytes(blob[n + 32:n + 40], "little"), blob[n + 40:]
-    if size != len(binary):
+    r = int.from_bytes(blob[n:n + 4], "little")
+    got, rest = blob[n + 4:n + 4 + r], blob[n + 4 + r:]
+    digest, size, binary = rest[:32], int.from_bytes(rest[32:40], "little"), rest[40:]
+    if len(rest) < 40 or size != len(binary):
         raise ValueError(f"truncated: {len(binary)} of {size} bytes")
-    if hashlib.sha256(binary).digest() != digest:
+    if hashlib.sha256(got + binary).digest() != digest:
         raise ValueError("checksum mismatch")
+    if got != record:
+        raise ValueError("the entry was written for another program or device (key mismatch)")
     return binary
-
-
-def _store(path: Path, binary: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_pack(binary))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        warnings.warn(
-            f"daskcl could not write its program cache at {path} ({exc}); set DASKCL_CACHE_DIR "
-            "to a writable directory or DASKCL_NO_CACHE=1",
-            CacheWarning,
-            stacklevel=5,
-        )
 
 
 _LOG_LINE = re.compile(r"(<source>|input\.cl|<kernel>|\bsource):(\d+):(\d+)")

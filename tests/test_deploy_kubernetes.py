@@ -195,6 +195,9 @@ def test_worker_pods_are_one_gpu_daskcl_workers() -> None:
     volumes = {v["name"]: v for v in worker["spec"]["volumes"]}
     assert "emptyDir" in volumes["scratch"]  # node-local disk for the program cache
     assert env["DASKCL_CACHE_DIR"].startswith(mounts["scratch"] + "/")
+    # the cache (native code) stays in the pod's own volume, never on the shared one
+    assert not env["DASKCL_CACHE_DIR"].startswith(mounts["results"] + "/")
+    assert "DASKCL_CACHE_SHARED" not in env
     assert _kind("daskcluster.yaml", "DaskAutoscaler")["spec"]["cluster"] == "daskcl"
     (runner,) = job["spec"]["job"]["spec"]["containers"]
     assert runner["args"][:2] == ["daskcl", "sweep"]
@@ -218,6 +221,13 @@ def test_helm_values(crd_schemas: dict[str, Any]) -> None:
         assert _errors(schema, obj) == [], obj
     assert w["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert w["threads_per_worker"] == 1 and values["jupyter"]["enabled"] is False
+    # the program cache in the pod's own emptyDir
+    env = {e["name"]: e["value"] for e in w["env"]}
+    (scratch,) = (m["mountPath"] for m in w["mounts"]["volumeMounts"] if m["name"] == "scratch")
+    assert {v["name"]: v for v in w["mounts"]["volumes"]}["scratch"] == {"name": "scratch",
+                                                                         "emptyDir": {}}
+    assert env["DASKCL_CACHE_DIR"].startswith(scratch + "/")
+    assert "DASKCL_CACHE_SHARED" not in env
 
 
 # --- running the containers ------------------------------------------------------------------
@@ -433,3 +443,6 @@ def test_daskjob_sweeps_to_s3_and_equals_the_local_run(scheduler: str, tmp_path:
         np.testing.assert_array_equal(g["q"][...], want)
         assert g["_done"][...].all()
         assert not any((tmp_path / "job" / "results").iterdir())  # nothing went to the volume
+    for i in range(cluster["worker"]["replicas"]):  # each worker's private program cache
+        cache = tmp_path / f"worker-{i}" / "scratch" / "daskcl-cache"
+        assert cache.stat().st_mode & 0o777 == 0o700 and any(cache.rglob("*.bin"))

@@ -209,7 +209,7 @@ def _check_store(store: Path, want: np.ndarray) -> None:
 
 def test_job_script_is_one_gpu_worker_bound_by_the_preload() -> None:
     pytest.importorskip("dask_jobqueue")
-    from daskcl.deploy import slurm_cluster
+    from daskcl.deploy import cache_prologue, slurm_cluster
 
     with slurm_cluster(device="NVIDIA", queue="gpu", account="proj", walltime="01:00:00",
                        job_extra_directives=["--constraint=a100"],
@@ -219,16 +219,77 @@ def test_job_script_is_one_gpu_worker_bound_by_the_preload() -> None:
     assert "#SBATCH --gres=gpu:1" in lines and "#SBATCH --constraint=a100" in lines
     assert "#SBATCH -p gpu" in lines and "#SBATCH -A proj" in lines
     assert "#SBATCH -t 01:00:00" in lines and "#SBATCH --cpus-per-task=1" in lines
-    assert 'export DASKCL_CACHE_DIR="${TMPDIR:-/tmp}/daskcl-cache-$(id -u)"' in lines
+    prologue = cache_prologue()
+    i = lines.index(prologue[0])
+    assert lines[i:i + len(prologue)] == prologue
     assert 'export DASKCL_DEVICE="NVIDIA"' in lines and "module load cuda" in lines
     command = lines[-1]
     assert "distributed.cli.dask_worker" in command and "--preload daskcl.cluster" in command
     assert "--nthreads 1 " in command and "--local-directory ${TMPDIR:-/tmp}" in command
-    # The node-local cache path is expanded by the job's shell, on the node.
-    got = subprocess.run(["bash", "-c", 'export DASKCL_CACHE_DIR="${TMPDIR:-/tmp}/daskcl-cache-'
-                          '$(id -u)"; echo "$DASKCL_CACHE_DIR"'], capture_output=True, text=True,
-                         env={**os.environ, "TMPDIR": "/local"}, check=True).stdout.strip()
-    assert got == f"/local/daskcl-cache-{os.getuid()}"
+
+
+def _node_cache(tmp: Path, lines: list[str]) -> Path:
+    """DASKCL_CACHE_DIR as the job's shell on a node with this TMPDIR sets it."""
+    script = "\n".join([*lines, 'echo "$DASKCL_CACHE_DIR"'])
+    got = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "TMPDIR": str(tmp)}).stdout.strip()
+    return Path(got)
+
+
+def test_node_local_cache_is_private_to_the_user(tmp_path: Path) -> None:
+    """The job's shell makes the node-local cache 0700; where another user made that path
+    first (a predictable name in a shared /tmp), the job takes a fresh private directory."""
+    from daskcl.deploy import NODE_LOCAL_CACHE, cache_prologue
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    got = _node_cache(mine, cache_prologue())
+    assert got == mine / f"daskcl-cache-{os.geteuid()}"
+    assert got.is_dir() and (got.stat().st_mode & 0o777) == 0o700
+    assert _node_cache(mine, cache_prologue()) == got  # the next job on the node finds it
+    # sweep.sbatch makes it the same way, in each task
+    sbatch = {line.strip() for line in SBATCH_SCRIPT.read_text().splitlines()}
+    assert set(cache_prologue()[1:]) <= sbatch
+    assert f'DASKCL_CACHE_DIR="{NODE_LOCAL_CACHE}"' in sbatch
+    if os.geteuid() != 0:
+        pytest.skip("a directory of another user is made by root (CI runs the tests as root)")
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    squatted = shared / f"daskcl-cache-{os.geteuid()}"
+    squatted.mkdir(mode=0o777)
+    os.chown(squatted, 65534, 65534)  # nobody made it first
+    got = _node_cache(shared, cache_prologue())
+    assert got != squatted and got.parent == shared
+    st = got.stat()
+    assert st.st_uid == os.geteuid() and (st.st_mode & 0o777) == 0o700
+    # a symbolic link to another user's directory is not taken either
+    squatted.rmdir()
+    other = shared / "other"
+    other.mkdir()
+    os.chown(other, 65534, 65534)
+    squatted.symlink_to(other)
+    os.lchown(squatted, 65534, 65534)
+    got = _node_cache(shared, cache_prologue())
+    assert got not in (squatted, other) and got.stat().st_uid == os.geteuid()
+
+
+def test_group_cache_is_an_explicit_choice() -> None:
+    pytest.importorskip("dask_jobqueue")
+    from daskcl.deploy import cache_prologue, slurm_cluster
+
+    assert cache_prologue("/shared/daskcl", shared=True) == [
+        "export DASKCL_CACHE_SHARED=group", 'export DASKCL_CACHE_DIR="/shared/daskcl"']
+    with slurm_cluster(cache_dir="/shared/daskcl", cache_shared=True) as cluster:
+        lines = cluster.job_script().splitlines()
+    assert "export DASKCL_CACHE_SHARED=group" in lines
+    assert 'export DASKCL_CACHE_DIR="/shared/daskcl"' in lines
+    with pytest.raises(ValueError, match="cache_shared=True needs cache_dir"):
+        slurm_cluster(cache_shared=True)
+    r = subprocess.run([sys.executable, "-m", "daskcl.deploy", "slurm", "x.toml",
+                        "--print-job-script", "--cache-shared"], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and "--cache-shared needs --cache-dir" in r.stderr
 
 
 def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[Path, np.ndarray],
