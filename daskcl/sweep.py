@@ -663,7 +663,8 @@ def _real_number(v: Any, where: str) -> float:
 def _prior(v: Any, l2: int, where: str, *, matrix: bool) -> np.ndarray:
     """A prior mean (a number or ``l2`` numbers) or precision (also an ``l2 x l2`` matrix) as
     an array; every entry a finite number."""
-    forms = f"a number, a list of {l2} numbers" + (f" or {l2} lists of {l2}" if matrix else "")
+    forms = (f"a number, a list of {l2} numbers or {l2} lists of {l2}" if matrix
+             else f"a number or a list of {l2} numbers")
 
     def num(t: Any) -> bool:
         return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)
