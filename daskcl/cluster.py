@@ -9,11 +9,14 @@
   daskcl.cluster`` binds each worker it starts the same way (``dask_setup``).
 * :func:`local_cluster` -- a ``distributed.SpecCluster`` with one worker process per device:
   NVIDIA GPUs are given to workers by rotating ``CUDA_VISIBLE_DEVICES`` (as dask-cuda does),
-  other devices by a per-worker ``DASKCL_DEVICE``.
+  other devices by a per-worker ``DASKCL_DEVICE``.  It listens on loopback only unless given
+  ``host=``: whoever can connect to a dask scheduler or worker can run code in it.
 * :func:`worker_devices` -- what each worker of a running cluster is bound to (the
   ``daskcl devices --scheduler ADDRESS`` command prints it).
 * :func:`run_workers` -- the ``daskcl worker`` command: one nanny and worker per device of this
-  host, joined to an existing scheduler.
+  host, joined to an existing scheduler, listening on this host's address towards it.
+
+``DASKCL_DEVICE``, when set, restricts the devices that :func:`device_slots` gives workers.
 
 Example
 -------

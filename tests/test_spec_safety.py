@@ -82,6 +82,19 @@ def test_local_cluster_listens_on_loopback_only() -> None:
                     socket.create_connection((other, port), timeout=5).close()
 
 
+def test_local_cluster_host_exposes_it_when_asked() -> None:
+    from distributed import Client
+
+    other = _non_loopback_ipv4()
+    if other is None:
+        pytest.skip("this host has no address but loopback")
+    with cluster.local_cluster(1, silence_logs=40, host=other) as lc, Client(lc) as client:
+        client.wait_for_workers(1, timeout=120)
+        assert lc.scheduler_address.startswith(f"tcp://{other}:")
+        assert all(a.startswith(f"tcp://{other}:") for a in client.scheduler_info()["workers"])
+        assert lc.dashboard_link.startswith(f"http://{other}:")
+
+
 def test_local_cluster_host_must_be_an_address() -> None:
     with pytest.raises(DaskclError, match="host must be an address"):
         cluster.local_cluster(1, host="")
