@@ -153,7 +153,7 @@ def _worker(args: argparse.Namespace) -> int:
     devices: str | int | None = int(spec) if spec is not None and spec.isdigit() else spec
     return run_workers(args.scheduler, scheduler_file=args.scheduler_file, devices=devices,
                        nthreads=args.nthreads, name=args.name,
-                       local_directory=args.local_directory)
+                       local_directory=args.local_directory, listen=args.listen)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,6 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--nthreads", type=int, default=1, help="threads per worker (default 1)")
     p.add_argument("--name", default=None, help="worker name prefix (default: the host name)")
     p.add_argument("--local-directory", default=None, help="dask's scratch directory")
+    p.add_argument("--listen", default=None, metavar="HOST",
+                   help="address to listen on (default: this host's address towards the "
+                   "scheduler, loopback for a local one); whoever reaches it can run code")
     p.set_defaults(run=_worker)
     args = parser.parse_args(argv)
     try:

@@ -9,11 +9,14 @@
   daskcl.cluster`` binds each worker it starts the same way (``dask_setup``).
 * :func:`local_cluster` -- a ``distributed.SpecCluster`` with one worker process per device:
   NVIDIA GPUs are given to workers by rotating ``CUDA_VISIBLE_DEVICES`` (as dask-cuda does),
-  other devices by a per-worker ``DASKCL_DEVICE``.
+  other devices by a per-worker ``DASKCL_DEVICE``.  It listens on loopback only unless given
+  ``host=``: whoever can connect to a dask scheduler or worker can run code in it.
 * :func:`worker_devices` -- what each worker of a running cluster is bound to (the
   ``daskcl devices --scheduler ADDRESS`` command prints it).
 * :func:`run_workers` -- the ``daskcl worker`` command: one nanny and worker per device of this
-  host, joined to an existing scheduler.
+  host, joined to an existing scheduler, listening on this host's address towards it.
+
+``DASKCL_DEVICE``, when set, restricts the devices that :func:`device_slots` gives workers.
 
 Example
 -------
@@ -36,7 +39,7 @@ from typing import Any
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from . import device as _device
-from .errors import DaskclError
+from .errors import DaskclError, NoMatchingDeviceError
 
 __all__ = [
     "DaskclPlugin",
@@ -51,6 +54,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("daskcl.cluster")
+
+#: Where local clusters listen unless told otherwise: this host only.
+LOOPBACK = "127.0.0.1"
 
 
 def warm(names: Iterable[str] = ()) -> list[str]:
@@ -180,18 +186,42 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
     worker); an int ``n`` -- the first ``n`` GPUs (or ``n`` workers sharing the CPU device when
     there is no GPU); a sequence of ``"P:D"`` specs or name substrings -- those devices.
 
+    ``DASKCL_DEVICE`` (this process's environment), when set, restricts every choice to the
+    devices it matches (``"P:D"`` or a name substring, as :func:`daskcl.device.choose` reads it):
+    a device it does not match is an error, as is a ``DASKCL_DEVICE`` that matches no fp64
+    device; the message lists the devices found.
+
     NVIDIA GPUs are selected by rotating ``CUDA_VISIBLE_DEVICES`` (worker ``i`` sees GPU ``i``
     first), as dask-cuda does; any other device by ``DASKCL_DEVICE``.
+
+    Raises
+    ------
+    NoMatchingDeviceError
+        ``DASKCL_DEVICE`` or a requested device matches no fp64 device here.
+    DaskclError
+        No fp64 device, or a bad count.
     """
-    found = [info for info, _ in _device.list_devices() if info.fp64]
-    if not found:
+    listed = _device.list_devices()
+    every = [info for info, _ in listed if info.fp64]
+    if not every:
         raise DaskclError("no OpenCL device with fp64 found on this host; run 'daskcl devices'")
+    allowed = os.environ.get("DASKCL_DEVICE") or None
+    found = [i for i in every if allowed is None or _device.matches(i, allowed)]
+    if not found:
+        raise NoMatchingDeviceError(
+            f"DASKCL_DEVICE={allowed!r} matches no fp64 OpenCL device of this host (use 'P:D' "
+            "indices or a name substring; unset it to use any). Devices found: "
+            + _device.listing(listed))
     if isinstance(devices, str) and devices != "all":
         devices = [d for d in devices.split(",") if d]
     if isinstance(devices, Sequence) and not isinstance(devices, str):
         slots = []
         for spec in devices:
             info, _ = _device.choose(spec)
+            if info not in found:
+                raise NoMatchingDeviceError(
+                    f"device {spec!r} ({info.describe()}) is not one DASKCL_DEVICE={allowed!r} "
+                    "allows; it allows: " + "; ".join(i.describe() for i in found))
             slots.append(DeviceSlot(info.describe(), {"DASKCL_DEVICE": info.spec}))
         return slots
     gpus = [i for i in found if i.type == "GPU"]
@@ -207,7 +237,8 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
             raise DaskclError(f"asked for {n} GPU workers; this host has {len(gpus)} fp64 GPUs: "
                               + "; ".join(g.describe() for g in gpus))
         gpus = gpus[:n]
-    nvidia = [g for g in gpus if "NVIDIA" in g.platform.upper()]
+    # CUDA numbers every NVIDIA GPU of the host, allowed or not: index them among all of them.
+    nvidia = [g for g in every if g.type == "GPU" and "NVIDIA" in g.platform.upper()]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = [v for v in visible.split(",") if v] if visible else [str(i) for i in range(len(nvidia))]
     slots = []
@@ -230,6 +261,7 @@ def local_cluster(
     warm_names: Sequence[str] = (),
     dashboard_address: str | None = ":0",
     silence_logs: int | bool = False,
+    host: str = LOOPBACK,
     **worker_options: Any,
 ) -> Any:
     """A ``distributed.SpecCluster`` on this host with one worker process per device.
@@ -238,11 +270,21 @@ def local_cluster(
     CPU device without a GPU).  Each worker is a nanny-supervised process (restarted if it dies),
     with ``threads_per_worker`` threads, bound and warmed by :class:`DaskclPlugin` through the
     ``daskcl.cluster`` preload.  ``silence_logs``: a logging level for distributed's loggers
-    (``logging.WARNING`` keeps a command's output readable).  Extra keyword arguments go to every ``distributed.Nanny``
-    (``memory_limit``, ``local_directory``, ...).
+    (``logging.WARNING`` keeps a command's output readable).  Extra keyword arguments go to
+    every ``distributed.Nanny`` (``memory_limit``, ``local_directory``, ...).
+
+    ``host``: the address that the scheduler, the nannies, the workers and the dashboard listen
+    on; by default loopback (``127.0.0.1``), so that only processes of this host can connect.
+    Anyone who can reach a dask scheduler or worker can run code there as this user: give
+    another address (``"0.0.0.0"`` for every interface) only on a network you trust, or
+    secure the cluster yourself (``distributed.Security``, TLS).  A ``dashboard_address``
+    given as a port only (``":0"``, ``":8787"``) listens on ``host`` too.
     """
     from distributed import Nanny, Scheduler, SpecCluster
 
+    if not isinstance(host, str) or not host:
+        raise DaskclError(f"local_cluster: host must be an address such as {LOOPBACK!r}, "
+                          f"got {host!r}")
     slots = device_slots(n_workers)
     warm_env = {"DASKCL_WARM": ",".join(warm_names)} if warm_names else {}
     if silence_logs:
@@ -255,24 +297,55 @@ def local_cluster(
                 "nthreads": threads_per_worker,
                 "env": {**slot.env, **warm_env},
                 "preload": ["daskcl.cluster"],
+                "host": host,
                 **worker_options,
             },
         }
         for i, slot in enumerate(slots)
     }
-    scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address}}
+    scheduler = {"cls": Scheduler, "options": {
+        "host": host, "dashboard_address": _on_host(dashboard_address, host)}}
     return SpecCluster(workers=workers, scheduler=scheduler, name="daskcl",
                        silence_logs=silence_logs)
 
 
+def _on_host(address: str | None, host: str) -> str | None:
+    """A dashboard address given as ``":port"`` (or a bare port) on ``host``; others as given."""
+    if address is None:
+        return None
+    text = str(address)
+    if text.startswith(":") or text.isdigit():
+        from distributed.comm.addressing import unparse_host_port
+
+        return str(unparse_host_port(host, int(text.lstrip(":") or 0)))
+    return text
+
+
+def _route_to(address: str | None, scheduler_file: str | None) -> str:
+    """This host's address on the route to the scheduler (loopback for a scheduler on this
+    host): where ``daskcl worker`` listens unless told otherwise."""
+    from distributed.comm import get_address_host
+    from distributed.utils import get_ip, json_load_robust
+
+    if not address:
+        assert scheduler_file is not None
+        address = str(json_load_robust(scheduler_file)["address"])
+    try:
+        return str(get_ip(get_address_host(address)))
+    except (OSError, ValueError) as exc:
+        raise DaskclError(f"cannot find this host's address towards the scheduler {address}: "
+                          f"{exc}; give --listen HOST") from exc
+
+
 async def _serve(address: str | None, scheduler_file: str | None, slots: list[DeviceSlot],
-                 nthreads: int, name: str | None, local_directory: str | None) -> None:
+                 nthreads: int, name: str | None, local_directory: str | None,
+                 listen: str) -> None:
     from distributed import Nanny
 
     host = socket.gethostname()
     nannies = [
         Nanny(address, scheduler_file=scheduler_file, nthreads=nthreads,
-              env=slot.env, preload=["daskcl.cluster"],
+              env=slot.env, preload=["daskcl.cluster"], host=listen,
               name=f"{name or host}-daskcl-{i}", local_directory=local_directory)
         for i, slot in enumerate(slots)
     ]
@@ -287,15 +360,25 @@ async def _serve(address: str | None, scheduler_file: str | None, slots: list[De
 
 def run_workers(address: str | None, *, scheduler_file: str | None = None,
                 devices: str | int | Sequence[str] | None = None, nthreads: int = 1,
-                name: str | None = None, local_directory: str | None = None) -> int:
+                name: str | None = None, local_directory: str | None = None,
+                listen: str | None = None) -> int:
     """Start one dask worker per device of this host, joined to the scheduler at ``address`` (or
     the one in ``scheduler_file``); run until they are stopped (Ctrl-C, SIGTERM, or the scheduler
-    retiring them)."""
+    retiring them).
+
+    ``listen``: the address the nannies and workers listen on.  By default, this host's address
+    on the route to the scheduler: loopback when the scheduler is on this host, else the one
+    interface the scheduler reaches (never every interface).  Anyone who can reach a worker's
+    port can run code in it as this user; securing a multi-host cluster (a trusted network,
+    ``distributed.Security`` with TLS) is up to whoever runs it.
+    """
     if not address and not scheduler_file:
         raise DaskclError("give the scheduler's address (tcp://host:8786) or --scheduler-file")
     slots = device_slots(devices)
+    host = listen or _route_to(address, scheduler_file)
     try:
-        asyncio.run(_serve(address, scheduler_file, slots, nthreads, name, local_directory))
+        asyncio.run(_serve(address, scheduler_file, slots, nthreads, name, local_directory,
+                           host))
     except KeyboardInterrupt:
         pass
     return 0

@@ -35,6 +35,8 @@ __all__ = [
     "choose",
     "current",
     "list_devices",
+    "listing",
+    "matches",
     "probe_fp64",
     "unbind",
 ]
@@ -172,12 +174,20 @@ def probe_fp64(device: Any) -> str | None:
     return None
 
 
-def _matches(info: DeviceInfo, spec: str) -> bool:
+def matches(info: DeviceInfo, spec: str) -> bool:
+    """Whether ``spec`` (``"P:D"`` or a case-insensitive name substring) selects ``info``."""
     spec = spec.strip()
     if ":" in spec and all(part.strip().isdigit() for part in spec.split(":", 1)):
         p, d = (int(x) for x in spec.split(":", 1))
         return (info.platform_index, info.device_index) == (p, d)
     return spec.lower() in f"{info.platform} {info.name}".lower()
+
+
+def listing(found: Sequence[tuple[DeviceInfo, Any]]) -> str:
+    """The devices of :func:`list_devices`, one clause each, for error messages."""
+    return "; ".join(
+        f"{i.describe()} fp64={'yes' if i.fp64 else 'no'}" for i, _ in found
+    ) or "none"
 
 
 def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
@@ -196,14 +206,11 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
     if spec is None:
         spec = os.environ.get("DASKCL_DEVICE") or None
     found = list_devices()
-    listing = "; ".join(
-        f"{i.describe()} fp64={'yes' if i.fp64 else 'no'}" for i, _ in found
-    ) or "none"
-    cands = [(i, d) for i, d in found if spec is None or _matches(i, spec)]
+    cands = [(i, d) for i, d in found if spec is None or matches(i, spec)]
     if not cands:
         raise NoMatchingDeviceError(
             f"no OpenCL device matches {spec!r} (DASKCL_DEVICE or argument; use 'P:D' indices or "
-            f"a name substring). Devices found: {listing}"
+            f"a name substring). Devices found: {listing(found)}"
         )
     cands.sort(key=lambda c: (_TYPE_RANK.get(c[0].type, 3), c[0].platform_index, c[0].device_index))
     why: list[str] = []

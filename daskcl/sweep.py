@@ -4,8 +4,8 @@
 A sweep is described by a TOML file (the *spec*)::
 
     [sweep]
-    function = "qtukey"                   # a daskcl.nmath name, "glm.f2_f3", "file.py:func"
-                                          # (relative to the spec) or "package.module:func"
+    function = "qtukey"                   # a daskcl.nmath name, "glm.f2_f3" or "file.py:func"
+                                          # (relative to the spec's directory, or absolute)
     name = "q"                            # result array (default: the function's name)
     description = "Tukey HSD critical values"
     chunks = { nmeans = 19, df = 8 }      # chunk length per axis (default: automatic)
@@ -21,10 +21,20 @@ A sweep is described by a TOML file (the *spec*)::
     nranges = 1
     lower_tail = true
 
-For an nmath function each axis and argument is one of its parameters.  A Python function is
-called once per chunk with every axis as an array broadcast to the chunk's shape plus ``[args]``
-as keywords, and returns a float64 array of the chunk's shape; it runs on a worker, where
-``daskcl.nmath`` uses that worker's device.  ``glm.f2_f3`` takes a ``[glm]`` table (see
+For an nmath function each axis and argument is one of its parameters; ``[args]`` are numbers,
+and its flags ``true``/``false``.  A Python function is called once per chunk with every axis
+as an array broadcast to the chunk's shape plus ``[args]`` as keywords, and returns a float64
+array of the chunk's shape; it runs on a worker, where ``daskcl.nmath`` uses that worker's
+device.  A spec that names a Python file runs that file, as a script would -- but only when
+the sweep computes: validation and ``--dry-run`` parse it without running it, taking its
+parameters from the ``def`` statement (every axis and argument must be a named parameter, and
+``[args]`` must match a ``float``, ``int``, ``bool`` or ``str`` annotation).  Functions of
+importable modules (``subprocess:run``) are refused.
+
+Validation checks everything that can be checked without computing, without allocating the
+grid: axis sizes (at most 2**27 values an axis, 2**50 points a sweep), array names that are
+safe zarr names, finite numbers.  ``file`` axes and GLM data read regular files only, and
+their errors never quote what the files hold.  ``glm.f2_f3`` takes a ``[glm]`` table (see
 :class:`GlmSpec`) and one axis per coefficient -- or an ``[glm.envelope]`` table that builds the
 axes around the posterior mode -- and writes ``qf`` and ``grad``.
 
@@ -50,11 +60,12 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib
 import inspect
 import json
 import math
 import os
+import re
+import stat
 import sys
 import types
 from collections.abc import Callable, Iterator, Mapping
@@ -74,6 +85,12 @@ _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")
 _TARGET_ELEMENTS = 2**22  # default chunk size: 32 MiB of float64
 _TARGET_GLM_POINTS = 2**16  # GLM points cost l1 * l2 each: smaller default chunks
 _STORE_CHUNK_ELEMENTS = 2**20  # zarr chunks of at most 8 MiB: a task's are encoded in parallel
+_MAX_AXIS = 2**27  # values of one axis (1 GiB of coordinates, held by every task)
+_MAX_POINTS = 2**50  # points of a sweep (8 PiB of float64 per output)
+_MAX_FILE_BYTES = 2**31  # an axis, data or function file read by a spec
+# Array names in the store: a letter first, then letters, digits, '_', '.', '-' (no path
+# separators, no '..', nothing zarr reserves); ".json" endings would shadow zarr's metadata.
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,127}")
 
 
 class SweepError(DaskclError, ValueError):
@@ -126,25 +143,123 @@ def _suggest(name: str, choices: Any) -> str:
     return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
-def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
-    if not path.is_file():
-        raise _err(where, f"file {str(path)!r} not found")
+def _read_regular(path: Path, where: str, what: str = "file") -> bytes:
+    """The bytes of ``path``, a regular file (a directory, FIFO or device is refused; opening
+    never blocks).  Errors name the path and the reason, never the contents."""
     try:
-        if path.suffix == ".npy":
-            return np.load(path, allow_pickle=False)
-        if path.suffix == ".csv" or column is not None:
-            rows: Any = np.genfromtxt(path, delimiter=",", names=True, dtype=np.float64)
-            names = rows.dtype.names or ()
-            if column is None:
-                raise _err(where, f"give column = one of {list(names)} for the CSV file {path.name}")
-            if column not in names:
-                raise _err(where, f"no column {column!r} in {path.name}; it has {list(names)}")
-            return np.asarray(rows[column], dtype=np.float64)
-        return np.loadtxt(path, dtype=np.float64, ndmin=1)
-    except SweepError:
-        raise
-    except Exception as exc:
-        raise _err(where, f"cannot read numbers from {path.name}: {exc}") from exc
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise _err(where, f"{what} {str(path)!r} not found") from None
+    except OSError as exc:
+        raise _err(where, f"cannot open {what} {str(path)!r}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _err(where, f"{what} {str(path)!r} is not a regular file")
+        if st.st_size > _MAX_FILE_BYTES:
+            raise _err(where, f"{what} {str(path)!r} is {_human(st.st_size)}; at most "
+                       f"{_human(_MAX_FILE_BYTES)} are read")
+        chunks = []
+        while True:
+            try:
+                b = os.read(fd, 1 << 20)
+            except OSError as exc:
+                raise _err(where, f"cannot read {what} {str(path)!r}: {exc.strerror}") from None
+            if not b:
+                break
+            chunks.append(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _text(data: bytes, path: Path, where: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _err(where, f"{path.name} is not UTF-8 text") from None
+
+
+def _float(token: str) -> float | None:
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def read_csv_columns(path: Path, columns: list[str], where: str) -> dict[str, np.ndarray]:
+    """The named numeric columns of a CSV file with a header row.
+
+    Only the columns asked for are read; an error names the file, the column (a name from the
+    spec) and the row, never what the file holds."""
+    import csv
+    import io
+
+    text = _text(_read_regular(path, where, "data file" if where == "glm" else "file"),
+                 path, where)
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise _err(where, f"{path.name} is empty; a CSV file with a header row is needed"
+                   ) from None
+    except csv.Error:
+        raise _err(where, f"{path.name} is not a CSV file") from None
+    idx = {}
+    for c in columns:
+        if c not in header:
+            raise _err(where, f"no column {c!r} in {path.name} (its header row names "
+                       f"{len(header)} columns)")
+        idx[c] = header.index(c)
+    out: dict[str, list[float]] = {c: [] for c in columns}
+    try:
+        for row_no, row in enumerate(reader, start=2):
+            if not row or all(not f.strip() for f in row):
+                continue
+            for c, i in idx.items():
+                v = _float(row[i]) if i < len(row) else None
+                if v is None:
+                    raise _err(where, f"{path.name} line {row_no}, column {c!r}: not a number")
+                out[c].append(v)
+    except csv.Error:
+        raise _err(where, f"{path.name} is not a valid CSV file") from None
+    return {c: np.asarray(v, dtype=np.float64) for c, v in out.items()}
+
+
+def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
+    """An axis's values from a ``.npy``, ``.txt`` (numbers separated by white space, ``#``
+    comments) or ``.csv`` (``column`` of a file with a header row) file."""
+    if path.suffix == ".csv" or column is not None:
+        if column is None:
+            raise _err(where, f"give column = \"name\" for the CSV file {path.name}")
+        if not isinstance(column, str):
+            raise _err(where, f"column must be a column name, got {column!r}")
+        return read_csv_columns(path, [column], where)[column]
+    data = _read_regular(path, where)
+    if path.suffix == ".npy":
+        import io
+
+        try:
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
+        except Exception as exc:  # numpy's messages may quote the header: name only the type
+            raise _err(where, f"{path.name} is not a .npy file of numbers "
+                       f"({type(exc).__name__})") from None
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+            raise _err(where, f"{path.name} does not hold an array of real numbers")
+        return np.asarray(arr, dtype=np.float64)
+    rows = []
+    for line_no, line in enumerate(_text(data, path, where).splitlines(), start=1):
+        tokens = line.partition("#")[0].split()
+        if not tokens:
+            continue
+        vals = [_float(t) for t in tokens]
+        bad = [i for i, v in enumerate(vals) if v is None]
+        if bad:
+            raise _err(where, f"{path.name} line {line_no}, item {bad[0] + 1}: not a number")
+        rows.append(vals)
+    if len(rows) > 1 and any(len(r) != 1 for r in rows):
+        raise _err(where, f"{path.name}: give one number per line, or one line of numbers")
+    return np.asarray([v for r in rows for v in r], dtype=np.float64)
 
 
 def _numbers(v: Any, n: int, where: str, kind: str) -> list[float]:
@@ -155,8 +270,25 @@ def _numbers(v: Any, n: int, where: str, kind: str) -> list[float]:
     return [float(t) for t in v]
 
 
+def _count(n: float, where: str, what: str) -> int:
+    """A number of values: a finite positive integer, at most ``_MAX_AXIS``."""
+    if not math.isfinite(n) or n != int(n) or n < 1:
+        raise _err(where, f"{what} must be a positive integer, got {n!r}")
+    if n > _MAX_AXIS:
+        raise _err(where, f"{what} is {int(n)}; an axis has at most {_MAX_AXIS} values "
+                   "(split the sweep, or use a coarser grid)")
+    return int(n)
+
+
+def _finite(vals: list[float], where: str, kind: str) -> None:
+    if not all(math.isfinite(t) for t in vals):
+        raise _err(where, f"{kind} takes finite numbers, got {vals!r}")
+
+
 def parse_axis(name: str, spec: Any, base: Path) -> Axis:
-    """One ``[axes]`` entry as an :class:`Axis` (errors name the axis and what is wrong)."""
+    """One ``[axes]`` entry as an :class:`Axis` (errors name the axis and what is wrong).
+
+    Sizes are checked before anything is allocated: an axis has at most ``2**27`` values."""
     where = f"axis {name!r}"
     if not isinstance(spec, dict):
         raise _err(where, f"give a table such as {{ values = [...] }}, got {spec!r}")
@@ -165,31 +297,59 @@ def parse_axis(name: str, spec: Any, base: Path) -> Axis:
     if len(kinds) != 1 or extra:
         raise _err(where, f"give exactly one of {', '.join(_AXIS_KINDS)}; got {sorted(spec)}")
     kind = kinds[0]
+    if "column" in spec and kind != "file":
+        raise _err(where, "column is for a file axis (a CSV file)")
     v = spec[kind]
     if kind == "values":
         if not isinstance(v, list) or not v or not all(
                 isinstance(t, (int, float)) and not isinstance(t, bool) for t in v):
             raise _err(where, f"values must be a non-empty list of numbers, got {v!r}")
+        _count(len(v), where, "the number of values")
         values = np.asarray(v, dtype=np.float64)
     elif kind in ("linspace", "logspace"):
         start, stop, num = _numbers(v, 3, where, kind)
-        if num != int(num) or num < 1:
-            raise _err(where, f"{kind} num must be a positive integer, got {num}")
-        fn = np.linspace if kind == "linspace" else np.logspace
-        values = fn(start, stop, int(num))
+        _finite([start, stop], where, f"{kind} start and stop")
+        n = _count(num, where, f"{kind} num")
+        if kind == "linspace":
+            values = np.linspace(start, stop, n)
+        else:
+            with np.errstate(over="ignore", under="ignore"):
+                values = np.logspace(start, stop, n)
+            if not np.all(np.isfinite(values)):
+                raise _err(where, f"logspace [{start:g}, {stop:g}]: 10**{max(start, stop):g} "
+                           "overflows a double")
     elif kind == "arange":
         if not isinstance(v, list) or not 1 <= len(v) <= 3 or not all(
                 isinstance(t, (int, float)) and not isinstance(t, bool) for t in v):
             raise _err(where, f"arange takes [stop], [start, stop] or [start, stop, step], got {v!r}")
+        a_start, a_stop, a_step = ([0.0, *map(float, v), 1.0] if len(v) == 1 else
+                                   [*map(float, v), 1.0] if len(v) == 2 else list(map(float, v)))
+        _finite([a_start, a_stop, a_step], where, "arange")
+        if a_step == 0:
+            raise _err(where, "arange step must not be 0")
+        span = (a_stop - a_start) / a_step
+        if span <= 0:
+            raise _err(where, f"arange {v!r} is empty (stop must lie beyond start in the "
+                       "direction of step)")
+        if not span <= _MAX_AXIS:
+            raise _err(where, f"arange {v!r} has more than {_MAX_AXIS} values, the most an "
+                       "axis has (split the sweep, or use a coarser grid)")
         values = np.arange(*v, dtype=np.float64)
     else:
         if not isinstance(v, str):
             raise _err(where, f"file must be a path, got {v!r}")
         values = _read_values_file(base / v, spec.get("column"), where)
+        if values.size > _MAX_AXIS:
+            raise _err(where, f"the file holds {values.size} values; an axis has at most "
+                       f"{_MAX_AXIS}")
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
         raise _err(where, f"the values must form a non-empty 1-D list, got shape {values.shape}")
     return Axis(name, values, dict(spec))
+
+
+def _safe_name(name: str) -> bool:
+    return bool(_NAME_RE.fullmatch(name)) and not name.lower().endswith(".json")
 
 
 def _jsonable(obj: Any) -> Any:
@@ -208,18 +368,32 @@ def _jsonable(obj: Any) -> Any:
 # --- functions --------------------------------------------------------------------------------
 
 
+# [args] types a Python function's annotation asks for (other annotations are not checked).
+_ANNOTATION_TYPES: dict[str, tuple[type, ...]] = {
+    "float": (int, float), "int": (int,), "bool": (bool,), "str": (str,)}
+
+
+def _is_type(v: Any, types_: tuple[type, ...]) -> bool:
+    return isinstance(v, types_) and (bool in types_ or not isinstance(v, bool))
+
+
 class _Func:
-    """How to evaluate one chunk: a callable of keyword arrays, and its outputs' extra shape."""
+    """How to evaluate one chunk: a callable of keyword arrays, and what it accepts.
+
+    For a Python function (``file.py:func``) the file is read and *parsed*, never run: its
+    parameters come from the ``def`` statement.  The file runs only when a chunk is evaluated.
+    """
 
     kind = "nmath"
 
     def __init__(self, name: str, base: Path) -> None:
         self.name = name
-        self.params: tuple[str, ...] | None = None
+        self.params: tuple[str, ...] = ()
         self.required: tuple[str, ...] = ()
         self.flags: tuple[str, ...] = ()
+        self.arg_types: dict[str, tuple[type, ...]] = {}
         self._source: str | None = None
-        self._module: str | None = None
+        self._path = ""
         self._attr = ""
         if name.startswith("r") and _is_random(name):
             raise _err("sweep.function", f"{name!r} draws random variates; sweeps evaluate "
@@ -227,48 +401,94 @@ class _Func:
                        "and dask's to_zarr for variates)")
         if ":" in name:
             target, _, attr = name.rpartition(":")
+            if not target.endswith(".py"):
+                raise _err("sweep.function", f"{name!r}: a Python function comes from a file "
+                           "the spec names, as 'file.py:func' (relative to the spec's "
+                           "directory, or absolute); functions of importable modules "
+                           f"({target!r}) are not run. Write a file whose function calls it.")
+            if not attr.isidentifier():
+                raise _err("sweep.function", f"{name!r}: {attr!r} is not a function name")
+            path = (base / target).resolve()
+            self.kind = "python"
             self._attr = attr
-            if target.endswith(".py"):
-                path = (base / target).resolve()
-                if not path.is_file():
-                    raise _err("sweep.function", f"file {str(path)!r} not found")
-                self.kind = "python"
-                self._source = path.read_text()
-                self._path = str(path)
-            else:
-                self.kind = "python"
-                self._module = target
-            fn = self.callable()
-            sig = inspect.signature(fn)
-            if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-                self.params = tuple(sig.parameters)
-                self.required = tuple(
-                    p.name for p in sig.parameters.values() if p.default is p.empty)
+            self._path = str(path)
+            self._source = _text(_read_regular(path, "sweep.function"), path, "sweep.function")
+            self._parse_def()
             return
         from . import nmath
 
         if name not in nmath.FUNCTIONS:
             raise _err("sweep.function", f"no daskcl.nmath function {name!r}"
-                       f"{_suggest(name, nmath.FUNCTIONS)}; or give 'glm.f2_f3', 'file.py:func' "
-                       "or 'package.module:func'")
+                       f"{_suggest(name, nmath.FUNCTIONS)}; or give 'glm.f2_f3' or "
+                       "'file.py:func'")
         sig = inspect.signature(nmath.FUNCTIONS[name])
         self.params = tuple(sig.parameters)
         self.required = tuple(p.name for p in sig.parameters.values()
                               if p.default is p.empty)
         self.flags = tuple(p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY)
+        # Rmath's arguments are doubles, its flags booleans.
+        self.arg_types = {p: (bool,) if p in self.flags else (int, float) for p in self.params}
+
+    def _parse_def(self) -> None:
+        """Parameters, defaults and simple annotations of ``def <attr>`` in the file (the
+        last top-level binding of the name must be that ``def``)."""
+        import ast
+
+        where, fname = "sweep.function", Path(self._path).name
+        try:
+            tree = ast.parse(self._source or "", filename=self._path)
+        except SyntaxError as exc:
+            raise _err(where, f"{fname} is not valid Python: line {exc.lineno}: {exc.msg}"
+                       ) from None
+        found: ast.AST | None = None
+        for node in tree.body:
+            bound: list[str] = []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound = [node.name]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound = [(a.asname or a.name).split(".")[0] for a in node.names]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound = [n.id for t in targets for n in ast.walk(t)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+            if self._attr in bound:
+                found = node
+        if not isinstance(found, ast.FunctionDef):
+            how = ("is not defined at its top level" if found is None else
+                   f"is bound at line {getattr(found, 'lineno', '?')} by something other "
+                   "than a 'def'")
+            raise _err(where, f"{self.name!r}: {self._attr!r} {how}; the function must be "
+                       f"defined with 'def {self._attr}(...)' at the top level of {fname} "
+                       "(daskcl reads its parameters without running the file)")
+        a = found.args
+        positional = [*a.posonlyargs, *a.args]
+        n_req = len(positional) - len(a.defaults)
+        posonly = {x.arg for x in a.posonlyargs}
+        req_posonly = [x.arg for i, x in enumerate(positional) if x.arg in posonly and i < n_req]
+        if req_posonly:
+            raise _err(where, f"{self.name!r}: {req_posonly} are positional-only; the sweep "
+                       "passes every argument by keyword")
+        named = [x for x in positional if x.arg not in posonly] + list(a.kwonlyargs)
+        self.params = tuple(x.arg for x in named)
+        self.required = tuple(
+            [x.arg for i, x in enumerate(positional) if i < n_req]
+            + [x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None])
+        for x in named:
+            ann = x.annotation
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                text = ann.value.strip()  # a string annotation: "float"
+            else:
+                text = ann.id if isinstance(ann, ast.Name) else ""
+            if text in _ANNOTATION_TYPES:
+                self.arg_types[x.arg] = _ANNOTATION_TYPES[text]
 
     def callable(self) -> Callable[..., Any]:
+        """The function itself: for ``file.py:func`` this runs the file (once per process)."""
         if self.kind == "nmath":
             from . import nmath
 
             return nmath.FUNCTIONS[self.name]  # type: ignore[no-any-return]
-        if self._module is not None:
-            try:
-                mod = importlib.import_module(self._module)
-            except ImportError as exc:
-                raise _err("sweep.function", f"cannot import {self._module!r}: {exc}") from exc
-        else:
-            mod = _load_source(self._path, self._source or "")
+        mod = _load_source(self._path, self._source or "")
         fn = getattr(mod, self._attr, None)
         if not callable(fn):
             raise _err("sweep.function", f"{self.name!r}: no function {self._attr!r} there")
@@ -355,64 +575,76 @@ class GlmSpec:
         for key in ("family", "link", "data", "response", "predictors"):
             if key not in table:
                 raise _err(where, f"missing {key!r}")
-        family, link = str(table["family"]), str(table["link"])
+        for key in ("family", "link", "data", "response", "trials", "weights", "offset"):
+            if key in table and not isinstance(table[key], str):
+                raise _err(f"glm.{key}", f"must be a string, got {table[key]!r}")
+        family, link = table["family"], table["link"]
         try:
             glm._kernel_stem(family, link)
         except ValueError as exc:
             raise _err(where, str(exc)) from exc
-        path = base / str(table["data"])
-        if not path.is_file():
-            raise _err(where, f"data file {str(path)!r} not found")
-        rows: Any = np.genfromtxt(path, delimiter=",", names=True, dtype=np.float64)
-        cols = rows.dtype.names or ()
-
-        def col(name: str) -> np.ndarray:
-            if name not in cols:
-                raise _err(where, f"no column {name!r} in {path.name}; it has {list(cols)}")
-            return np.atleast_1d(np.asarray(rows[name], dtype=np.float64))
-
         preds = table["predictors"]
         if not isinstance(preds, list) or not all(isinstance(p, str) for p in preds):
             raise _err(where, f"predictors must be a list of column names, got {preds!r}")
-        y = col(str(table["response"]))
-        n = y.size
-        wt = col(str(table["weights"])) if "weights" in table else np.ones(n)
-        if "trials" in table:
-            trials = col(str(table["trials"]))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                y = np.where(trials > 0, y / trials, 0.0)
-            wt = wt * trials
-        wt = wt / float(table.get("dispersion", 1.0))
-        alpha = col(str(table["offset"])) if "offset" in table else np.zeros(n)
-        xs = [col(p) for p in preds]
-        names = list(preds)
-        if table.get("intercept", True):
-            xs.insert(0, np.ones(n))
-            names.insert(0, "intercept")
-        x = np.column_stack(xs)
-        l2 = x.shape[1]
-        pm = table.get("prior_mean", 0.0)
-        mu = np.broadcast_to(np.asarray(pm, dtype=np.float64), (l2,)).copy()
-        pp = np.asarray(table.get("prior_precision", 0.0), dtype=np.float64)
-        if pp.ndim == 0:
-            P = float(pp) * np.eye(l2)
-        elif pp.ndim == 1 and pp.size == l2:
-            P = np.diag(pp)
-        elif pp.shape == (l2, l2):
-            P = pp
-        else:
-            raise _err(where, f"prior_precision must be a number, {l2} numbers or a {l2}x{l2} "
-                       f"matrix, got shape {pp.shape}")
-        env = table.get("envelope")
+        intercept = table.get("intercept", True)
+        if not isinstance(intercept, bool):
+            raise _err("glm.intercept", f"is a flag: true or false, got {intercept!r}")
+        dispersion = _real_number(table.get("dispersion", 1.0), "glm.dispersion")
+        if not dispersion > 0:
+            raise _err("glm.dispersion", f"must be a positive finite number, got {dispersion!r}")
         envelope = None
+        env = table.get("envelope")
         if env is not None:
             if not isinstance(env, dict) or set(env) - {"points", "width"}:
                 raise _err("glm.envelope", "give points (per coefficient) and width (in sd)")
-            points, width = int(env.get("points", 3)), float(env.get("width", 2.0))
-            if points < 1 or not width > 0:
-                raise _err("glm.envelope", f"points >= 1 and width > 0 needed, got {points}, {width}")
+            raw_points = env.get("points", 3)
+            if isinstance(raw_points, bool) or not isinstance(raw_points, int):
+                raise _err("glm.envelope", f"points must be a positive integer, got "
+                           f"{raw_points!r}")
+            points = _count(raw_points, "glm.envelope", "points")
+            width = _real_number(env.get("width", 2.0), "glm.envelope.width")
+            if not width > 0:
+                raise _err("glm.envelope", f"width must be a positive number, got {width!r}")
             envelope = (points, width)
-        glm.Posterior(family, link, y, x, mu, P, alpha, wt)  # shape and value checks
+        path = base / table["data"]
+        wanted = [table["response"], *preds,
+                  *(table[k] for k in ("trials", "weights", "offset") if k in table)]
+        data = read_csv_columns(path, list(dict.fromkeys(wanted)), where)
+
+        def col(name: str) -> np.ndarray:
+            return np.atleast_1d(data[name])
+
+        y = col(table["response"])
+        n = y.size
+        if n == 0:
+            raise _err(where, f"{path.name} has a header but no rows")
+        wt = col(table["weights"]) if "weights" in table else np.ones(n)
+        if "trials" in table:
+            trials = col(table["trials"])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                y = np.where(trials > 0, y / trials, 0.0)
+            wt = wt * trials
+        wt = wt / dispersion
+        alpha = col(table["offset"]) if "offset" in table else np.zeros(n)
+        xs = [col(p) for p in preds]
+        names = list(preds)
+        if intercept:
+            xs.insert(0, np.ones(n))
+            names.insert(0, "intercept")
+        if not names:
+            raise _err(where, "no coefficients: give predictors or intercept = true")
+        x = np.column_stack(xs)
+        l2 = x.shape[1]
+        if envelope is not None and envelope[0] ** l2 > _MAX_POINTS:
+            raise _err("glm.envelope", f"{envelope[0]} points on each of {l2} coefficients "
+                       f"is more than {_MAX_POINTS} (2**50) points")
+        mu = _prior(table.get("prior_mean", 0.0), l2, "glm.prior_mean", matrix=False)
+        P = _prior(table.get("prior_precision", 0.0), l2, "glm.prior_precision", matrix=True)
+        _check_precision(P)
+        try:
+            glm.Posterior(family, link, y, x, mu, P, alpha, wt)  # shape and value checks
+        except ValueError as exc:
+            raise _err(where, str(exc)) from None
         return cls(family, link, y, x, wt, alpha, mu, P, tuple(names), envelope)
 
     def posterior(self) -> Any:
@@ -420,6 +652,57 @@ class GlmSpec:
 
         return glm.Posterior(self.family, self.link, self.y, self.x, self.mu, self.P,
                              self.alpha, self.wt)
+
+
+def _real_number(v: Any, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise _err(where, f"must be a finite number, got {v!r}")
+    return float(v)
+
+
+def _prior(v: Any, l2: int, where: str, *, matrix: bool) -> np.ndarray:
+    """A prior mean (a number or ``l2`` numbers) or precision (also an ``l2 x l2`` matrix) as
+    an array; every entry a finite number."""
+    forms = (f"a number, a list of {l2} numbers or {l2} lists of {l2}" if matrix
+             else f"a number or a list of {l2} numbers")
+
+    def num(t: Any) -> bool:
+        return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)
+
+    if num(v):
+        return float(v) * np.eye(l2) if matrix else np.full(l2, float(v))
+    if isinstance(v, list) and len(v) == l2 and all(num(t) for t in v):
+        return np.diag(np.asarray(v, dtype=np.float64)) if matrix else np.asarray(
+            v, dtype=np.float64)
+    if matrix and isinstance(v, list) and len(v) == l2 and all(
+            isinstance(r, list) and len(r) == l2 and all(num(t) for t in r) for r in v):
+        return np.asarray(v, dtype=np.float64)
+    raise _err(where, f"give {forms} (finite), one per coefficient; got {v!r}")
+
+
+def _check_precision(P: np.ndarray) -> None:
+    """A prior precision must be symmetric positive semidefinite.
+
+    Semidefinite is accepted on purpose: a zero precision (the default) is a flat, improper
+    prior, and a zero row/column leaves that coefficient flat; the data then identify it (a
+    singular Hessian at the mode says when they do not).  The test is a Cholesky
+    factorization of ``P + eps I``, ``eps`` a rounding-sized ``1e-12 max|P|``: it succeeds for
+    every semidefinite ``P`` and fails for one with a negative eigenvalue beyond rounding.
+    """
+    scale = float(np.max(np.abs(P))) if P.size else 0.0
+    bad = np.abs(P - P.T) > 1e-12 * scale
+    if np.any(bad):
+        k, kk = map(int, np.argwhere(bad)[0])
+        raise _err("glm.prior_precision", f"must be symmetric; entry [{k}][{kk}] = "
+                   f"{float(P[k, kk])!r} but [{kk}][{k}] = {float(P[kk, k])!r}")
+    if scale == 0:
+        return
+    try:
+        np.linalg.cholesky(P + 1e-12 * scale * np.eye(P.shape[0]))
+    except np.linalg.LinAlgError:
+        low = float(np.linalg.eigvalsh(P).min())
+        raise _err("glm.prior_precision", f"must be positive semidefinite (a precision "
+                   f"matrix); its smallest eigenvalue is {low:.6g}") from None
 
 
 def posterior_mode(post: Any, start: np.ndarray | None = None, *, tol: float = 1e-10,
@@ -527,9 +810,7 @@ class Sweep:
     def from_toml(cls, path: str | os.PathLike[str]) -> Sweep:
         """Read and validate a spec file (relative paths inside it are relative to it)."""
         p = Path(path)
-        if not p.is_file():
-            raise SweepError(f"spec file {str(p)!r} not found")
-        text = p.read_text()
+        text = _text(_read_regular(p, "spec", "spec file"), p, "spec")
         try:
             spec = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -569,11 +850,10 @@ class Sweep:
         dup = sorted({n for n in given if given.count(n) > 1})
         if dup:
             raise _err("args", f"{dup} given both as an axis and in [args]")
-        if f.params is not None:
-            for n in given:
-                if n not in f.params:
-                    raise _err(f"axis or arg {n!r}", f"{self.function} has no parameter {n!r}"
-                               f"{_suggest(n, f.params)}; its parameters are {list(f.params)}")
+        for n in given:  # a function taking **kwargs too: only its named parameters
+            if n not in f.params:
+                raise _err(f"axis or arg {n!r}", f"{self.function} has no parameter {n!r}"
+                           f"{_suggest(n, f.params)}; its parameters are {list(f.params)}")
         missing = [n for n in f.required if n not in given]
         if missing:
             raise _err("axes/args", f"{self.function} needs {missing} (as an axis or in [args])")
@@ -582,6 +862,13 @@ class Sweep:
                 raise _err(f"args.{n}", f"is a flag: true or false, got {self.args[n]!r}")
             if n in [a.name for a in self.axes]:
                 raise _err(f"axis {n!r}", "is a flag (true/false); give it in [args]")
+        for n, v in self.args.items():
+            want = f.arg_types.get(n)
+            if want is not None and not _is_type(v, want):
+                names = " or ".join({int: "an integer", float: "a number", bool: "true/false",
+                                     str: "a string"}[t] for t in want if t is not int
+                                    or float not in want)
+                raise _err(f"args.{n}", f"{self.function} takes {names} here, got {v!r}")
 
     def _chunks(self, chunks: Any) -> tuple[int, ...]:
         names = [a.name for a in self.axes]
@@ -607,13 +894,30 @@ class Sweep:
         return tuple(out)
 
     def _check_names(self) -> None:
+        """Every output and axis becomes a zarr array of the store: a safe, distinct name."""
         names = [a.name for a in self.axes]
-        for o in self.output_names:
-            if o in names or o == "_done" or o.startswith("_"):
-                raise _err("sweep.name", f"{o!r} clashes with an axis or is reserved; rename it")
         for n in names:
-            if n.startswith("_") or "/" in n:
-                raise _err(f"axis {n!r}", "axis names may not start with '_' or contain '/'")
+            if not _safe_name(n):
+                raise _err(f"axis {n!r}", "an axis name starts with a letter and holds only "
+                           "letters, digits, '_', '.' and '-' (at most 128), not ending in "
+                           "'.json'")
+        for o in self.output_names:
+            if not _safe_name(o):
+                raise _err("sweep.name", f"{o!r} is not a usable array name: start with a "
+                           "letter, then letters, digits, '_', '.' or '-' (at most 128), not "
+                           "ending in '.json'")
+        seen: dict[str, str] = {}
+        for n in [*names, *self.output_names]:
+            if n.lower() in seen:
+                raise _err("sweep.name" if n in self.output_names else f"axis {n!r}",
+                           f"{n!r} clashes with an axis or output named {seen[n.lower()]!r} "
+                           "(letter case aside: stores on some file systems ignore it); "
+                           "rename it")
+            seen[n.lower()] = n
+        points = math.prod(self.shape)
+        if points > _MAX_POINTS:
+            raise _err("axes", f"the sweep has {points} points; at most {_MAX_POINTS} "
+                       "(2**50) are allowed: split it into several sweeps")
 
     # -- geometry -----------------------------------------------------------------------------
 
