@@ -13,6 +13,7 @@ import os
 import pickle
 import shutil
 import stat
+import subprocess
 import sys
 import tracemalloc
 import weakref
@@ -246,8 +247,6 @@ def test_read_only_store_fails_before_computing(tmp_path: Path) -> None:
         cmd = _drop_root()
         args = ["-m", "daskcl", "sweep", str(spec), "--out", str(out), "--resume", "--sync", "-q"]
         if cmd:
-            import subprocess
-
             r = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=240,
                                env={**os.environ, "PYTHONFAULTHANDLER": "1"})
         else:
@@ -406,3 +405,35 @@ def test_client_memory_stays_flat_over_100000_chunks(tmp_path: Path, monkeypatch
     assert client.scattered == 1 and client.largest_task < 2000
     assert client.peak < 1 << 20, client.peak
     assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB"
+
+
+_SCHEDULER: list[Any] = []
+_HELD: list[int] = []
+
+
+def _count_tasks(sweep: Sweep, url: str, options: Any, index: tuple[int, ...]) -> dict[str, Any]:
+    """A chunk task that notes how many tasks the (in-process) scheduler holds."""
+    _HELD.append(len(_SCHEDULER[0].tasks))
+    return {"index": index, "skipped": False, "device": "stub", "warnings": []}
+
+
+def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -> None:
+    """The same loop on a real (in-process) cluster: the scheduler never holds more than the
+    window of 8 tasks (4 per worker thread, at least 8), the scattered sweep and the few
+    finished tasks whose release it has not processed yet (all at once: 600)."""
+    import distributed
+
+    s = Sweep.from_dict({"sweep": {"function": "dnorm", "chunks": {"x": 1}},
+                         "axes": {"x": {"linspace": [-3.0, 3.0, 600]}}})
+    monkeypatch.setattr(_sweep_run, "chunk_task", _count_tasks)
+    monkeypatch.setattr(_sweep_run, "_warm_names", lambda sweep: [])
+    _HELD.clear()
+    tally = _sweep_run._Tally(str(tmp_path / "o.zarr"))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        _SCHEDULER[:] = [cluster.scheduler]
+        _sweep_run._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
+                               None, tally)
+    assert tally.computed == 600 and len(_HELD) == 600
+    assert max(_HELD) <= 8 + 1 + 3, max(_HELD)
