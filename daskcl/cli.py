@@ -6,6 +6,7 @@
 ``daskcl index check``              exit 1 if the index is stale (CI runs it)
 ``daskcl index extract DEST ...``   copy the subset of the library some kernels need
 ``daskcl sweep SPEC --out STORE``   evaluate a sweep spec (TOML) into a zarr store
+``daskcl sweep verify STORE``       exit 1 if a finished chunk no longer matches its checksum
 ``daskcl worker ADDRESS``           one dask worker per device of this host, joined to a scheduler
 ``daskcl devices --scheduler ADDR`` the device of every worker of a running cluster
 """
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -104,9 +106,38 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(store: str) -> int:
+    from ._sweep_run import verify
+
+    total, bad, missing = verify(store)
+    if not bad and not missing:
+        print(f"{store}: all {total} chunks match their checksums")
+        return 0
+    if bad:
+        print(f"{store}: {len(bad)} of {total} finished chunks do not match their checksums "
+              "(corrupted or deleted):")
+        for idx in bad[:100]:
+            print(f"  chunk {idx}")
+        if len(bad) > 100:
+            print(f"  ... and {len(bad) - 100} more")
+    if missing:
+        print(f"{store}: {len(missing)} of {total} chunks are not computed yet")
+    print(f"run the sweep again with --resume --out {store} to compute them", file=sys.stderr)
+    return 1
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from .sweep import Sweep
 
+    if args.store is not None:
+        if args.spec != "verify":
+            print(f"error: unexpected argument {args.store!r} (did you mean "
+                  f"'daskcl sweep verify {args.store}'?)", file=sys.stderr)
+            return 2
+        return _verify(args.store)
+    if args.spec == "verify" and not os.path.exists(args.spec):
+        print("error: daskcl sweep verify STORE: name the store to check", file=sys.stderr)
+        return 2
     sweep = Sweep.from_toml(args.spec)
     if args.dry_run:
         done = None
@@ -178,10 +209,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     e.add_argument("--kernels", action="append", default=[], help="kernel files (stems) in kernels/")
     p.set_defaults(run=_index)
     p = sub.add_parser("sweep", help="evaluate a sweep spec (TOML) into a zarr v3 store")
-    p.add_argument("spec", help="the sweep spec (TOML)")
+    p.add_argument("spec", help="the sweep spec (TOML), or 'verify' to check STORE")
+    p.add_argument("store", nargs="?", default=None,
+                   help="with 'verify': the store whose finished chunks to check against their "
+                   "checksums (exit 1, listing them, if any do not match)")
     p.add_argument("--out", help="the zarr store: a directory or an fsspec URL (s3://...)")
-    p.add_argument("--resume", action="store_true", help="finish a sweep: compute only missing chunks")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--resume", action="store_true", help="finish a sweep: compute the chunks missing, or no longer matching their checksums")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a store daskcl wrote (anything else there is refused, and kept)")
     p.add_argument("--dry-run", action="store_true", help="print the plan, compute nothing")
     p.add_argument("--scheduler", default=None, help="run on this dask scheduler (tcp://host:port)")
     p.add_argument("--scheduler-file", default=None, help="run on the scheduler in this file")

@@ -365,6 +365,11 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
+def _hash(obj: Any) -> str:
+    """SHA-256 of ``obj`` as canonical JSON."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
 # --- functions --------------------------------------------------------------------------------
 
 
@@ -965,19 +970,66 @@ class Sweep:
 
     def identity(self) -> str:
         """A hash of everything that determines the values: resume checks it."""
+        return self.identity_parts()["sweep"]
+
+    def identity_parts(self) -> dict[str, str]:
+        """The identity by component, each a hash: ``function`` (its name), ``function_code``
+        (the Python file's text), ``kernel_source`` (the OpenCL the values come from), ``axes``,
+        ``args``, ``chunks``, ``outputs``, ``glm`` (its data and model), and ``sweep`` (all of
+        them).  Nothing is imported or run: files are hashed as text."""
         cached = self.__dict__.get("_identity")
-        if cached is not None:
-            return str(cached)
-        payload = {"function": self.function, "args": _jsonable(self.args),
-                   "axes": [[a.name, a.values.tobytes().hex()] for a in self.axes],
-                   "chunks": list(self.chunks), "outputs": list(self.output_names)}
-        if self.glm is not None:
-            payload["glm"] = [self.glm.family, self.glm.link] + [
+        if isinstance(cached, dict):
+            return cached
+        parts = {
+            "function": _hash(self.function),
+            "function_code": _hash(self._function_code()),
+            "kernel_source": _hash(self._kernel_source()),
+            "axes": _hash([[a.name, a.values.tobytes().hex()] for a in self.axes]),
+            "args": _hash(_jsonable(self.args)),
+            "chunks": _hash(list(self.chunks)),
+            "outputs": _hash(list(self.output_names)),
+            "glm": _hash(None if self.glm is None else [self.glm.family, self.glm.link] + [
                 np.ascontiguousarray(v).tobytes().hex()
                 for v in (self.glm.y, self.glm.x, self.glm.wt, self.glm.alpha, self.glm.mu,
-                          self.glm.P)]
-        self._identity = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-        return self._identity
+                          self.glm.P)]),
+        }
+        parts["sweep"] = _hash(parts)
+        self._identity = parts
+        return parts
+
+    def _function_code(self) -> str | None:
+        """The text of a Python function's file, as shipped to the workers (``None`` else)."""
+        if self.func is None or self.func.kind != "python":
+            return None
+        source = getattr(self.func, "_source", None)
+        return source if isinstance(source, str) else Path(self.func._path).read_text()
+
+    def _kernel_source(self) -> list[str]:
+        """What the kernels are built from: for an nmath function its assembled program (the
+        library units it needs and the call generated from its table row) and, for a row with
+        its own implementation, every kernel file too; for glm.f2_f3 the family's program; for
+        a Python function, which may call any kernel, every file of the library."""
+        from .library import get_library
+
+        lib = get_library()
+        if self.glm is not None:
+            from . import glm
+
+            stem = glm._kernel_stem(self.glm.family, self.glm.link)
+            return [glm._source(stem, str(lib.root))[0].text]
+        assert self.func is not None
+        if self.func.kind == "nmath":
+            from . import nmath
+            from ._elementwise import kernel_source
+
+            impl = nmath.FUNCTIONS[self.function]._daskcl_impl
+            out = [kernel_source(impl.fn, 1, extra_params=impl.extra_params).text]
+            if impl.fn.impl:
+                out += [lib.read(f"kernels/{p.name}")
+                        for p in sorted((lib.root / "kernels").glob("*.cl"))]
+            return out
+        return [f"{p.relative_to(lib.root)}\0{p.read_text()}"
+                for p in sorted(lib.root.rglob("*.cl"))]
 
     def plan(self, done: int | None = None) -> str:
         """What the sweep will compute, in words (``daskcl sweep --dry-run``)."""

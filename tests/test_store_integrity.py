@@ -1,0 +1,439 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What a sweep store guarantees: --overwrite replaces only a store daskcl wrote; a changed
+function, kernel or spec refuses to resume, naming what changed; finished chunks carry
+checksums that resume and ``daskcl sweep verify`` check; a read-only store fails before
+anything is computed; a full disk ends in one line with the store resumable; and the client's
+memory does not grow with the number of chunks.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import pickle
+import shutil
+import stat
+import subprocess
+import sys
+import tracemalloc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from procs import run_python
+
+from daskcl import _sweep_run, cli, nmath
+from daskcl.library import default_root
+from daskcl.sweep import Sweep, SweepError, open_result
+
+
+def _spec(**sweep: Any) -> dict[str, Any]:
+    return {"sweep": {"function": "pgamma", "chunks": {"q": 8, "shape": 3}, **sweep},
+            "axes": {"q": {"linspace": [0.0, 20.0, 21]},
+                     "shape": {"values": [0.5, 1.0, 2.5, 10.0]}},
+            "args": {"scale": 0.5}}
+
+
+def _want() -> np.ndarray:
+    q, shape = np.linspace(0.0, 20.0, 21), np.array([0.5, 1.0, 2.5, 10.0])
+    return np.asarray(nmath.pgamma(q[:, None], shape[None, :], 0.5))
+
+
+def _toml(path: Path, function: str = "pgamma", extra: str = "") -> Path:
+    path.write_text(f'[sweep]\nfunction = "{function}"\nchunks = {{ q = 8, shape = 3 }}\n{extra}'
+                    '[axes]\nq = { linspace = [0.0, 20.0, 21] }\n'
+                    'shape = { values = [0.5, 1.0, 2.5, 10.0] }\n[args]\nscale = 0.5\n')
+    return path
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+# --- overwrite ---------------------------------------------------------------------------------
+
+
+def test_overwrite_leaves_what_daskcl_did_not_write(tmp_path: Path, capsys: Any) -> None:
+    s = Sweep.from_dict(_spec())
+    thesis = tmp_path / "thesis"
+    thesis.mkdir()
+    (thesis / "thesis.tex").write_text("\\chapter{Results}\n")
+    (thesis / "figs").mkdir()
+    (thesis / "figs" / "a.pdf").write_bytes(b"%PDF")
+    kept = _tree(thesis)
+    with pytest.raises(SweepError, match=r"is not a zarr group \(it holds figs, thesis.tex\): "
+                       "--overwrite replaces only a store written by daskcl sweep"):
+        s.run(thesis, client="sync", overwrite=True)
+    assert _tree(thesis) == kept
+    # A zarr store of someone else's.
+    foreign = tmp_path / "foreign.zarr"
+    g = zarr.open_group(str(foreign), mode="w")
+    g.create_array("data", shape=(3,), dtype="float64")[...] = [1.0, 2.0, 3.0]
+    before = _tree(foreign)
+    with pytest.raises(SweepError, match="is a zarr group that daskcl did not write"):
+        s.run(foreign, client="sync", overwrite=True)
+    assert _tree(foreign) == before
+    assert zarr.open_group(str(foreign), mode="r")["data"][...].tolist() == [1.0, 2.0, 3.0]
+    # The command says the same in one line, and keeps the directory.
+    spec = _toml(tmp_path / "s.toml")
+    assert cli.main(["sweep", str(spec), "--out", str(thesis), "--overwrite", "--sync",
+                     "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {thesis} exists and is not a zarr")
+    assert _tree(thesis) == kept
+
+
+def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path) -> None:
+    out = tmp_path / "o.zarr"
+    Sweep.from_dict(_spec()).run(out, client="sync")
+    info = open_result(out).attrs["daskcl"]
+    assert info["format"] == "daskcl-sweep/1"
+    # A file the user put inside the store: daskcl did not write it, so it is not deleted.
+    (out / "notes.txt").write_text("keep me")
+    other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})
+    with pytest.raises(SweepError, match=r"is a daskcl sweep store but also holds notes.txt, "
+                       "which daskcl did not write"):
+        other.run(out, client="sync", overwrite=True)
+    assert (out / "notes.txt").read_text() == "keep me"
+    np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
+    (out / "notes.txt").unlink()
+    res = other.run(out, client="sync", overwrite=True)
+    assert res.computed == 6
+    got = open_result(out)["pgamma"][...]
+    assert np.array_equal(got, nmath.pgamma(np.linspace(0, 20, 21)[:, None],
+                                            [0.5, 1.0, 2.5, 10.0], 2.0))
+
+
+def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> None:
+    def killed(*args: Any) -> None:
+        raise KeyboardInterrupt
+
+    out = tmp_path / "o.zarr"
+    monkeypatch.setattr(_sweep_run, "_attrs", killed)  # after the arrays, before the attributes
+    with pytest.raises(KeyboardInterrupt):
+        Sweep.from_dict(_spec()).run(out, client="sync")
+    monkeypatch.undo()
+    assert open_result(out).attrs["daskcl"]["preparing"] is True
+    assert sorted(os.listdir(out)) == ["_checksum", "_done", "pgamma", "q", "shape", "zarr.json"]
+    assert Sweep.from_dict(_spec()).run(out, client="sync", resume=True).computed == 6
+    np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
+
+
+# --- identity ----------------------------------------------------------------------------------
+
+
+def test_changed_function_code_refuses_resume(tmp_path: Path) -> None:
+    f = tmp_path / "f.py"
+    f.write_text("def g(x, k=1.0):\n    return 2.0 * x * k\n")
+    spec = {"sweep": {"function": "f.py:g", "chunks": {"x": 2}},
+            "axes": {"x": {"values": [1.0, 2.0, 3.0, 4.0]}}}
+    out = tmp_path / "o.zarr"
+    Sweep.from_dict(spec, tmp_path).run(out, client="sync")
+    zarr.open_group(str(out), mode="r+")["_done"][1] = 0  # interrupted: one chunk to go
+    # Same name, same parameters, other code: resuming would mix 2x and 3x.
+    f.write_text("def g(x, k=1.0):\n    return 3.0 * x * k\n")
+    with pytest.raises(SweepError, match=r"holds a different sweep \(f.py:g, axes \['x'\]\): "
+                       "the Python function's code differs; resume needs the same spec and code"):
+        Sweep.from_dict(spec, tmp_path).run(out, client="sync", resume=True)
+    assert open_result(out)["g"][...].tolist() == [2.0, 4.0, 6.0, 8.0]
+    # Args and axes are named too.
+    f.write_text("def g(x, k=1.0):\n    return 2.0 * x * k\n")
+    changed = {**spec, "args": {"k": 2.0}, "axes": {"x": {"values": [1.0, 2.0, 3.0, 5.0]}}}
+    with pytest.raises(SweepError, match="the axes, the arguments differ"):
+        Sweep.from_dict(changed, tmp_path).run(out, client="sync", resume=True)
+    res = Sweep.from_dict(spec, tmp_path).run(out, client="sync", resume=True)
+    assert (res.computed, res.skipped) == (1, 1)
+
+
+def test_changed_kernel_source_refuses_resume(tmp_path: Path, monkeypatch: Any) -> None:
+    out = tmp_path / "o.zarr"
+    Sweep.from_dict(_spec()).run(out, client="sync")
+    shipped = default_root()
+    for name, unit in (("changed", "pgamma"), ("unrelated", "qtukey")):
+        lib = tmp_path / name
+        shutil.copytree(shipped, lib)
+        path = lib / "nmath" / f"{unit}.cl"
+        path.write_text(path.read_text() + "\n/* edited */\n")
+    monkeypatch.setenv("DASKCL_LIBRARY", str(tmp_path / "changed"))
+    with pytest.raises(SweepError, match="the kernel source differs"):
+        Sweep.from_dict(_spec()).run(out, client="sync", resume=True)
+    # A unit pgamma does not use leaves its identity alone.
+    monkeypatch.setenv("DASKCL_LIBRARY", str(tmp_path / "unrelated"))
+    assert Sweep.from_dict(_spec()).run(out, client="sync", resume=True).computed == 0
+
+
+# --- checksums ---------------------------------------------------------------------------------
+
+
+def test_corrupted_and_deleted_chunks_are_found_and_recomputed(tmp_path: Path,
+                                                               capsys: Any) -> None:
+    out = tmp_path / "o.zarr"
+    Sweep.from_dict(_spec(compressor="none")).run(out, client="sync")
+    assert _sweep_run.verify(str(out)) == (6, [], [])
+    assert cli.main(["sweep", "verify", str(out)]) == 0
+    assert "all 6 chunks match their checksums" in capsys.readouterr().out
+    # Uncompressed: overwritten bytes read back as other numbers.
+    c = out / "pgamma" / "c" / "1" / "0"
+    raw = bytearray(c.read_bytes())
+    raw[8:16] = np.float64(0.25).tobytes()
+    c.write_bytes(bytes(raw))
+    (out / "pgamma" / "c" / "2" / "1").unlink()
+    assert open_result(out)["pgamma"][8, 1] == 0.25  # the second value of chunk (1, 0)
+    assert _sweep_run.verify(str(out)) == (6, [(1, 0), (2, 1)], [])
+    assert cli.main(["sweep", "verify", str(out)]) == 1
+    got = capsys.readouterr()
+    assert "2 of 6 finished chunks do not match their checksums" in got.out
+    assert "chunk (1, 0)" in got.out and "chunk (2, 1)" in got.out and "--resume" in got.err
+    with pytest.warns(RuntimeWarning, match=r"2 finished chunk\(s\) no longer matched their "
+                      r"checksums \(corrupted or deleted\) and were computed again: \(1, 0\), "
+                      r"\(2, 1\)"):
+        res = Sweep.from_dict(_spec(compressor="none")).run(out, client="sync", resume=True)
+    assert (res.computed, res.skipped) == (2, 4)
+    assert np.array_equal(open_result(out)["pgamma"][...], _want())
+    assert _sweep_run.verify(str(out)) == (6, [], [])
+    assert open_result(out).attrs["daskcl"]["runs"][-1]["chunks_repaired"] == 2
+
+
+def test_verify_reports_unfinished_chunks_and_refuses_foreign_stores(tmp_path: Path,
+                                                                    capsys: Any) -> None:
+    out = tmp_path / "o.zarr"
+    Sweep.from_dict(_spec()).run(out, client="sync")
+    zarr.open_group(str(out), mode="r+")["_done"][0, 1] = 0
+    assert _sweep_run.verify(str(out)) == (6, [], [(0, 1)])
+    assert cli.main(["sweep", "verify", str(out)]) == 1
+    assert "1 of 6 chunks are not computed yet" in capsys.readouterr().out
+    (tmp_path / "plain").mkdir()
+    assert cli.main(["sweep", "verify", str(tmp_path / "plain")]) == 1
+    assert "is not a" in capsys.readouterr().err
+
+
+# --- writability and full disks ------------------------------------------------------------------
+
+
+def _drop_root() -> list[str]:
+    """A command prefix under which root obeys file permissions, as other users do."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.fail("running as root needs setpriv (util-linux) to drop CAP_DAC_OVERRIDE")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", sys.executable]
+
+
+def test_read_only_store_fails_before_computing(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.log"
+    (tmp_path / "f.py").write_text(
+        "import numpy as np\n"
+        f"LOG = {str(calls)!r}\n"
+        "def g(x):\n"
+        "    with open(LOG, 'a') as f:\n"
+        "        f.write('call\\n')\n"
+        "    return np.sqrt(x)\n")
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nfunction = "f.py:g"\nchunks = { x = 2 }\n[axes]\n'
+                    'x = { values = [1.0, 4.0, 9.0, 16.0] }\n')
+    out = tmp_path / "o.zarr"
+    Sweep.from_toml(spec).run(out, client="sync")
+    zarr.open_group(str(out), mode="r+")["_done"][1] = 0
+    calls.write_text("")
+    for p in [out, *out.rglob("*")]:
+        p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        cmd = _drop_root()
+        args = ["-m", "daskcl", "sweep", str(spec), "--out", str(out), "--resume", "--sync", "-q"]
+        if cmd:
+            r = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=240,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+        else:
+            r = run_python(args, timeout=240)
+    finally:
+        for p in [out, *out.rglob("*")]:
+            p.chmod(p.stat().st_mode | stat.S_IWUSR)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith(f"error: cannot write the store {out}: [Errno 13] Permission "
+                               "denied"), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert calls.read_text() == ""  # nothing was computed
+    res = Sweep.from_toml(spec).run(out, client="sync", resume=True)
+    assert res.computed == 1 and calls.read_text() == "call\n"
+    assert open_result(out)["g"][...].tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_disk_full_is_one_line_and_the_store_resumes(tmp_path: Path, monkeypatch: Any,
+                                                     capsys: Any) -> None:
+    import zarr.storage._local as local
+
+    spec = _toml(tmp_path / "s.toml")
+    out = tmp_path / "o.zarr"
+    real_put = local._put
+    written: list[str] = []
+
+    def put(path: Path, value: Any, exclusive: bool = False) -> int:
+        if "/pgamma/c/" in str(path):
+            if len(written) == 3:  # the fourth chunk finds the disk full
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            written.append(str(path))
+        return int(real_put(path, value, exclusive))
+
+    monkeypatch.setattr(local, "_put", put)
+    assert cli.main(["sweep", str(spec), "--out", str(out), "--sync", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"error: disk full writing {out}; free space and run again with --resume\n"
+    assert int(open_result(out)["_done"][...].sum()) == 3
+    monkeypatch.setattr(local, "_put", real_put)
+    assert cli.main(["sweep", str(spec), "--out", str(out), "--resume", "--sync", "-q"]) == 0
+    assert "3 chunks computed" in capsys.readouterr().out
+    assert np.array_equal(open_result(out)["pgamma"][...], _want())
+
+
+# --- client memory ------------------------------------------------------------------------------
+
+
+class _FakeFuture:
+    """A finished task: holds its pickled arguments while referenced, as the scheduler holds
+    a task's specification until its future is released."""
+
+    def __init__(self, key: str, spec: bytes, result: Any, client: _FakeClient) -> None:
+        self.key, self._spec, self._result = key, spec, result
+        client.live += len(spec)
+        weakref.finalize(self, client.release, len(spec))
+
+    def result(self) -> Any:
+        return self._result
+
+    def done(self) -> bool:
+        return True
+
+
+class _Scattered:
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+class _FakeClient:
+    """Runs each submitted task at once, in-process; counts what the scheduler would hold."""
+
+    loop = None
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+        self.live = 0
+        self.peak = 0
+        self.scattered = 0
+        self.largest_task = 0
+
+    def release(self, n: int) -> None:
+        self.live -= n
+
+    def scatter(self, obj: Any, broadcast: bool = False, hash: bool = True) -> _Scattered:
+        assert broadcast and not hash
+        self.scattered += 1
+        key = f"scattered-{self.scattered}"
+        self.data[key] = pickle.loads(pickle.dumps(obj))  # one copy, as on each worker
+        return _Scattered(key)
+
+    def run(self, fn: Any, *args: Any) -> None:
+        pass
+
+    def nthreads(self) -> dict[str, int]:
+        return {"tcp://127.0.0.1:1": 2, "tcp://127.0.0.1:2": 2}
+
+    def submit(self, fn: Any, *args: Any, key: str, pure: bool, retries: int) -> _FakeFuture:
+        spec = pickle.dumps((fn, args))
+        self.largest_task = max(self.largest_task, len(spec))
+        call = [self.data[a.key] if isinstance(a, _Scattered) else a for a in args]
+        fut = _FakeFuture(key, spec, fn(*call), self)
+        self.peak = max(self.peak, self.live)
+        if self.live > 64 << 20:
+            raise MemoryError(f"{self.live >> 20} MiB of tasks held at once")
+        return fut
+
+    def cancel(self, futures: list[Any]) -> None:
+        pass
+
+
+class _FakeAsCompleted:
+    def __init__(self, futures: Any = None, loop: Any = None) -> None:
+        self.queue: list[Any] = list(futures or [])
+
+    def add(self, fut: Any) -> None:
+        self.queue.append(fut)
+
+    def __iter__(self) -> Iterator[Any]:
+        while self.queue:
+            yield self.queue.pop(0)
+
+
+def _report(sweep: Sweep, url: str, options: Any, index: tuple[int, ...]) -> dict[str, Any]:
+    """A chunk task that computes and writes nothing, only reports."""
+    return {"index": index, "skipped": False, "device": "stub", "warnings": []}
+
+
+def test_client_memory_stays_flat_over_100000_chunks(tmp_path: Path, monkeypatch: Any) -> None:
+    """The real submission loop (_run_client) over 10^5 chunks, with a client that runs each
+    task at once and a task that only reports: at most 8 MiB of the client's allocations and
+    1 MiB of pickled tasks are alive at any time (about 0.7 MiB and 2 KiB here; submitted all
+    at once, each task carrying the sweep, they would be 10^5 pickled sweeps of 17 KB)."""
+    import distributed
+
+    s = Sweep.from_dict({"sweep": {"function": "dnorm", "chunks": {"x": 1, "sd": 10}},
+                         "axes": {"x": {"linspace": [-3.0, 3.0, 1000]},
+                                  "sd": {"linspace": [0.5, 2.0, 1000]}}})
+    assert s.n_chunks == 100_000
+    sweep_bytes = len(pickle.dumps(s))
+    assert sweep_bytes > 16_000
+
+    monkeypatch.setattr(_sweep_run, "chunk_task", _report)
+    monkeypatch.setattr(distributed, "as_completed", _FakeAsCompleted)
+    client = _FakeClient()
+    tally = _sweep_run._Tally(str(tmp_path / "o.zarr"))
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        _sweep_run._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
+                               None, tally)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert tally.computed == 100_000 and tally.devices == {"stub"}
+    assert client.scattered == 1 and client.largest_task < 2000
+    assert client.peak < 1 << 20, client.peak
+    assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB"
+
+
+_SCHEDULER: list[Any] = []
+_HELD: list[int] = []
+
+
+def _count_tasks(sweep: Sweep, url: str, options: Any, index: tuple[int, ...]) -> dict[str, Any]:
+    """A chunk task that notes how many tasks the (in-process) scheduler holds."""
+    _HELD.append(len(_SCHEDULER[0].tasks))
+    return {"index": index, "skipped": False, "device": "stub", "warnings": []}
+
+
+def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -> None:
+    """The same loop on a real (in-process) cluster: the scheduler never holds more than the
+    window of 8 tasks (4 per worker thread, at least 8), the scattered sweep and the few
+    finished tasks whose release it has not processed yet (all at once: 600)."""
+    import distributed
+
+    s = Sweep.from_dict({"sweep": {"function": "dnorm", "chunks": {"x": 1}},
+                         "axes": {"x": {"linspace": [-3.0, 3.0, 600]}}})
+    monkeypatch.setattr(_sweep_run, "chunk_task", _count_tasks)
+    monkeypatch.setattr(_sweep_run, "_warm_names", lambda sweep: [])
+    _HELD.clear()
+    tally = _sweep_run._Tally(str(tmp_path / "o.zarr"))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        _SCHEDULER[:] = [cluster.scheduler]
+        _sweep_run._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
+                               None, tally)
+    assert tally.computed == 600 and len(_HELD) == 600
+    assert max(_HELD) <= 8 + 1 + 3, max(_HELD)
