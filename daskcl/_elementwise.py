@@ -444,7 +444,7 @@ class Elementwise:
 
         ctx, queue = bound.context, bound.queue
         mf = cl.mem_flags
-        cpu = bound.info.type == "CPU"
+        cpu = _host_memory(bound)
         host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
         flat = result.reshape(-1)
         arrays = [None if a is None else a.reshape(-1) for a in prep.arrays]
@@ -536,6 +536,11 @@ class Elementwise:
                 f"{self.fn.name}: {counts[1]} non-integer {'/'.join(self.fn.nonint)}",
                 RuntimeWarning, stacklevel=4,
             )
+
+
+def _host_memory(bound: _device.BoundDevice) -> bool:
+    """CPU devices compute in the host's memory: their buffers alias the NumPy arrays."""
+    return bound.info.type == "CPU"
 
 
 def _pipelined_device(bound: _device.BoundDevice) -> bool:

@@ -168,7 +168,10 @@ def spy(monkeypatch, cls, record):
     monkeypatch.setattr(cls, "enqueue", enqueue)
 
 
-def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch):
+@pytest.mark.parametrize("host_memory", [True, False])
+def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch,
+                                                                          host_memory):
+    """Also through device buffers (the path of devices with their own memory)."""
     rng = np.random.default_rng(3)
     cases = [
         (rng.normal(0, 2, (300, 1)), rng.normal(0, 1, (1, 200)), rng.uniform(0.5, 2, 200)),
@@ -179,6 +182,7 @@ def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkey
     ]
     want = [nmath.pnorm(*c, log_p=True) for c in cases]
     monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
+    monkeypatch.setattr(ew, "_host_memory", lambda bound: host_memory)
     calls: list = []
     spy(monkeypatch, ew.Elementwise, calls)
     for c, w in zip(cases, want):
