@@ -31,9 +31,17 @@ from .library import ProgramSource, get_library
 _SLAB = 1 << 21            # elements per slab of the pipelined path (16 MiB per array)
 _staging_lock = threading.Lock()
 
+#: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER).  A larger call is
+#: computed in launches of at most this many elements, each finished before the next starts, so
+#: the host returns to Python between them and Ctrl-C (KeyboardInterrupt) stops a call within
+#: one launch; no launch needs a buffer above the device's maximum allocation either.
+LAUNCH_CPU = 1 << 22
+LAUNCH_OTHER = 1 << 26
+
 __all__ = [
-    "DEFAULT_BINNING", "Binning", "Elementwise", "Prepared", "binning", "collapse_axes",
-    "kernel_source", "kernel_text", "prepare",
+    "DEFAULT_BINNING", "LAUNCH_CPU", "LAUNCH_OTHER", "Binning", "Elementwise", "Prepared",
+    "binning", "collapse_axes", "kernel_source", "kernel_text", "launch_elements", "max_alloc",
+    "pieces", "prepare",
 ]
 
 _TEMPLATE_NAME = "elementwise"
@@ -91,6 +99,57 @@ def collapse_axes(
     if not dims:
         return (1,), [(0,) for _ in strides]
     return tuple(dims), [tuple(s) for s in st]
+
+
+def max_alloc(bound: _device.BoundDevice) -> int:
+    """Bytes of the largest buffer the bound device allocates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``,
+    asked once per device).  Tests replace this function to exercise the pieces of large calls."""
+    known: int | None = bound.__dict__.get("_max_alloc")
+    if known is None:
+        known = int(bound.device.max_mem_alloc_size)
+        bound.__dict__["_max_alloc"] = known
+    return known
+
+
+def launch_elements(bound: _device.BoundDevice) -> int:
+    """Elements of float64 one launch computes at most on the bound device: its launch size
+    (:data:`LAUNCH_CPU`, :data:`LAUNCH_OTHER`) within its maximum allocation."""
+    cap = LAUNCH_CPU if bound.info.type == "CPU" else LAUNCH_OTHER
+    return max(1, min(cap, max_alloc(bound) // 8))
+
+
+def pieces(
+    dims: tuple[int, ...], strides: list[tuple[int, ...]], cap: int
+) -> Any:
+    """Cut the C-order index space ``dims`` into blocks of at most ``cap`` elements.
+
+    Yields ``(start, sub_dims, offsets)``: the block's first flat index, its dimensions (as many
+    as ``dims``, leading ones of length 1 where the cut is deeper) and, for each stride vector
+    of ``strides``, the offset of the block's first element.  Whole rows of the leading axis
+    are taken together where they fit, otherwise each row is cut along the next axis.  A block
+    spans at most ``cap`` consecutive elements of any compact array read through ``strides``
+    (strides no larger than the C-order strides of ``dims``).
+    """
+    total = math.prod(dims)
+    if total <= cap:
+        yield 0, dims, [0] * len(strides)
+        return
+    inner = math.prod(dims[1:])
+    if inner <= cap:
+        rows = max(1, cap // inner)
+        for a in range(0, dims[0], rows):
+            b = min(a + rows, dims[0])
+            yield a * inner, (b - a, *dims[1:]), [a * s[0] for s in strides]
+        return
+    for a in range(dims[0]):
+        for start, sub, offs in pieces(dims[1:], [s[1:] for s in strides], cap):
+            yield (a * inner + start, (1, *sub),
+                   [a * s[0] + o for s, o in zip(strides, offs)])
+
+
+def span(dims: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """Elements of a compact array that a block ``dims`` reads through ``strides``."""
+    return sum((d - 1) * s for d, s in zip(dims, strides)) + 1
 
 
 def prepare(fn: Fn, args: tuple[Any, ...]) -> Prepared:
@@ -377,30 +436,44 @@ class Elementwise:
     def _run_direct(
         self, bound: _device.BoundDevice, prep: Prepared, flags: dict[str, bool], result: np.ndarray
     ) -> np.ndarray:
-        """Whole arrays in one launch.  On a CPU device the buffers alias the NumPy arrays."""
+        """Launches of at most :func:`launch_elements` elements (:func:`pieces`), each finished
+        before the next; the whole call in one launch where it fits.  Each launch reads only
+        the part of every input array it needs.  On a CPU device the buffers alias the NumPy
+        arrays."""
         import pyopencl as cl
 
         ctx, queue = bound.context, bound.queue
         mf = cl.mem_flags
-        host = mf.USE_HOST_PTR if bound.info.type == "CPU" else mf.COPY_HOST_PTR
-        buffers = [
-            None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
-            for a in prep.arrays
-        ]
-        if host == mf.USE_HOST_PTR:
-            out = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=result)
-        else:
-            out = cl.Buffer(ctx, mf.WRITE_ONLY, result.nbytes)
+        cpu = _host_memory(bound)
+        host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
+        flat = result.reshape(-1)
+        arrays = [None if a is None else a.reshape(-1) for a in prep.arrays]
         counts = np.zeros(2, dtype=np.int32)
         status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
-        self.enqueue(prep, buffers, out, status, flags, queue)
-        if host == mf.USE_HOST_PTR:
-            # map to make the device's writes visible in `result` (no copy on CPU devices)
-            mapped, _ = cl.enqueue_map_buffer(queue, out, cl.map_flags.READ, 0, result.shape,
-                                              result.dtype)
-            mapped.base.release()
-        else:
-            cl.enqueue_copy(queue, result, out)
+        dev_out = None
+        for start, dims, offs in pieces(prep.dims, prep.strides, launch_elements(bound)):
+            n = math.prod(dims)
+            subs = [None if a is None else a[o: o + span(dims, st)]
+                    for a, o, st in zip(arrays, offs, prep.strides)]
+            buffers = [None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
+                       for a in subs]
+            sub = Prepared(dims, dims, prep.scalars, subs, prep.strides, prep.extra)
+            part = flat[start: start + n]
+            if cpu:
+                out = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=part)
+            else:
+                if dev_out is None:
+                    dev_out = cl.Buffer(ctx, mf.WRITE_ONLY, min(flat.size, launch_elements(bound)) * 8)
+                out = dev_out
+            self.enqueue(sub, buffers, out, status, flags, queue)
+            if cpu:
+                # map to make the device's writes visible in `result` (no copy on CPU devices)
+                mapped, _ = cl.enqueue_map_buffer(queue, out, cl.map_flags.READ, 0, (n,),
+                                                  result.dtype)
+                mapped.base.release()
+            else:
+                cl.enqueue_copy(queue, part, out)
+            queue.finish()
         cl.enqueue_copy(queue, counts, status)
         queue.finish()
         return counts
@@ -463,6 +536,11 @@ class Elementwise:
                 f"{self.fn.name}: {counts[1]} non-integer {'/'.join(self.fn.nonint)}",
                 RuntimeWarning, stacklevel=4,
             )
+
+
+def _host_memory(bound: _device.BoundDevice) -> bool:
+    """CPU devices compute in the host's memory: their buffers alias the NumPy arrays."""
+    return bound.info.type == "CPU"
 
 
 def _pipelined_device(bound: _device.BoundDevice) -> bool:

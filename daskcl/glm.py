@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import numbers
 import re
 import threading
 from collections.abc import Sequence
@@ -469,6 +470,14 @@ class Posterior:
                 f"f2_f3: P must be symmetric (a precision matrix); P[{k}, {kk}] = {float(P[k, kk])!r} "
                 f"but P[{kk}, {k}] = {float(P[kk, k])!r}.  Symmetrise it, e.g. (P + P.T) / 2"
             )
+        if np.isfinite(P).all():
+            eig = np.linalg.eigvalsh(P)
+            if eig.size and eig[0] < -1e-10 * max(1.0, float(np.abs(eig).max())):
+                raise ValueError(
+                    f"f2_f3: P must be positive semidefinite (a precision matrix); its smallest "
+                    f"eigenvalue is {float(eig[0])!r}, so qf has no minimum.  A zero precision "
+                    f"(a flat prior along some directions, e.g. P = 0) is accepted"
+                )
         self.x, self.mu, self.P = x, mu, P
         self.y, self.alpha, self.wt = vecs["y"], vecs["alpha"], vecs["wt"]
         self.l1, self.l2 = l1, l2
@@ -624,6 +633,11 @@ class Posterior:
 
     def f2_f3(self, b: Any, *, chunks: Any = None, tuning: Tuning | None = None) -> tuple[Any, Any]:
         """``(qf, grad)`` at every grid point of ``b``; see :func:`f2_f3`."""
+        if tuning is not None and not isinstance(tuning, Tuning):
+            raise TypeError(f"f2_f3: tuning must be a daskcl.glm.Tuning, not {tuning!r}")
+        if chunks is not None:
+            m1 = len(b) if isinstance(b, FactorialGrid) else (np.shape(b) or (None,))[0]
+            _check_chunks(chunks, m1)
         if isinstance(b, FactorialGrid):
             if b.shape[1] != self.l2:
                 raise ValueError(
@@ -682,6 +696,32 @@ class Posterior:
             dtype=np.float64, chunks=(sizes, (self.l2 + 1,)), meta=np.empty((0, self.l2 + 1)),
         )
         return out[:, 0], out[:, 1:]
+
+
+def _check_chunks(chunks: Any, m1: Any) -> None:
+    """``chunks`` along the grid axis of ``m1`` points: ``"auto"``, a positive int (-1: one
+    chunk) or a sequence of non-negative ints that sum to ``m1``."""
+    if isinstance(chunks, str):
+        if chunks == "auto":
+            return
+        raise ValueError(f"f2_f3: chunks must be 'auto', a positive int or a sequence of ints "
+                         f"summing to the {m1} grid points, not {chunks!r}")
+    if isinstance(chunks, tuple) and len(chunks) == 1 and isinstance(chunks[0], tuple):
+        chunks = chunks[0]
+    if isinstance(chunks, numbers.Integral) and not isinstance(chunks, bool):
+        if int(chunks) > 0 or int(chunks) == -1:
+            return
+        raise ValueError(f"f2_f3: chunks must be a positive number of grid points per chunk "
+                         f"(or -1 for one chunk), not {int(chunks)}")
+    if isinstance(chunks, (tuple, list)) and all(
+            isinstance(c, numbers.Integral) and not isinstance(c, bool) for c in chunks):
+        sizes = [int(c) for c in chunks]
+        if any(c < 0 for c in sizes) or (m1 is not None and sum(sizes) != m1):
+            raise ValueError(f"f2_f3: chunk sizes {tuple(sizes)} must be non-negative and sum "
+                             f"to the {m1} grid points")
+        return
+    raise TypeError(f"f2_f3: chunks must be 'auto', a positive int or a sequence of ints, "
+                    f"not {chunks!r}")
 
 
 def _is_dask(b: Any) -> bool:
@@ -782,10 +822,13 @@ def f2_f3(
     ------
     ValueError
         Unsupported family/link (the message lists the supported ones); arrays whose shapes do
-        not fit together (the message names them and their shapes); non-symmetric ``P``;
-        ``l2`` beyond the device's limit (a few thousand; the message states it).
+        not fit together (the message names them and their shapes); non-symmetric ``P``, or
+        ``P`` with a negative eigenvalue (positive semidefinite is accepted: zero precision is a
+        flat prior along its null space); ``chunks`` that are not positive, or sizes that do
+        not sum to the number of grid points; ``l2`` beyond the device's limit (a few
+        thousand; the message states it).
     TypeError
-        Non-numeric arrays.
+        Non-numeric arrays; ``chunks`` of another type; ``tuning`` not a :class:`Tuning`.
 
     Example
     -------

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,35 @@ _FLAG_DOC = {
 
 def _is_dask(x: Any) -> bool:
     return type(x).__module__.startswith("dask.array")
+
+
+def _flag(fn: Fn, name: str, value: Any) -> bool:
+    """R's logical flag: a Python or NumPy bool, or the integer 0 or 1; anything else (a
+    string, None, 2, 0.0) is a TypeError, not truth-tested."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and int(value) in (0, 1):
+        return bool(value)
+    raise TypeError(
+        f"{fn.name}: {name} must be True or False (or 0 or 1), not {value!r}"
+    )
+
+
+def _check_dask_shapes(fn: Fn, args: tuple[Any, ...]) -> None:
+    """NumPy's broadcasting rule for the arguments of a dask call, with daskcl's message
+    (dask's own names neither the function nor the arguments).  Unknown (NaN) lengths pass."""
+    shapes = [tuple(np.shape(a)) for a in args]
+    ndim = max((len(sh) for sh in shapes), default=0)
+    for k in range(1, ndim + 1):
+        sizes = {sh[-k] for sh in shapes if len(sh) >= k}
+        known = {int(d) for d in sizes if not (isinstance(d, float) and math.isnan(d)) and d != 1}
+        if len(known) > 1:
+            listed = ", ".join(
+                f"{n} {sh}" for n, sh, a in zip(fn.arg_names, shapes, args) if np.ndim(a)
+            )
+            raise ValueError(
+                f"{fn.name}: the shapes of the arguments do not broadcast: {listed}"
+            )
 
 
 def _block(*blocks: np.ndarray, fn_name: str, flags: dict[str, bool]) -> np.ndarray:
@@ -82,8 +113,9 @@ def _make(fn: Fn) -> Any:
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         vals = tuple(bound.arguments[n] for n in fn.arg_names)
-        flags = {k: bool(bound.arguments[k]) for k in flag_defaults}
+        flags = {k: _flag(fn, k, bound.arguments[k]) for k in flag_defaults}
         if any(_is_dask(v) for v in vals):
+            _check_dask_shapes(fn, vals)
             return _dask_call(impl, vals, flags)
         return impl(*vals, **flags)
 
@@ -110,7 +142,8 @@ def _make(fn: Fn) -> Any:
         f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``), evaluated on the OpenCL "
         f"device.\n\nParameters\n----------\n{arg_doc}\n{flag_doc}\n\nReturns\n-------\n"
         "ndarray or float64 or dask array\n    float64 values of the broadcast shape.\n\n"
-        "Raises\n------\nTypeError\n    A non-numeric argument.\nValueError\n    Shapes that do "
+        "Raises\n------\nTypeError\n    A non-numeric argument; a flag that is not a bool "
+        "(Python or NumPy) or the integer 0 or 1.\nValueError\n    Shapes that do "
         "not broadcast.\n"
     )
     func._daskcl_impl = impl  # type: ignore[attr-defined]

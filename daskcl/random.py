@@ -24,6 +24,19 @@ see :data:`ROWS` and the ``@source`` line of each unit).  R's domain rules hold:
 parameters give NaN, with one ``RuntimeWarning`` per call saying how many were produced (NaN
 parameters give NaN without being counted, as in the rest of :mod:`daskcl.nmath`).
 
+Three generators do work that grows with a parameter, and have a documented largest parameter
+beyond which they give NaN (counted and warned as above) instead of running without end:
+``rsignrank`` (n/64 words per variate) for n above :data:`RSIGNRANK_MAX_N` = 2**28;
+``rwilcox`` (one draw per candidate) for m + n above :data:`RWILCOX_MAX_N` = 2**22; ``rhyper``
+(a walk of the order of its standard deviation) for m + n above :data:`RHYPER_MAX_N` = 2**45.
+R converts these parameters to C ints and does the same O(n) work; beyond 2**31 - 1 its
+results are undefined.
+
+Large calls are computed in launches (:data:`daskcl._elementwise.LAUNCH_CPU` elements at most
+on CPU devices, fewer for those costly generators: about 2**21 words per compute unit), each
+within the device's largest buffer; the host returns to Python between launches, so Ctrl-C
+stops a call within one launch.
+
 Example
 -------
 >>> from daskcl import nmath
@@ -44,6 +57,7 @@ import operator
 import secrets
 import string
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,11 +69,22 @@ from . import program as _program
 from ._elementwise import collapse_axes
 from .library import ProgramSource, get_library
 
-__all__ = ["FUNCTIONS", "ROWS", "RFn", "Random", "philox4x32_10"]
+__all__ = ["FUNCTIONS", "RHYPER_MAX_N", "ROWS", "RSIGNRANK_MAX_N", "RWILCOX_MAX_N", "RFn",
+           "Random", "philox4x32_10"]
 
 _TEMPLATE = "random"
 _SLAB = _ew._SLAB        # elements per launch on devices with their own memory
 _U64 = 1 << 64
+
+#: largest n of rsignrank (cl/nmath/rsignrank.cl); above it NaN with the warning
+RSIGNRANK_MAX_N = 1 << 28
+#: largest m + n of rwilcox (cl/nmath/rwilcox.cl)
+RWILCOX_MAX_N = 1 << 22
+#: largest m + n of rhyper (cl/nmath/rhyper.cl)
+RHYPER_MAX_N = 1 << 45
+#: work of one launch per compute unit, in 64-bit words drawn (see :attr:`RFn.cost`)
+_WORK_CPU = 1 << 21
+_WORK_OTHER = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -80,6 +105,12 @@ class RFn:
         The method and its reference, for the docstring.
     units
         The kernel's ``@depends_nmath`` names; ``csym`` if empty.
+    limit
+        The largest parameters the generator takes (NaN beyond), for the docstring and the
+        warning; empty where every finite parameter is taken.
+    cost
+        Words drawn per variate at most, as a function of the largest value of each parameter
+        (which it may clip to the limit); ``None`` for a few words.  Launches are sized by it.
     """
 
     name: str
@@ -88,6 +119,8 @@ class RFn:
     summary: str
     method: str
     units: tuple[str, ...] = ()
+    limit: str = ""
+    cost: Callable[..., float] | None = None
 
     @property
     def arg_names(self) -> tuple[str, ...]:
@@ -148,11 +181,17 @@ ROWS: tuple[RFn, ...] = (
         "Poisson(Gamma(size, mu / size)), as R."),
     RFn("rhyper", "rhyper", ("m", "n", "k"),
         "Hypergeometric variates (white balls among k drawn from m white, n black).",
-        "Inversion by search from the mode, Kemp (1986), Commun. Statist. 15, 805-813."),
+        "Inversion by search from the mode, Kemp (1986), Commun. Statist. 15, 805-813.",
+        limit="m + n above RHYPER_MAX_N = 2**45 gives NaN",
+        cost=lambda m, n, k: 4.0 * math.sqrt(min(m, n, k, RHYPER_MAX_N))),
     RFn("rwilcox", "rwilcox", ("m", "n"), "Wilcoxon rank sum statistic variates.",
-        "Rank sum of a random n-subset of m + n by selection sampling (Knuth's Algorithm S)."),
+        "Rank sum of a random n-subset of m + n by selection sampling (Knuth's Algorithm S).",
+        limit="m + n above RWILCOX_MAX_N = 2**22 gives NaN",
+        cost=lambda m, n: min(m + n, RWILCOX_MAX_N)),
     RFn("rsignrank", "rsignrank", ("n",), "Wilcoxon signed rank statistic variates.",
-        "sum of i B_i over i = 1..n with fair bits B_i, as R."),
+        "sum of i B_i over i = 1..n with fair bits B_i, as R (64 bits per word drawn).",
+        limit="n above RSIGNRANK_MAX_N = 2**28 gives NaN",
+        cost=lambda n: min(n, RSIGNRANK_MAX_N) / 64.0),
 )
 
 
@@ -298,10 +337,32 @@ class Random:
             kernel.set_args(*self._args(lau, n, i0, out, status, seed, cbase, buffers))
             return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
 
+    def per_launch(self, bound: _device.BoundDevice, lau: _Launch) -> int:
+        """Elements of one launch: :func:`daskcl._elementwise.launch_elements`, fewer for a
+        generator whose work grows with its parameters (:attr:`RFn.cost`), so that a launch
+        draws about ``_WORK_*`` words per compute unit."""
+        cap = _ew.launch_elements(bound)
+        if self.fn.cost is None:
+            return cap
+        top = []
+        for v, a in zip(lau.scalars, lau.arrays):
+            x = np.asarray(v if a is None else a, dtype=np.float64)
+            x = x[np.isfinite(x)]          # NaN and infinite parameters give NaN at once
+            top.append(max(0.0, float(x.max())) if x.size else 0.0)
+        cost = 1.0 + self.fn.cost(*top)
+        units = max(1, bound.info.compute_units)
+        work = (_WORK_CPU if bound.info.type == "CPU" else _WORK_OTHER) * units
+        return max(1, min(cap, max(units, int(work // cost))))
+
     def run(self, shape: tuple[int, ...], values: list[Any], seed: int, cbase: int,
             cstrides: tuple[int, ...]) -> tuple[np.ndarray, int]:
         """Variates of ``shape`` whose element at index ``idx`` uses counter
-        ``cbase + sum(idx * cstrides)``; returns them and the count of NaNs produced."""
+        ``cbase + sum(idx * cstrides)``; returns them and the count of NaNs produced.
+
+        The work is cut into launches of at most :meth:`per_launch` elements
+        (:func:`daskcl._elementwise.pieces`), each finished before the next, with no buffer
+        above the device's largest allocation; on devices with their own memory, calls of
+        cheap generators large enough for slabs go through the pipelined slabs instead."""
         import pyopencl as cl
 
         result = np.empty(shape)
@@ -312,34 +373,58 @@ class Random:
         ctx = bound.context
         mf = cl.mem_flags
         cpu = _zero_copy(bound)
-        host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
-        buffers = [None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
-                   for a in lau.arrays]
         counts = np.zeros(1, dtype=np.int32)
         status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
         n = result.size
         flat = result.reshape(-1)
-        if cpu:
-            # the device writes straight into `result`; mapping makes the writes visible
-            out = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=flat)
-            self.enqueue(lau, n, 0, out, status, seed, cbase, buffers)
-            mapped = cl.enqueue_map_buffer(bound.queue, out, cl.map_flags.READ, 0, (n,),
-                                           np.dtype(np.float64))[0]
-            mapped.base.release()
-            cl.enqueue_copy(bound.queue, counts, status)
-            bound.queue.finish()
-            return result, int(counts[0])
-        if n < 2 * _SLAB:
-            # devices with their own memory, small calls: one launch, one copy
-            out = cl.Buffer(ctx, mf.WRITE_ONLY, n * 8)
-            self.enqueue(lau, n, 0, out, status, seed, cbase, buffers)
-            cl.enqueue_copy(bound.queue, flat, out)
-            cl.enqueue_copy(bound.queue, counts, status)
-            bound.queue.finish()
-            return result, int(counts[0])
-        # large calls: slabs through the pinned staging buffers of the elementwise launcher
-        # (made once per device), on two queues, so that the kernel of one slab overlaps the
-        # transfer of the other
+        per = self.per_launch(bound, lau)
+        limit = _ew.max_alloc(bound)
+        fits = all(a is None or a.nbytes <= limit for a in lau.arrays)
+        if not cpu and n >= 2 * _SLAB and per >= _SLAB and _SLAB * 8 <= limit and fits:
+            self._run_slabs(bound, lau, flat, status, seed, cbase)
+        else:
+            host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
+            arrays = [None if a is None else a.reshape(-1) for a in lau.arrays]
+            dev_out = None
+            for start, dims, offs in _ew.pieces(lau.dims, [lau.cstrides, *lau.strides], per):
+                m = math.prod(dims)
+                subs = [None if a is None else a[o: o + _ew.span(dims, st)]
+                        for a, o, st in zip(arrays, offs[1:], lau.strides)]
+                buffers = [None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
+                           for a in subs]
+                sub = _Launch(dims, lau.cstrides, lau.scalars, subs, lau.strides)
+                part = flat[start: start + m]
+                if cpu:
+                    # the device writes straight into `result`; mapping makes the writes visible
+                    out = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=part)
+                else:
+                    if dev_out is None:
+                        dev_out = cl.Buffer(ctx, mf.WRITE_ONLY, min(n, per) * 8)
+                    out = dev_out
+                self.enqueue(sub, m, 0, out, status, seed, cbase + offs[0], buffers)
+                if cpu:
+                    mapped = cl.enqueue_map_buffer(bound.queue, out, cl.map_flags.READ, 0, (m,),
+                                                   np.dtype(np.float64))[0]
+                    mapped.base.release()
+                else:
+                    cl.enqueue_copy(bound.queue, part, out)
+                bound.queue.finish()
+        cl.enqueue_copy(bound.queue, counts, status)
+        bound.queue.finish()
+        return result, int(counts[0])
+
+    def _run_slabs(self, bound: _device.BoundDevice, lau: _Launch, flat: np.ndarray,
+                   status: Any, seed: int, cbase: int) -> None:
+        """Large calls on devices with their own memory: slabs through the pinned staging
+        buffers of the elementwise launcher (made once per device), on two queues, so that the
+        kernel of one slab overlaps the transfer of the other."""
+        import pyopencl as cl
+
+        mf = cl.mem_flags
+        buffers = [None if a is None else
+                   cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+                   for a in lau.arrays]
+        n = flat.size
         slab = _SLAB
         with _ew._staging_lock:
             stages = [_ew._stage(bound, k, 0, slab) for k in range(2)]
@@ -356,9 +441,6 @@ class Random:
                 pending.append((ev, a, b, st))
             while pending:
                 _ew._finish(pending, flat)
-            cl.enqueue_copy(bound.queue, counts, status)
-            bound.queue.finish()
-        return result, int(counts[0])
 
     def to_device(self, n: int, values: list[float], seed: int, offset: int = 0) -> tuple[Any, Any]:
         """``n`` variates with scalar parameters left in a device buffer (for benchmarks):
@@ -375,7 +457,8 @@ class Random:
 
     def warn(self, count: int, stacklevel: int = 3) -> None:
         if count:
-            warnings.warn(f"{self.fn.name}: {count} NaN(s) produced", RuntimeWarning,
+            note = f" ({self.fn.limit})" if self.fn.limit else ""
+            warnings.warn(f"{self.fn.name}: {count} NaN(s) produced{note}", RuntimeWarning,
                           stacklevel=stacklevel)
 
 
@@ -580,7 +663,10 @@ def _make(fn: RFn) -> Any:
     func.__signature__ = sig  # type: ignore[attr-defined]
     func.__doc__ = (
         f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``) on the OpenCL device.  "
-        f"Method: {fn.method}\n\nElement k (flat, C order) depends only on (seed, offset + k) "
+        f"Method: {fn.method}"
+        + (f"  Largest parameters: {fn.limit} (with the warning); the work of one variate "
+           "grows with them." if fn.limit else "")
+        + "\n\nElement k (flat, C order) depends only on (seed, offset + k) "
         "and its parameters (Philox4x32-10 streams), so results do not depend on chunking "
         "or device.\n\n"
         f"Parameters\n----------\n{first_doc}\n{arg_doc}\n"

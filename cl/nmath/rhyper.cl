@@ -16,7 +16,10 @@
 // again.
 //
 // R's domain rules: NaN for infinite arguments, negative ones, or k > m + n after rounding
-// each to the nearest integer.
+// each to the nearest integer.  m + n above RHYPER_MAX_N = 2^45 gives NaN too, counted as
+// produced: the walk takes of the order of sqrt(m + n) steps (a standard deviation is at most
+// sqrt(m + n) / 4, 1.5e6 at the limit), and beyond 2^53 neighbouring integers are not even
+// representable (R switches to inverting phyper above 2^31).
 
 double rhyper(rng_stream *s, double nn1, double nn2, double kk)
 {
@@ -26,6 +29,8 @@ double rhyper(rng_stream *s, double nn1, double nn2, double kk)
     if (m < 0.0 || n < 0.0 || k < 0.0 || k > m + n)
         ML_WARN_return_NAN;
     const double N = m + n;
+    if (N > 35184372088832.0)            // N > RHYPER_MAX_N
+        ML_WARN_return_NAN;
     if (k == 0.0 || m == 0.0)
         return 0.0;
     if (n == 0.0)

@@ -12,7 +12,10 @@
 // they are all taken.  Work is of the order of m + n.
 //
 // R's domain rules: NaN for NaN m or n (returned as m + n, not counted as produced); m and n
-// rounded to the nearest integer; NaN for negative m or n; 0 for m = 0 or n = 0.
+// rounded to the nearest integer; NaN for negative m or n; 0 for m = 0 or n = 0.  R's range
+// ends where m + n leaves a C int; here m + n above RWILCOX_MAX_N = 2^22 (and infinite m or
+// n) gives NaN, counted as produced, which bounds the work of one variate (one exact uniform
+// integer per candidate) to 4.2e6 draws (a fraction of a second on one CPU core).
 
 double rwilcox(rng_stream *s, double m, double n)
 {
@@ -24,6 +27,8 @@ double rwilcox(rng_stream *s, double m, double n)
         ML_WARN_return_NAN;
     if (m == 0.0 || n == 0.0)
         return 0.0;
+    if (m + n > 4194304.0)               // m + n > RWILCOX_MAX_N
+        ML_WARN_return_NAN;
     const ulong N = (ulong)(m + n);
     ulong need = (ulong)n;
     double r = 0.0;

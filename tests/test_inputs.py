@@ -1,0 +1,301 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Every kernel input answered: generators' parameter limits, calls larger than one device
+buffer (computed in pieces), launches bounded for Ctrl-C, flags, dask shapes, f2_f3 arguments.
+
+A few functions only (pnorm, rnorm, rsignrank, rwilcox, rhyper), to keep PoCL builds few.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from procs import run_python
+from test_random_philox import stream_words
+
+from daskcl import _elementwise as ew
+from daskcl import nmath
+from daskcl import random as drandom
+from daskcl.glm import FactorialGrid, Posterior, f2_f3
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+# -- generators beyond their exact range ---------------------------------------------------------
+
+EDGE_CHILD = textwrap.dedent("""
+    import time, warnings
+    import numpy as np
+    from daskcl import nmath
+    nmath.rsignrank(1, 3, seed=1); nmath.rwilcox(1, 2, 3, seed=1); nmath.rhyper(1, 3, 4, 2, seed=1)
+    calls = [
+        ("rsignrank", lambda: nmath.rsignrank(4, [np.inf, 1e300, 9e9, 2.0**28 + 1], seed=1)),
+        ("rwilcox", lambda: nmath.rwilcox(3, [np.inf, 5.0, 2.0**21], [5.0, 1e300, 2.0**21 + 1],
+                                          seed=1)),
+        ("rhyper", lambda: nmath.rhyper(2, [1e30, 2.0**45], 1e30, 2.0, seed=1)),
+    ]
+    for name, call in calls:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            t = time.perf_counter()
+            x = call()
+            dt = time.perf_counter() - t
+        print(name, dt, np.isnan(x).all(), "|".join(str(m.message) for m in w), flush=True)
+""")
+
+
+def test_generators_beyond_their_range_give_nan_and_warn_at_once():
+    """n = Inf, 1e300, 9e9 (which wrapped a 64-bit sum) and just above the documented limits:
+    NaN with the warning naming the limit, within a second (they ran without end before)."""
+    proc = run_python(["-c", EDGE_CHILD], timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = {ln.split()[0]: ln.split(" ", 3)[1:] for ln in proc.stdout.splitlines()}
+    limits = {"rsignrank": (4, "n above RSIGNRANK_MAX_N = 2\\*\\*28"),
+              "rwilcox": (3, "m \\+ n above RWILCOX_MAX_N = 2\\*\\*22"),
+              "rhyper": (2, "m \\+ n above RHYPER_MAX_N = 2\\*\\*45")}
+    for name, (count, note) in limits.items():
+        dt, all_nan, msg = lines[name]
+        assert float(dt) < 1.0, (name, dt)
+        assert all_nan == "True", name
+        assert re.fullmatch(f"{name}: {count} NaN\\(s\\) produced \\({note} gives NaN\\)", msg), msg
+
+
+def test_limits_match_the_kernels():
+    """The documented limits are the kernels' own: the largest n is computed, one more is NaN."""
+    assert drandom.RSIGNRANK_MAX_N == 2**28 and drandom.RWILCOX_MAX_N == 2**22
+    x = nmath.rwilcox(2, [2.0**21, 0.0], [2.0**21, np.inf], seed=3)   # R: 0 when m = 0
+    assert 0 < x[0] < 2.0**42 and x[1] == 0.0
+    assert not np.isnan(nmath.rhyper(1, 2.0**44, 2.0**44, 10.0, seed=3)[0])
+
+
+def test_rsignrank_sums_its_words_exactly():
+    """Each 64-bit word is summed through popcounts: the same statistic as bit by bit, for
+    whole words and partial last words."""
+    seed, n = 11, 64
+    w = stream_words(seed, np.arange(n, dtype=np.uint64), nblocks=2)
+    for k in (1, 63, 64, 65, 128, 129, 200, 256):
+        x = nmath.rsignrank(n, k, seed=seed)
+        bits = np.array([[(int(w[e, i // 64]) >> (i % 64)) & 1 for i in range(k)]
+                         for e in range(n)])
+        np.testing.assert_array_equal(x, bits @ np.arange(1, k + 1), err_msg=f"n = {k}")
+
+
+def test_rsignrank_at_its_limit_has_the_exact_moments():
+    """At n = RSIGNRANK_MAX_N (sum up to 3.6e16, where a 32-bit or wrapping sum would show):
+    the sample mean is within 5 standard errors of n (n + 1) / 4, every value in its support."""
+    n = float(drandom.RSIGNRANK_MAX_N)
+    k = 12
+    x = nmath.rsignrank(k, n, seed=5)
+    mean, var = n * (n + 1) / 4, n * (n + 1) * (2 * n + 1) / 24
+    assert np.all((x >= 0) & (x <= n * (n + 1) / 2))
+    z = (x.mean() - mean) / math.sqrt(var / k)
+    assert abs(z) < 5, z
+    assert 0.05 < x.var(ddof=1) / var < 4
+
+
+CTRL_C_CHILD = textwrap.dedent("""
+    import sys, time
+    from daskcl import nmath
+    nmath.rsignrank(2, 2.0**10, seed=1)                  # built
+    print("ready", flush=True)
+    t = time.perf_counter()
+    try:
+        nmath.rsignrank(64, 2.0**28, seed=1)             # ~ 64 x 4e6 words
+        print("finished", time.perf_counter() - t, flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.perf_counter() - t, flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_long_call_between_launches():
+    """A call of costly variates is cut into launches of about 2**21 words per compute unit:
+    SIGINT one second in stops it within a launch, not at the end of the call."""
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        waited = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert out.startswith("interrupted"), (out, err[-2000:])
+    assert waited < 3.0, waited
+
+
+def test_costly_generators_launch_few_elements():
+    """Launch sizes follow the generator's cost (its largest finite parameters); cheap
+    generators keep the full launch."""
+    bound = drandom._device.current()
+    units = max(1, bound.info.compute_units)
+    full = ew.launch_elements(bound)
+    sign = drandom._ENGINES["rsignrank"]
+    per = sign.per_launch(bound, sign.launch((100,), [2.0**28], (1,)))
+    assert units <= per <= max(units, drandom._WORK_OTHER * units // 2**22)
+    mixed = np.array([3.0, np.nan, np.inf, -1.0] * 25)      # NaN, Inf, -1 cost nothing
+    assert full // 2 <= sign.per_launch(bound, sign.launch((100,), [mixed], (1,))) <= full
+    norm = drandom._ENGINES["rnorm"]
+    assert norm.per_launch(bound, norm.launch((10,), [0.0, 1.0], (1,))) == full
+
+
+# -- calls larger than one device buffer --------------------------------------------------------
+
+LIMIT = 1 << 16          # a fake largest allocation: 8192 doubles
+
+
+def spy(monkeypatch, cls, record):
+    real = cls.enqueue
+
+    def enqueue(self, *args, **kwargs):
+        record.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "enqueue", enqueue)
+
+
+@pytest.mark.parametrize("host_memory", [True, False])
+def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch,
+                                                                          host_memory):
+    """Also through device buffers (the path of devices with their own memory)."""
+    rng = np.random.default_rng(3)
+    cases = [
+        (rng.normal(0, 2, (300, 1)), rng.normal(0, 1, (1, 200)), rng.uniform(0.5, 2, 200)),
+        # one row of the result alone exceeds the limit: rows are cut too
+        (rng.normal(0, 2, (3, 1)), 0.5, rng.uniform(0.5, 2, 20000)),
+        # a full-size input beyond the limit
+        (rng.normal(0, 2, (70, 130)), np.zeros((70, 1)), 1.0),
+    ]
+    want = [nmath.pnorm(*c, log_p=True) for c in cases]
+    monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
+    monkeypatch.setattr(ew, "_host_memory", lambda bound: host_memory)
+    calls: list = []
+    spy(monkeypatch, ew.Elementwise, calls)
+    for c, w in zip(cases, want):
+        calls.clear()
+        got = nmath.pnorm(*c, log_p=True)
+        assert same(got, w)
+        assert len(calls) >= w.nbytes // LIMIT
+        for prep, *_ in calls:
+            assert prep.size * 8 <= LIMIT
+            assert all(a is None or a.nbytes <= LIMIT for a in prep.arrays)
+
+
+def test_launches_are_bounded_for_ctrl_c(monkeypatch):
+    """Elementwise calls are launched in at most LAUNCH_CPU elements (LAUNCH_OTHER off CPUs)."""
+    q = np.linspace(-4, 4, 5003)
+    want = nmath.pnorm(q, 0.5, 2.0)
+    monkeypatch.setattr(ew, "LAUNCH_CPU", 1000)
+    monkeypatch.setattr(ew, "LAUNCH_OTHER", 1000)
+    calls: list = []
+    spy(monkeypatch, ew.Elementwise, calls)
+    assert same(nmath.pnorm(q, 0.5, 2.0), want)
+    assert [c[0].size for c in calls] == [1000] * 5 + [3]
+
+
+@pytest.mark.parametrize("zero_copy", [True, False])
+def test_random_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch, zero_copy):
+    rng = np.random.default_rng(4)
+    sd = rng.uniform(0.5, 2, (90, 130))                 # full size, 94 KB
+    mean = np.arange(130.0)
+    want = [nmath.rnorm((90, 130), mean, sd, seed=9, offset=5),
+            nmath.rnorm((3, 20000), seed=9), nmath.rnorm(50000, seed=2)]
+    monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
+    monkeypatch.setattr(drandom, "_zero_copy", lambda bound: zero_copy)
+    calls: list = []
+    spy(monkeypatch, drandom.Random, calls)
+    got = [nmath.rnorm((90, 130), mean, sd, seed=9, offset=5),
+           nmath.rnorm((3, 20000), seed=9), nmath.rnorm(50000, seed=2)]
+    for g, w in zip(got, want):
+        assert same(g, w)
+    assert len(calls) >= sum(w.nbytes // LIMIT for w in want)
+    for lau, n, *_ in calls:
+        assert n * 8 <= LIMIT
+        assert all(a is None or a.nbytes <= LIMIT for a in lau.arrays)
+    # a dask result whose chunks exceed the limit: the same numbers
+    d = nmath.rnorm((90, 130), mean, sd, seed=9, offset=5, chunks=(45, 130))
+    assert same(d.compute(scheduler="sync"), want[0])
+
+
+# -- flags and shapes ----------------------------------------------------------------------------
+
+
+def test_flags_take_booleans_only():
+    upper = nmath.pnorm(1.0, lower_tail=False)
+    assert nmath.pnorm(1.0, lower_tail=np.bool_(False)) == upper
+    assert nmath.pnorm(1.0, lower_tail=0) == upper
+    assert nmath.pnorm(1.0, lower_tail=np.int64(1)) == nmath.pnorm(1.0)
+    assert nmath.dnorm(0.0, log=1) == nmath.dnorm(0.0, log=True)
+    for bad in ("False", None, 2, 0.0, [True]):
+        with pytest.raises(TypeError, match=r"pnorm: lower_tail must be True or False"):
+            nmath.pnorm(1.0, lower_tail=bad)
+    with pytest.raises(TypeError, match=r"dnorm: log must be True or False"):
+        nmath.dnorm(0.0, log="yes")
+
+
+def test_dask_arguments_that_do_not_broadcast_name_the_function():
+    import dask.array as da
+
+    with pytest.raises(ValueError, match=r"pnorm: the shapes of the arguments do not broadcast: "
+                                         r"q \(3,\), mean \(4,\)"):
+        nmath.pnorm(da.ones(3, chunks=2), np.zeros(4))
+    with pytest.raises(ValueError, match=r"dnorm: .*x \(2, 3\), sd \(2,\)"):
+        nmath.dnorm(da.ones((2, 3), chunks=1), 0.0, da.ones(2, chunks=1))
+    ok = nmath.pnorm(da.ones((2, 3), chunks=1), np.zeros((2, 1)), 1)   # broadcasts
+    assert ok.shape == (2, 3)
+
+
+# -- f2_f3 arguments ---------------------------------------------------------------------------
+
+
+def glm_args():
+    x = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])
+    return dict(y=np.array([0.1, 0.4, 0.6, 0.9]), x=x, mu=np.zeros(2), P=np.eye(2),
+                alpha=np.zeros(4), wt=np.ones(4))
+
+
+@pytest.mark.parametrize(("chunks", "exc", "match"), [
+    (0, ValueError, r"chunks must be a positive number of grid points per chunk.*not 0"),
+    (-3, ValueError, r"chunks must be a positive.*not -3"),
+    ((2, 2), ValueError, r"chunk sizes \(2, 2\) must be non-negative and sum to the 5 grid"),
+    ((3, -1, 3), ValueError, r"chunk sizes"),
+    ("big", ValueError, r"chunks must be 'auto'"),
+    (1.5, TypeError, r"chunks must be 'auto', a positive int"),
+    (True, TypeError, r"chunks"),
+])
+def test_f2_f3_chunks_are_checked(chunks, exc, match):
+    a = glm_args()
+    b = np.zeros((5, 2))
+    with pytest.raises(exc, match=f"f2_f3: {match}"):
+        f2_f3("gaussian", "identity", b, **a, chunks=chunks)
+    with pytest.raises(exc, match=f"f2_f3: {match}"):
+        f2_f3("gaussian", "identity", FactorialGrid([np.arange(5.0), [0.0]]), **a, chunks=chunks)
+
+
+def test_f2_f3_prior_precision_positive_semidefinite():
+    a = glm_args()
+    with pytest.raises(ValueError, match=r"P must be positive semidefinite.*smallest eigenvalue "
+                                         r"is -1\.0"):
+        f2_f3("gaussian", "identity", np.zeros((1, 2)), **{**a, "P": np.diag([1.0, -1.0])})
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        Posterior("poisson", "log", a["y"], a["x"], a["mu"], np.array([[1.0, 2.0], [2.0, 1.0]]),
+                  a["alpha"], a["wt"])
+    # semidefinite (a flat prior along a direction) and zero precision are accepted
+    Posterior("poisson", "log", a["y"], a["x"], a["mu"], np.diag([0.0, 1.0]), a["alpha"], a["wt"])
+    Posterior("poisson", "log", a["y"], a["x"], a["mu"], np.zeros((2, 2)), a["alpha"], a["wt"])
+    with pytest.raises(TypeError, match=r"tuning must be a daskcl\.glm\.Tuning"):
+        f2_f3("gaussian", "identity", np.zeros((1, 2)), **a, tuning="fast")
