@@ -131,3 +131,89 @@ def test_dask_arrays():
     x = da.from_array(np.arange(0.0, 25.0), chunks=7)
     got = nmath.pwilcox(x, 4.0, 6.0).compute()
     np.testing.assert_array_equal(got, nmath.pwilcox(np.arange(0.0, 25.0), 4.0, 6.0))
+
+
+def test_work_space_beyond_one_buffer_raises(monkeypatch):
+    # m = n = 60: a table of 5404 words, a work space of 7204 (two limbs per count)
+    assert _counts.table_sizes("wilcox", (60.0, 60.0)) == (5404, 7204)
+    _counts._cache.entries.clear()
+    monkeypatch.setattr(_counts, "_device_limit", lambda bound: 6000)
+    with pytest.raises(ValueError, match=r"pwilcox: m = 60, n = 60 needs .* work space of 7204"
+                                         r" .* at most 6000"):
+        nmath.pwilcox(1.0, 60.0, 60.0)
+    assert not _counts._cache.entries
+
+
+def test_work_space_of_many_parameters_in_pieces(monkeypatch):
+    # five parameters whose tables fit the limit together and whose work spaces do not: the
+    # work space is allocated once, for the largest piece, and reused
+    q = np.arange(0.0, 3700.0, 37.0)[:, None]
+    n = np.arange(57.0, 62.0)
+    _counts._cache.entries.clear()
+    want = nmath.pwilcox(q, 60.0, n)
+    limit = 30000
+    sizes = [_counts.table_sizes("wilcox", (60.0, float(k))) for k in n]
+    assert sum(t for t, _ in sizes) <= limit < sum(s for _, s in sizes)
+    allocated = []
+    buffer = _counts._buffer
+
+    def spy(ctx, flags, words, hostbuf=None):
+        allocated.append(words)
+        return buffer(ctx, flags, words, hostbuf)
+
+    monkeypatch.setattr(_counts, "_device_limit", lambda bound: limit)
+    monkeypatch.setattr(_counts, "_buffer", spy)
+    _counts._cache.entries.clear()
+    got = nmath.pwilcox(q, 60.0, n)
+    assert allocated and max(allocated) <= limit
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(("fn", "params"), [("psignrank", (300.0,)), ("pwilcox", (30.0, 90.0))])
+def test_large_tables_are_built_in_bounded_batches(monkeypatch, fn, params):
+    # tables above SMALL_WORK are built by a launch per step; the host waits for the device
+    # and reaches the interruption point after every batch of BATCH_WORK operations or less
+    f = getattr(nmath, fn)
+    q = np.linspace(0.0, 0.6 * math.prod(params) * (1 if fn == "pwilcox" else 151), 50)
+    _counts._cache.entries.clear()
+    want = f(q, *params)            # one work-group per table
+    calls = []
+    launches = []
+    monkeypatch.setattr(_counts, "SMALL_WORK", 1000)
+    monkeypatch.setattr(_counts, "BATCH_WORK", 1 << 12)
+    monkeypatch.setattr(_counts, "BATCH_SECONDS", 1e9)   # the budget only grows (doubling)
+    monkeypatch.setattr(_counts, "_checkpoint", lambda: calls.append(1))
+    launch = _counts._Launches.__call__
+
+    def count(self, built, name, args, items, wg, work):
+        launches.append(name)
+        return launch(self, built, name, args, items, wg, work)
+
+    monkeypatch.setattr(_counts._Launches, "__call__", count)
+    _counts._cache.entries.clear()
+    got = f(q, *params)
+    np.testing.assert_array_equal(got, want)
+    assert sum(name.endswith("_step") for name in launches) == params[0] - (fn == "psignrank")
+    assert len(calls) >= 5
+
+
+def test_interrupted_build_caches_nothing(monkeypatch):
+    calls = []
+
+    def interrupt():
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    _counts._cache.entries.clear()
+    want = nmath.psignrank(np.arange(0.0, 40000.0, 97.0), 400.0)
+    _counts._cache.entries.clear()
+    monkeypatch.setattr(_counts, "SMALL_WORK", 1000)
+    monkeypatch.setattr(_counts, "BATCH_WORK", 1 << 12)
+    monkeypatch.setattr(_counts, "BATCH_SECONDS", 1e9)
+    monkeypatch.setattr(_counts, "_checkpoint", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        nmath.psignrank(np.arange(0.0, 40000.0, 97.0), 400.0)
+    assert len(calls) == 3 and not _counts._cache.entries
+    monkeypatch.setattr(_counts, "_checkpoint", lambda: None)
+    np.testing.assert_array_equal(nmath.psignrank(np.arange(0.0, 40000.0, 97.0), 400.0), want)
