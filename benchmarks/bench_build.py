@@ -15,11 +15,12 @@ every random generator and f2_f3's six family/links, each in a fresh process wit
 off (daskcl's, PoCL's, ``CUDA_CACHE_DISABLE=1``), on the bound device: seconds to bind the
 device, seconds to the first result of a 4096-element call (a 4096-point grid for f2_f3, l1 =
 100, l2 = 16), the programs it built and their source and binary sizes.  ``--options`` adds
-build options to every program (``-DDASKCL_NOINLINE`` keeps the heavy library routines out of
-line, cl/OPENCL.cl); ``--jobs`` runs that many processes at once (each build is one compiler
+build options to every program; ``DASKCL_NOINLINE=0`` or ``1`` in the environment chooses
+whether the heavy library routines are kept out of line (cl/OPENCL.cl; out of line on GPUs by
+default); ``--jobs`` runs that many processes at once (each build is one compiler
 thread); ``--names`` limits the census (``nmath:pbeta,random:rgamma,glm:binomial:logit``).
 
-    python benchmarks/bench_build.py --census [--options=-DDASKCL_NOINLINE] [--jobs 4] --out F
+    DASKCL_NOINLINE=0 python benchmarks/bench_build.py --census [--jobs 8] --out F
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def census_one(entry: str, options: tuple[str, ...]) -> dict[str, object]:
 
     built: list[dict[str, int]] = []
     plain_options = program.default_options
-    program.default_options = lambda: plain_options() + options  # type: ignore[assignment]
+    program.default_options = lambda t="CPU": plain_options(t) + options  # type: ignore[assignment]
     plain_build = program._load_or_build
 
     def recording(bound, source, opts, key):  # type: ignore[no-untyped-def]
@@ -196,9 +197,10 @@ def main() -> None:
             if "error" in r:
                 print(f"FAILED {r['entry']}: {r['error']}")
         info = machine()
-        tag = "census-noinline" if "-DDASKCL_NOINLINE" in options else "census"
+        tag = "census"
         path = write(f"{tag}-{info['device_type'].lower()}",
-                     {"machine": info, "options": list(options), "jobs": args.jobs,
+                     {"machine": info, "options": list(options),
+                      "noinline": os.environ.get("DASKCL_NOINLINE", "default"), "jobs": args.jobs,
                       "total_first_s": total, "wall_s": wall, "results": rows}, args.out)
         print(f"wrote {path}")
         return

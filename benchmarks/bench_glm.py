@@ -332,7 +332,7 @@ def nv_registers(post: Any, tuning: Any, fact: bool) -> str | None:
     if "cl_nv_compiler_options" not in bound.device.extensions:
         return None
     src, nobs = _source(post.stem, str(get_library().root))
-    opts = [*tuning.options(post.l2, nobs + (nobs & 1), fact), *program.default_options(),
+    opts = [*tuning.options(post.l2, nobs + (nobs & 1), fact), *program.default_options(bound.info.type),
             "-cl-nv-verbose"]
     prg = cl.Program(bound.context, src.text).build(options=opts)
     log = prg.get_build_info(bound.device, cl.program_build_info.LOG)

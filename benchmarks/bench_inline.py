@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Kernel speed with the heavy library routines inlined (the default) and kept out of line
-(``-DDASKCL_NOINLINE``, cl/OPENCL.cl), side by side in one run, and whether the two give the
-same bits.
+"""Kernel speed with the heavy library routines inlined and kept out of line
+(``DASKCL_NOINLINE=0`` and ``1``, cl/OPENCL.cl), side by side in one run, and whether the two
+give the same bits.
 
 For each function of ``bench_nmath.py``'s cases: the kernel alone (inputs on the device, event
 timing, median of 10 after 2 warm-ups) on the inputs of its benchmark, built both ways.  The
@@ -33,28 +33,16 @@ from bench_nmath import CASES, kernel_run
 
 from daskcl import program
 
-NOINLINE = ("-DDASKCL_NOINLINE",)
 #: functions whose kernels are slow per element: timed on fewer elements
 SLOW = {"ptukey": 1 << 14, "qtukey": 1 << 12, "qnbeta": 1 << 16, "qnchisq": 1 << 16,
         "qnt": 1 << 16, "qnf": 1 << 16}
-
-
-_PLAIN_OPTIONS = program.default_options
-
-
-def with_options(options: tuple[str, ...]) -> None:
-    """Build every program of this process from now on with ``options`` added."""
-    program.default_options = lambda: _PLAIN_OPTIONS() + options  # type: ignore[assignment]
 
 
 WARM = textwrap.dedent("""
     import sys, warnings
     sys.path.insert(0, sys.argv[1])
     import numpy as np
-    from bench_inline import with_options
     from daskcl import nmath
-    if sys.argv[2] == "1":
-        with_options(("-DDASKCL_NOINLINE",))
     warnings.simplefilter("ignore")
     for name in sys.argv[3:]:
         nargs = len(getattr(nmath, name)._daskcl_impl.fn.arg_names)
@@ -66,7 +54,8 @@ def warm(names: list[str], jobs: int) -> float:
     """Build every program of ``names``, both ways, ``jobs`` processes at once."""
     here = str(Path(__file__).resolve().parent)
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-c", WARM, here, variant, *names[i::jobs // 2 or 1]])
+    procs = [subprocess.Popen([sys.executable, "-c", WARM, here, variant, *names[i::jobs // 2 or 1]],
+                              env={**os.environ, "DASKCL_NOINLINE": variant})
              for variant in ("0", "1") for i in range(max(jobs // 2, 1))]
     for p in procs:
         p.wait()
@@ -98,9 +87,9 @@ def main() -> None:
         out = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for variant, opts in (("inline", ()), ("noinline", NOINLINE)):
+            for variant, env in (("inline", "0"), ("noinline", "1")):
                 program.clear_memory_cache()
-                with_options(opts)
+                os.environ["DASKCL_NOINLINE"] = env
                 out[variant] = kernel_run(impl, inputs)
         (t_in, r_in), (t_out, r_out) = out["inline"], out["noinline"]
         same = np.array_equal(r_in.view(np.int64), r_out.view(np.int64))

@@ -438,11 +438,15 @@ def _finish(group: Any, tally: _Tally, seconds: float) -> None:
 
 
 def run(sweep: Sweep, url: str, client: Any, *, resume: bool, overwrite: bool, progress: bool,
-        workers: int | str | None, storage_options: dict[str, Any] | None) -> SweepResult:
+        workers: int | str | None, storage_options: dict[str, Any] | None,
+        listen: str | None = None) -> SweepResult:
     t0 = time.perf_counter()
     sync = isinstance(client, str)
     if sync and client != "sync":
         raise SweepError(f"client must be a distributed.Client, 'sync' or None, got {client!r}")
+    if listen is not None and client is not None:
+        raise SweepError("listen is for the local cluster only: a cluster you bring (or 'sync') "
+                         "listens where it was started")
     group, done = open_store(sweep, url, resume=resume, overwrite=overwrite,
                              options=storage_options)
     if client is None:
@@ -453,8 +457,9 @@ def run(sweep: Sweep, url: str, client: Any, *, resume: bool, overwrite: bool, p
         from .cluster import local_cluster
 
         # _run_client warms every worker's programs, on this cluster as on any other.
+        host = {} if listen is None else {"host": listen}
         with local_cluster(workers, threads_per_worker=_SWEEP_THREADS,
-                           silence_logs=logging.WARNING) as cluster, Client(cluster) as c:
+                           silence_logs=logging.WARNING, **host) as cluster, Client(cluster) as c:
             return _run(sweep, url, c, group, done is None, t0, progress, storage_options)
     return _run(sweep, url, client, group, done is None, t0, progress, storage_options)
 

@@ -157,13 +157,17 @@ def _sweep(args: argparse.Namespace) -> int:
         print("error: --out STORE is needed (a directory path or an fsspec URL)", file=sys.stderr)
         return 2
     client: object = None
+    if args.listen is not None and (args.sync or args.scheduler or args.scheduler_file):
+        print("error: --listen is for the local cluster; it cannot go with --sync, --scheduler "
+              "or --scheduler-file", file=sys.stderr)
+        return 2
     if args.sync:
         client = "sync"
     elif args.scheduler or args.scheduler_file:
         client = _client(args)
     try:
         res = sweep.run(args.out, client, resume=args.resume, overwrite=args.overwrite,
-                        progress=not args.quiet,
+                        progress=not args.quiet, listen=args.listen,
                         workers=int(args.workers) if (args.workers or "").isdigit() else args.workers)
     except KeyboardInterrupt:
         print("\ninterrupted: finished chunks are kept; run again with --resume",
@@ -223,6 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", default=None,
                    help="local cluster: worker count (default: one per GPU, else one on the CPU)")
     p.add_argument("--sync", action="store_true", help="compute in this process, no cluster")
+    p.add_argument("--listen", default=None, metavar="HOST",
+                   help="local cluster: listen on HOST instead of 127.0.0.1 (anyone who reaches "
+                   "its ports runs code as you: only on a network you trust)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(run=_sweep)
     p = sub.add_parser("worker", help="start one dask worker per device of this host")

@@ -39,11 +39,13 @@ their errors never quote what the files hold.  ``glm.f2_f3`` takes a ``[glm]`` t
 axes around the posterior mode -- and writes ``qf`` and ``grad``.
 
 The result is a zarr v3 group: the result array(s) with ``dimension_names`` the axis names and
-the spec's chunks, one coordinate array per axis, ``_done`` (one ``uint8`` per chunk: 1 once that
-chunk is written), and attributes ``daskcl`` (version, the spec, the function, the devices that
-computed it).  Each chunk is one task that writes only its own zarr chunks and then marks itself
-done, so a killed worker or an interrupted sweep loses no finished chunk and ``resume=True``
-computes only the chunks not marked.
+the spec's chunks, one coordinate array per axis, ``_checksum`` (a CRC-32 per chunk and output),
+``_done`` (one ``uint8`` per chunk: 1 once that chunk is written), and attributes ``daskcl``
+(version, the spec, the function, the devices that computed it).  Each chunk is one task that
+writes only its own zarr chunks, then their checksums, then its mark, so a killed worker or an
+interrupted sweep loses no finished chunk; ``resume=True`` computes the chunks not marked and
+those whose data no longer match their checksums, and refuses a store whose function, code,
+kernel sources, axes or arguments differ; ``overwrite=True`` replaces only a store daskcl wrote.
 
 Example
 -------
@@ -1108,20 +1110,24 @@ class Sweep:
 
     def run(self, out: str | os.PathLike[str], client: Any = None, *, resume: bool = False,
             overwrite: bool = False, progress: bool = False, workers: int | str | None = None,
-            storage_options: dict[str, Any] | None = None) -> SweepResult:
+            storage_options: dict[str, Any] | None = None, listen: str | None = None
+            ) -> SweepResult:
         """Compute every chunk not yet in the store at ``out`` and write it there.
 
         ``client``: a ``distributed.Client`` (its workers compute), ``"sync"`` (this process
         computes, chunk by chunk), or ``None`` (a :func:`daskcl.cluster.local_cluster` with
         ``workers`` workers is started and closed).  An existing store is an error unless
-        ``resume`` (continue it: only chunks not marked done are computed; the spec must be the
-        same) or ``overwrite`` (start again).
+        ``resume`` (continue it: chunks not marked done, or whose data no longer match their
+        checksums, are computed; a store of a different sweep is refused, naming what differs)
+        or ``overwrite`` (start again: only a store that daskcl wrote is replaced).  ``listen``:
+        the address the local cluster listens on (loopback unless given; anyone who reaches it
+        runs code as you).
         """
         from . import _sweep_run
 
         return _sweep_run.run(self, str(out), client, resume=resume, overwrite=overwrite,
                               progress=progress, workers=workers,
-                              storage_options=storage_options)
+                              storage_options=storage_options, listen=listen)
 
 
 _POSTERIORS: dict[str, Any] = {}

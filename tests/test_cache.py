@@ -177,3 +177,33 @@ def test_build_error_carries_log_and_files(tmp_path, cache):
     assert err.units == ("OPENCL.cl", "nmath/twice.cl", "kernels/broken.cl")
     assert "undefined_symbol_here" in err.log
     assert "nmath/twice.cl" in str(err) and "kernels/broken.cl" in str(err)
+
+
+def test_noinline_default_per_device_and_override(monkeypatch):
+    monkeypatch.delenv("DASKCL_NOINLINE", raising=False)
+    monkeypatch.delenv("DASKCL_FP_CONTRACT", raising=False)
+    assert program.default_options("GPU") == ("-DDASKCL_NOINLINE",)
+    assert program.default_options("CPU") == ()
+    monkeypatch.setenv("DASKCL_NOINLINE", "0")
+    assert program.default_options("GPU") == ()
+    monkeypatch.setenv("DASKCL_NOINLINE", "1")
+    assert program.default_options("CPU") == ("-DDASKCL_NOINLINE",)
+    monkeypatch.setenv("DASKCL_NOINLINE", "yes")
+    with pytest.raises(ValueError, match="DASKCL_NOINLINE must be 0 or 1"):
+        program.default_options("GPU")
+
+
+def test_noinline_build_gives_the_same_bits(monkeypatch):
+    """The heavy routines out of line (calls instead of inlined copies) change no result."""
+    from daskcl import nmath
+
+    rng = np.random.default_rng(3)
+    x, a, b = rng.uniform(0, 1, 512), rng.uniform(0.1, 50, 512), rng.uniform(0.1, 50, 512)
+    out = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("DASKCL_NOINLINE", flag)
+        program.clear_memory_cache()
+        out.append(nmath.pbeta(x, a, b).view(np.int64))
+        out.append(nmath.qgamma(x, a, log_p=False).view(np.int64))
+    assert np.array_equal(out[0], out[2]) and np.array_equal(out[1], out[3])
+    assert np.isfinite(out[0].view(np.float64)).all()

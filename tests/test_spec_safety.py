@@ -459,3 +459,15 @@ def test_semidefinite_prior_precision_is_a_flat_prior(tmp_path: Path) -> None:
         assert s.glm is not None and np.all(np.linalg.eigvalsh(s.glm.P) >= -1e-15)
     s = Sweep.from_dict(_glm_spec(tmp_path, dispersion=2.0), tmp_path)
     assert s.glm is not None and s.glm.wt.tolist() == [0.5, 0.5, 0.5]
+
+
+@pytest.mark.parametrize("other", [["--sync"], ["--scheduler", "tcp://127.0.0.1:1"]])
+def test_sweep_listen_is_for_the_local_cluster_only(tmp_path: Path, other: list[str]) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nfunction = "pnorm"\n[axes]\nq = { values = [0.0, 1.0] }\n')
+    r = run_python(["-m", "daskcl", "sweep", str(spec), "--out", str(tmp_path / "o.zarr"),
+                    "--listen", "0.0.0.0", *other], timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "--listen is for the local cluster" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "o.zarr").exists()
