@@ -524,7 +524,9 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
                 todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally) -> None:
     """Run ``chunk_task`` for every index of ``todo`` on the client's workers.
 
-    The sweep is scattered to every worker once and each task names it; a window of
+    The sweep is scattered to every worker once and each task names it (a cluster with no
+    worker yet, an adaptive one, gets it as the result of one task instead, which its workers
+    fetch as they come); a window of
     :data:`_WINDOW_PER_THREAD` tasks per worker thread is in flight, the next submitted as
     each finishes, so that neither the client nor the scheduler holds more than the window
     however many chunks there are."""
@@ -534,7 +536,10 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
     first = next(indices, None)
     if first is None:
         return
-    payload = client.scatter(sweep, broadcast=True, hash=False)
+    if client.nthreads():
+        payload = client.scatter(sweep, broadcast=True, hash=False)
+    else:
+        payload = client.submit(_hold, sweep, pure=False)
     names = _warm_names(sweep)
     if names:
         from .cluster import warm
@@ -572,6 +577,11 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
             submit(1)
     finally:
         client.cancel([f for _, f in pending.values() if not f.done()])
+
+
+def _hold(obj: Any) -> Any:
+    """The task whose result is the sweep, for clusters that have no worker to scatter to."""
+    return obj
 
 
 def verify(url: str, options: dict[str, Any] | None = None

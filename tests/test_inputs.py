@@ -104,13 +104,16 @@ def test_rsignrank_at_its_limit_has_the_exact_moments():
 
 
 CTRL_C_CHILD = textwrap.dedent("""
-    import sys, time
+    import math, sys, time
     from daskcl import nmath
     nmath.rsignrank(2, 2.0**10, seed=1)                  # built
+    t = time.perf_counter()
+    nmath.rsignrank(64, 2.0**28, seed=1)                 # ~ 64 x 4e6 words: the device's pace
+    size = 64 * max(1, math.ceil(10.0 / (time.perf_counter() - t)))   # a call of ~10 s
     print("ready", flush=True)
     t = time.perf_counter()
     try:
-        nmath.rsignrank(64, 2.0**28, seed=1)             # ~ 64 x 4e6 words
+        nmath.rsignrank(size, 2.0**28, seed=1)
         print("finished", time.perf_counter() - t, flush=True)
     except KeyboardInterrupt:
         print("interrupted", time.perf_counter() - t, flush=True)
