@@ -23,7 +23,7 @@ def fmt(v: Any) -> str:
 def render(path: Path) -> str:
     data = json.loads(path.read_text())
     m = data["machine"]
-    rows = data["results"]
+    rows = data["results"] if "results" in data else data["rows"]
     cols = list(dict.fromkeys(k for r in rows for k in r))
     head = (f"### {path.stem}\n\n{m['date']}, daskcl {m['daskcl']}, **{m['device']}** "
             f"({m['device_type']}, driver {m['driver']}, {m['compute_units']} CUs)")
