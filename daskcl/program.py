@@ -370,19 +370,25 @@ class _DiskCache:
             link = os.lstat(d)
         if stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.geteuid(), 0):
             raise _Untrusted(f"it is a symbolic link of uid {link.st_uid}")
-        fd = os.open(d, _DIR_FLAGS)
-        try:
-            why = _distrust(os.fstat(fd), "the directory", shared, None)
-            if why is not None:
-                raise _Untrusted(why)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
+        return _checked_fd(os.open(d, _DIR_FLAGS), "the directory", shared, None)
 
     def entry(self, key: str, identity: str) -> _Entry:
         sub, name = _entry_name(key, identity)
         return _Entry(self, sub, name, _record(key, identity))
+
+
+def _checked_fd(fd: int, what: str, shared: bool, gid: int | None) -> int:
+    """``fd`` if what it opens is trusted (:func:`_distrust`); else it is closed and
+    :class:`_Untrusted` raised."""
+    try:
+        why = _distrust(os.fstat(fd), what, shared, gid)
+    except BaseException:
+        os.close(fd)
+        raise
+    if why is not None:
+        os.close(fd)
+        raise _Untrusted(why)
+    return fd
 
 
 @dataclass
@@ -414,16 +420,13 @@ class _Entry:
             fd = os.open(self.sub, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=c.fd)
         except FileNotFoundError:
             return None
-        try:
-            if create and made and c.shared:
+        if create and made and c.shared:
+            try:
                 os.fchmod(fd, 0o2770)
-            why = _distrust(os.fstat(fd), f"the directory {self.sub}", c.shared, c.gid)
-            if why is not None:
-                raise _Untrusted(why)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
+            except BaseException:
+                os.close(fd)
+                raise
+        return _checked_fd(fd, f"the directory {self.sub}", c.shared, c.gid)
 
     def read(self) -> bytes | None:
         """The entry's bytes, ``None`` when there is none.
