@@ -27,7 +27,8 @@ def median_time(fn: Callable[[], Any], repeat: int = 7, warmup: int = 2) -> floa
 
 
 def machine() -> dict[str, Any]:
-    from daskcl import __version__, device
+    from daskcl import __version__
+    from daskcl.runtime import device
 
     info = device.current().info
     return {

@@ -42,10 +42,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write
 
-from daskcl import program
-from daskcl._elementwise import Binning, Elementwise, kernel_source
-from daskcl._nmath_table import ROWS
-from daskcl.library import ProgramSource, get_library
+from daskcl.kernels._elementwise import Binning, Elementwise, kernel_source
+from daskcl.kernels._nmath_table import ROWS
+from daskcl.runtime import program
+from daskcl.runtime.library import ProgramSource, get_library
 
 
 class WholeLibrary(Elementwise):
@@ -72,7 +72,7 @@ FRESH = textwrap.dedent("""
     os.environ["POCL_KERNEL_CACHE"] = "0"; os.environ["CUDA_CACHE_DISABLE"] = "1"
     sys.path.insert(0, sys.argv[3])
     from bench_build import make, first_result
-    from daskcl import device, program
+    from daskcl.runtime import device, program
     device.current()
     impl = make(sys.argv[1], sys.argv[2])
     t = first_result(impl)
@@ -98,7 +98,8 @@ def census_one(entry: str, options: tuple[str, ...]) -> dict[str, object]:
     import numpy as np
     import pyopencl as cl
 
-    from daskcl import device, glm, nmath
+    from daskcl import glm, nmath
+    from daskcl.runtime import device
 
     built: list[dict[str, int]] = []
     plain_options = program.default_options

@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
 
-    from daskcl import _counts, nmath
+    from daskcl import nmath
+    from daskcl.kernels import _counts
 
     lib = rmath()
     warnings.simplefilter("ignore", RuntimeWarning)   # R's NaN beyond n = 1074 (2^-n = 0)

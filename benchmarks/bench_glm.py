@@ -160,8 +160,8 @@ def daskcl_kernel_time(post: Any, b: Any, tuning: Any, repeat: int) -> float:
     """Median kernel seconds for the whole grid (inputs and outputs on the device)."""
     import pyopencl as cl
 
-    from daskcl import device
     from daskcl.glm import FactorialGrid
+    from daskcl.runtime import device
 
     bound = device.current()
     ctx, mf = bound.context, cl.mem_flags
@@ -188,7 +188,7 @@ def fp64_peak(seconds: float = 0.2) -> float:
     """Measured fp64 FMA throughput of the bound device, flop/s (independent FMA chains)."""
     import pyopencl as cl
 
-    from daskcl import device
+    from daskcl.runtime import device
 
     src = r"""
     #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -304,9 +304,10 @@ static inline void f2f3_term_trivial(const double eta, const double *o, double *
 def products_only_time(post: Any, b: Any, tuning: Any, repeat: int) -> float:
     """Kernel seconds with the family's term replaced by TRIVIAL_TERM: the cost of the products
     and the launch scheme alone (a diagnostic; its outputs are meaningless)."""
-    from daskcl import program
-    from daskcl.glm import _DRIVER, _source
-    from daskcl.library import ProgramSource, get_library
+    from daskcl.glm._core._core import _DRIVER, _source
+
+    from daskcl.runtime import program
+    from daskcl.runtime.library import ProgramSource, get_library
 
     src, nobs = _source(post.stem, str(get_library().root))
     cut = src.text.index(f"// ==== kernels/{_DRIVER}.cl ====")
@@ -323,10 +324,10 @@ def products_only_time(post: Any, b: Any, tuning: Any, repeat: int) -> float:
 def nv_registers(post: Any, tuning: Any, fact: bool) -> str | None:
     """Registers and spills of the kernel as NVIDIA's compiler reports them (-cl-nv-verbose)."""
     import pyopencl as cl
+    from daskcl.glm._core._core import _source
 
-    from daskcl import device, program
-    from daskcl.glm import _source
-    from daskcl.library import get_library
+    from daskcl.runtime import device, program
+    from daskcl.runtime.library import get_library
 
     bound = device.current()
     if "cl_nv_compiler_options" not in bound.device.extensions:
@@ -453,7 +454,7 @@ def main() -> None:
     ap.add_argument("--out", help="JSON result file (default benchmarks/results/glm-<type>.json)")
     args = ap.parse_args()
 
-    from daskcl import device
+    from daskcl.runtime import device
 
     bound = device.current()
     gpu = bound.info.type == "GPU"

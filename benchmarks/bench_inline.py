@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write
 from bench_nmath import CASES, kernel_run
 
-from daskcl import program
+from daskcl.runtime import program
 
 #: functions whose kernels are slow per element: timed on fewer elements
 SLOW = {"ptukey": 1 << 14, "qtukey": 1 << 12, "qnbeta": 1 << 16, "qnchisq": 1 << 16,

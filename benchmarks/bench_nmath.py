@@ -378,7 +378,7 @@ def copy_bandwidth(nbytes: int = 1 << 28) -> float:
     """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
     import pyopencl as cl
 
-    from daskcl import device
+    from daskcl.runtime import device
 
     bound = device.current()
     a = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, nbytes)
@@ -399,7 +399,7 @@ def kernel_run(impl: Any, args: tuple[Any, ...], repeat: int = 10, warm: int = 2
     runs, and the output."""
     import pyopencl as cl
 
-    from daskcl import device
+    from daskcl.runtime import device
 
     bound = device.current()
     # the implementation's own prepare: the count-table rows add their tables (built or cached)

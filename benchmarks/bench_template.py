@@ -50,8 +50,8 @@ def main() -> None:
     import pyopencl as cl
     from bench_nmath import copy_bandwidth
 
-    from daskcl import device, program
-    from daskcl.library import ProgramSource, get_library
+    from daskcl.runtime import device, program
+    from daskcl.runtime.library import ProgramSource, get_library
 
     bound = device.current()
     lib = get_library()

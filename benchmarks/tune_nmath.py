@@ -46,7 +46,7 @@ def variants(nvidia: bool, classify: bool, only: str | None = None
     """(name, Binning or None, plain work-group size, build options) of the variants named in
     ``only`` (comma-separated ``plainWG`` or ``sortWGxEPI``, each optionally ``-rN``); sort
     variants are dropped for rows without a class function, ``-rN`` ones off NVIDIA."""
-    from daskcl._elementwise import Binning
+    from daskcl.kernels._elementwise import Binning
 
     out = []
     for v in (only or DEFAULT_VARIANTS).split(","):
@@ -82,7 +82,7 @@ def kernel_run(impl: Any, inputs: tuple[Any, ...], repeat: int) -> tuple[float, 
 
 def classes_of(fn: Any, inputs: tuple[Any, ...]) -> np.ndarray:
     """The row's class function on the inputs (the method each element takes)."""
-    from daskcl._elementwise import Elementwise
+    from daskcl.kernels._elementwise import Elementwise
 
     return np.asarray(Elementwise(fn.class_row())(
         *inputs, *(fn.defaults.get(a, 0.0) for a in fn.arg_names[len(inputs):])))
@@ -91,7 +91,7 @@ def classes_of(fn: Any, inputs: tuple[Any, ...]) -> np.ndarray:
 def by_class(fn: Any, inputs: tuple[Any, ...], repeat: int) -> list[dict[str, Any]]:
     """The plain kernel's cost per element on the elements of each class alone, and each
     class's share of the elements and of the time: which of a function's methods costs most."""
-    from daskcl._elementwise import Elementwise
+    from daskcl.kernels._elementwise import Elementwise
 
     classes = classes_of(fn, inputs)
     plain = Elementwise(fn)
@@ -130,9 +130,9 @@ def main() -> None:
     import pyopencl as cl
     from bench_nmath import _issue3_specs, _issue4_specs, cupy_times
 
-    from daskcl import device
-    from daskcl._elementwise import Elementwise
-    from daskcl._nmath_table import ROWS
+    from daskcl.kernels._elementwise import Elementwise
+    from daskcl.kernels._nmath_table import ROWS
+    from daskcl.runtime import device
 
     bound = device.current()
     nvidia = "NVIDIA" in bound.info.platform

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """daskcl: R's Mathlib and GLM kernels on OpenCL devices, for NumPy and Dask arrays.
 
-Each process binds one fp64 OpenCL device (:mod:`daskcl.device`), assembles the minimal
-program a kernel needs from the annotated kernel library (:mod:`daskcl.library`), builds and
-caches it (:mod:`daskcl.program`), and maps arrays through it (:mod:`daskcl.nmath`).
+Each process binds one fp64 OpenCL device (:mod:`daskcl.runtime.device`), assembles the minimal
+program a kernel needs from the annotated kernel library (:mod:`daskcl.runtime.library`), builds and
+caches it (:mod:`daskcl.runtime.program`), and maps arrays through it (:mod:`daskcl.nmath`).
 """
 
 from ._version import __version__

@@ -32,7 +32,7 @@ def _client(args: argparse.Namespace) -> object:
 
 
 def _worker_devices(args: argparse.Namespace) -> int:
-    from .cluster import worker_devices
+    from .distributed.cluster import worker_devices
 
     with _client(args) as client:  # type: ignore[attr-defined]
         found = worker_devices(client)
@@ -50,7 +50,7 @@ def _worker_devices(args: argparse.Namespace) -> int:
 
 
 def _devices(args: argparse.Namespace) -> int:
-    from . import device
+    from .runtime import device
 
     if args.scheduler or args.scheduler_file:
         return _worker_devices(args)
@@ -82,7 +82,7 @@ def _devices(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from .library import Library
+    from .runtime.library import Library
 
     lib = Library(args.root)
     if args.index_cmd == "build":
@@ -107,7 +107,7 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _verify(store: str) -> int:
-    from ._sweep_run import verify
+    from .sweep.run import verify
 
     total, bad, missing = verify(store)
     if not bad and not missing:
@@ -127,7 +127,7 @@ def _verify(store: str) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .sweep import Sweep
+    from .sweep.spec import Sweep
 
     if args.store is not None:
         if args.spec != "verify":
@@ -142,7 +142,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.dry_run:
         done = None
         if args.out:
-            from ._sweep_run import _exists, _open, read_done
+            from .sweep.run import _exists, _open, read_done
 
             if _exists(args.out, None):
                 try:
@@ -182,7 +182,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from .cluster import run_workers
+    from .distributed.cluster import run_workers
 
     spec: str | None = args.devices
     devices: str | int | None = int(spec) if spec is not None and spec.isdigit() else spec

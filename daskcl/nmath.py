@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ._elementwise import Elementwise
-from ._nmath_table import ROWS
-from ._table import Fn
+from .kernels._elementwise import Elementwise
+from .kernels._nmath_table import ROWS
+from .kernels._table import Fn
 
 _FLAG_DOC = {
     "log": "log : bool, default False\n    Return log density.",
@@ -156,7 +156,7 @@ globals().update(FUNCTIONS)
 __all__ = sorted(FUNCTIONS)  # pyright: ignore[reportUnsupportedDunderAll]
 
 # --- random variates (issue 5): daskcl/random.py ----------------------------------------------
-from .random import FUNCTIONS as _RANDOM  # noqa: E402
+from .kernels._random import FUNCTIONS as _RANDOM  # noqa: E402
 
 globals().update(_RANDOM)
 FUNCTIONS.update(_RANDOM)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from procs import run_python
 
-from daskcl import device
+from daskcl.runtime import device
 
 HERE = Path(__file__).resolve().parent
 #: seconds a device's evaluation may take before its stacks are dumped (set it below pytest's

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from daskcl import nmath
-from daskcl._elementwise import collapse_axes, prepare
-from daskcl._nmath_table import ROWS
+from daskcl.kernels._elementwise import collapse_axes, prepare
+from daskcl.kernels._nmath_table import ROWS
 
 API = Path(__file__).parent / "data" / "rmath_api.tsv"
 ROW = {fn.name: fn for fn in ROWS}
@@ -167,7 +167,7 @@ def test_dask_in_dask_out():
 
 def test_pipelined_path_equals_direct(monkeypatch):
     """The slab pipeline used for large calls on GPUs gives the one-launch result."""
-    from daskcl import _elementwise as ew
+    from daskcl.kernels import _elementwise as ew
 
     rng = np.random.default_rng(7)
     n = 5 * 1000 + 17

@@ -16,9 +16,10 @@ import warnings
 import numpy as np
 import pytest
 
-from daskcl import _elementwise, nmath
-from daskcl._elementwise import DEFAULT_BINNING, Binning, Elementwise, binning
-from daskcl._nmath_table import ROWS
+from daskcl import nmath
+from daskcl.kernels import _elementwise
+from daskcl.kernels._elementwise import DEFAULT_BINNING, Binning, Elementwise, binning
+from daskcl.kernels._nmath_table import ROWS
 
 ROW = {fn.name: fn for fn in ROWS}
 CLASSIFIED = sorted(fn.name for fn in ROWS if fn.classify)

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daskcl import program
 from daskcl.errors import BuildError
-from daskcl.library import Library
+from daskcl.runtime import program
+from daskcl.runtime.library import Library
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,7 +41,7 @@ def tiny_library(root: Path, tag: str) -> Library:
 def run_twice(built: program.BuiltProgram) -> np.ndarray:
     import pyopencl as cl
 
-    from daskcl import device
+    from daskcl.runtime import device
 
     bound = device.current()
     x = np.arange(4.0)
@@ -81,8 +81,8 @@ def test_memory_then_disk_then_fresh_process(tmp_path, cache):
     code = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(REPO)!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})
         from pathlib import Path
-        from daskcl import program
-        from daskcl.library import Library
+        from daskcl.runtime import program
+        from daskcl.runtime.library import Library
         from test_cache import KERNEL, run_twice
         src = Library(Path({str(tmp_path / 'lib')!r})).program_source(["twice_it"], KERNEL)
         b = program.build(src)
@@ -142,8 +142,8 @@ def test_concurrent_builders_both_succeed(tmp_path, cache):
     code = textwrap.dedent(f"""
         import sys, time; sys.path.insert(0, {str(REPO)!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})
         from pathlib import Path
-        from daskcl import program, device
-        from daskcl.library import Library
+        from daskcl.runtime import program, device
+        from daskcl.runtime.library import Library
         from test_cache import KERNEL, run_twice
         device.current()
         while time.time() < float(sys.argv[1]):

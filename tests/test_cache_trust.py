@@ -4,7 +4,7 @@ or wait.
 
 Entries are native code: a cache directory that another user owns or may write is not used, and
 an entry that records another program's key, is not a regular file, or cannot be reached is
-rebuilt from source with one :class:`~daskcl.program.CacheWarning`.  Victims of other users run
+rebuilt from source with one :class:`~daskcl.runtime.program.CacheWarning`.  Victims of other users run
 as ``nobody`` (through ``setpriv``; the tests run as root in CI).
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daskcl import device, program
-from daskcl.library import Library, ProgramSource
+from daskcl.runtime import device, program
+from daskcl.runtime.library import Library, ProgramSource
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -109,8 +109,8 @@ VICTIM = textwrap.dedent("""
     import json, sys, warnings
     sys.path.insert(0, sys.argv[1])
     from pathlib import Path
-    from daskcl import program
-    from daskcl.library import Library
+    from daskcl.runtime import program
+    from daskcl.runtime.library import Library
     from test_cache_trust import KERNEL, run_kernel
     out = []
     with warnings.catch_warnings(record=True) as caught:
@@ -151,7 +151,7 @@ def nobody() -> tuple[list[str], bool]:
     if setpriv is None:
         pytest.skip("setpriv (util-linux) is not installed")
     prefix = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-    probe = [sys.executable, "-c", "import numpy, pyopencl, daskcl.program"]
+    probe = [sys.executable, "-c", "import numpy, pyopencl, daskcl.runtime.program"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     if subprocess.run(prefix + probe, env=env, capture_output=True, cwd="/").returncode == 0:
         return prefix, False

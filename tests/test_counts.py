@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from daskcl import _counts, nmath
+from daskcl import nmath
+from daskcl.kernels import _counts
 
 
 def exact_wilcox(m: int, n: int) -> list[int]:

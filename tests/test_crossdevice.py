@@ -19,7 +19,7 @@ import rcases
 from devices import evaluate_everywhere
 from rcases import all_cases
 
-from daskcl._nmath_table import ROWS
+from daskcl.kernels._nmath_table import ROWS
 
 HERE = Path(__file__).resolve().parent
 ROW = {fn.name: fn for fn in ROWS}
@@ -31,8 +31,9 @@ EVAL = textwrap.dedent("""
     import itertools, sys, warnings
     import numpy as np
     sys.path.insert(0, sys.argv[2]); sys.path.insert(0, sys.argv[3])
-    from daskcl import device, nmath
-    from daskcl._nmath_table import ROWS
+    from daskcl.runtime import device
+    from daskcl import nmath
+    from daskcl.kernels._nmath_table import ROWS
     import importlib
     ROW = {fn.name: fn for fn in ROWS}
     CASES = importlib.import_module("rcases." + GROUP).CASES

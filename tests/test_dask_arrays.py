@@ -31,10 +31,10 @@ import numpy as np
 import pytest
 from rcases import all_cases
 
-import daskcl._elementwise as ew
+import daskcl.kernels._elementwise as ew
 from daskcl import nmath
-from daskcl import random as drandom
 from daskcl.glm import f2_f3
+from daskcl.kernels import _random as drandom
 
 CASES = all_cases()
 NAMES = sorted(n for n in nmath.FUNCTIONS if n not in drandom.FUNCTIONS)

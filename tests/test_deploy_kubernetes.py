@@ -303,7 +303,7 @@ def scheduler(tmp_path: Path) -> Iterator[str]:
 def _bound_at_start(client: Client) -> dict[str, Any]:
     """What each worker's preload bound, read without binding anything."""
     return client.run(lambda: (lambda b: b and b.info.platform)(
-        __import__("daskcl.device", fromlist=["_bound"])._bound))
+        __import__("daskcl.runtime.device", fromlist=["_bound"])._bound))
 
 
 def _worker_deployment(pod_spec: dict[str, Any], cluster: str, uuid: str) -> dict[str, Any]:

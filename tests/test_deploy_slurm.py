@@ -317,7 +317,7 @@ def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[
         assert len(jobs) == 2 and all("gpu:1" in j for j in jobs), jobs
         # The preload bound each worker's device at start-up (read without binding anything).
         bound = client.run(lambda: (lambda b: b and b.info.platform)(
-            __import__("daskcl.device", fromlist=["_bound"])._bound))
+            __import__("daskcl.runtime.device", fromlist=["_bound"])._bound))
         assert len(bound) == 2 and all(bound.values()), bound
         devices = worker_devices(client)
         assert len(devices) == 2

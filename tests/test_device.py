@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from daskcl import device
 from daskcl.errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
+from daskcl.runtime import device
 
 
 def test_list_devices_reports_fp64():

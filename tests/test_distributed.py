@@ -75,7 +75,7 @@ def test_local_cluster_binds_and_warms_every_worker(client2: Any) -> None:
     # The preload built pnorm's program at start-up: the first call hits the memory cache.
 
     def first_call() -> dict[str, int]:
-        from daskcl import program
+        from daskcl.runtime import program
 
         before = dict(program.stats)
         nmath.pnorm(np.linspace(-1, 1, 5))
@@ -113,7 +113,7 @@ def test_plugin_registers_and_rebinds(client2: Any) -> None:
     client2.register_plugin(DaskclPlugin(warm=["qgamma"]))
 
     def has_qgamma() -> bool:
-        from daskcl import program
+        from daskcl.runtime import program
 
         before = program.stats["source"] + program.stats["disk"]
         nmath.qgamma(0.5, 2.0)

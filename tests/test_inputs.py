@@ -20,10 +20,10 @@ import pytest
 from procs import run_python
 from test_random_philox import stream_words
 
-from daskcl import _elementwise as ew
 from daskcl import nmath
-from daskcl import random as drandom
 from daskcl.glm import FactorialGrid, Posterior, f2_f3
+from daskcl.kernels import _elementwise as ew
+from daskcl.kernels import _random as drandom
 
 
 def same(a, b):

@@ -15,7 +15,7 @@ from daskcl.errors import (
     MissingDependencyError,
     StaleIndexError,
 )
-from daskcl.library import Library, get_library, parse_annotations
+from daskcl.runtime.library import Library, get_library, parse_annotations
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -46,7 +46,7 @@ def test_wheel_contains_the_kernel_library(tmp_path):
     # the installed layout (daskcl/cl) is found by the loader
     site = tmp_path / "site"
     zipfile.ZipFile(whl).extractall(site)
-    code = ("import daskcl.library as l; r = l.default_root(); print(r); "
+    code = ("import daskcl.runtime.library as l; r = l.default_root(); print(r); "
             "print(l.Library(r).check_index())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, env={"PYTHONPATH": str(site), "PATH": ""})

@@ -23,7 +23,7 @@ import pytest
 from rmath_oracle import library
 
 from daskcl import nmath
-from daskcl import random as drandom
+from daskcl.kernels import _random as drandom
 
 inf, nan = math.inf, math.nan
 

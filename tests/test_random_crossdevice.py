@@ -25,7 +25,8 @@ EVAL = textwrap.dedent("""
     import sys, warnings
     import numpy as np
     sys.path.insert(0, sys.argv[2]); sys.path.insert(0, sys.argv[3])
-    from daskcl import device, nmath
+    from daskcl.runtime import device
+    from daskcl import nmath
     from test_random_stats import CONTINUOUS, DISCRETE
     from test_random_api import PARAMS
     out = {"__device__": np.array(device.current().info.describe())}

@@ -12,8 +12,8 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
-from daskcl import device, program
-from daskcl.library import get_library
+from daskcl.runtime import device, program
+from daskcl.runtime.library import get_library
 
 KERNEL = """
 __kernel void f(const long n, __global const double *x, __global double *out, const int which)

@@ -30,7 +30,7 @@ from rcases import RCase, all_cases
 from rmath_oracle import r_eval
 
 from daskcl import nmath
-from daskcl._nmath_table import ROWS
+from daskcl.kernels._nmath_table import ROWS
 
 ROW = {fn.name: fn for fn in ROWS}
 CASES = all_cases()

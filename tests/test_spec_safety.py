@@ -19,8 +19,9 @@ import psutil
 import pytest
 from procs import run_python
 
-from daskcl import cluster, device
+from daskcl.distributed import cluster
 from daskcl.errors import DaskclError, NoMatchingDeviceError
+from daskcl.runtime import device
 from daskcl.sweep import Sweep, SweepError, open_result
 
 ROOT = Path(__file__).resolve().parents[1]

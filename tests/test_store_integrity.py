@@ -26,9 +26,10 @@ import pytest
 import zarr
 from procs import run_python
 
-from daskcl import _sweep_run, cli, nmath
-from daskcl.library import default_root
+from daskcl import cli, nmath
+from daskcl.runtime.library import default_root
 from daskcl.sweep import Sweep, SweepError, open_result
+from daskcl.sweep import run as _sweep_run
 
 
 def _spec(**sweep: Any) -> dict[str, Any]:

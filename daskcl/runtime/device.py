@@ -9,8 +9,8 @@ advertises ``cl_khr_fp64`` *and* a probe kernel builds on it and computes double
 
 Example
 -------
->>> import daskcl.device
->>> dev = daskcl.device.current()        # binds on first use
+>>> import daskcl.runtime.device
+>>> dev = daskcl.runtime.device.current()        # binds on first use
 >>> dev.info.fp64
 True
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
+from ..errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
 
 __all__ = [
     "BoundDevice",

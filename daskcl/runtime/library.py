@@ -16,7 +16,7 @@ time) and concatenates the layers.
 
 Example
 -------
->>> from daskcl.library import Library
+>>> from daskcl.runtime.library import Library
 >>> lib = Library()
 >>> src = lib.program_source(["dnorm"], "__kernel void k(__global double *x) {}")
 >>> "nmath/dnorm.cl" in src.files
@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import (
+from ..errors import (
     DependencyCycleError,
     LibraryError,
     MissingDependencyError,
@@ -66,7 +66,7 @@ def default_root() -> Path:
     env = os.environ.get("DASKCL_LIBRARY")
     if env:
         return Path(env)
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]          # the daskcl package
     for cand in (here / "cl", here.parent / "cl"):
         if (cand / "OPENCL.cl").is_file():
             return cand

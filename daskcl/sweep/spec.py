@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 import tomllib
 
-from .errors import DaskclError
+from ..errors import DaskclError
 
 __all__ = ["Axis", "GlmSpec", "Output", "Sweep", "SweepError", "SweepResult", "open_result"]
 
@@ -422,7 +422,7 @@ class _Func:
             self._source = _text(_read_regular(path, "sweep.function"), path, "sweep.function")
             self._parse_def()
             return
-        from . import nmath
+        from .. import nmath
 
         if name not in nmath.FUNCTIONS:
             raise _err("sweep.function", f"no daskcl.nmath function {name!r}"
@@ -492,7 +492,7 @@ class _Func:
     def callable(self) -> Callable[..., Any]:
         """The function itself: for ``file.py:func`` this runs the file (once per process)."""
         if self.kind == "nmath":
-            from . import nmath
+            from .. import nmath
 
             return nmath.FUNCTIONS[self.name]  # type: ignore[no-any-return]
         mod = _load_source(self._path, self._source or "")
@@ -523,7 +523,7 @@ def _load_source(path: str, source: str) -> types.ModuleType:
 
 
 def _is_random(name: str) -> bool:
-    from . import random as _random
+    from ..kernels import _random
 
     return name in _random.FUNCTIONS
 
@@ -568,7 +568,7 @@ class GlmSpec:
 
     @classmethod
     def parse(cls, table: Any, base: Path) -> GlmSpec:
-        from . import glm
+        from ..glm import _core as glm
 
         where = "glm"
         if not isinstance(table, dict):
@@ -655,7 +655,7 @@ class GlmSpec:
         return cls(family, link, y, x, wt, alpha, mu, P, tuple(names), envelope)
 
     def posterior(self) -> Any:
-        from . import glm
+        from ..glm import _core as glm
 
         return glm.Posterior(self.family, self.link, self.y, self.x, self.mu, self.P,
                              self.alpha, self.wt)
@@ -1011,18 +1011,18 @@ class Sweep:
         library units it needs and the call generated from its table row) and, for a row with
         its own implementation, every kernel file too; for glm.f2_f3 the family's program; for
         a Python function, which may call any kernel, every file of the library."""
-        from .library import get_library
+        from ..runtime.library import get_library
 
         lib = get_library()
         if self.glm is not None:
-            from . import glm
+            from ..glm import _core as glm
 
             stem = glm._kernel_stem(self.glm.family, self.glm.link)
             return [glm._source(stem, str(lib.root))[0].text]
         assert self.func is not None
         if self.func.kind == "nmath":
-            from . import nmath
-            from ._elementwise import kernel_source
+            from .. import nmath
+            from ..kernels._elementwise import kernel_source
 
             impl = nmath.FUNCTIONS[self.function]._daskcl_impl
             out = [kernel_source(impl.fn, 1, extra_params=impl.extra_params).text]
@@ -1069,7 +1069,7 @@ class Sweep:
         vals = [a.values[s] for a, s in zip(self.axes, sl)]
         shape = tuple(v.size for v in vals)
         if self.glm is not None:
-            from .glm import FactorialGrid
+            from ..glm._core import FactorialGrid
 
             qf, grad = _posterior(self).f2_f3(FactorialGrid(vals))
             return {"qf": np.asarray(qf).reshape(shape),
@@ -1123,7 +1123,7 @@ class Sweep:
         the address the local cluster listens on (loopback unless given; anyone who reaches it
         runs code as you).
         """
-        from . import _sweep_run
+        from . import run as _sweep_run
 
         return _sweep_run.run(self, str(out), client, resume=resume, overwrite=overwrite,
                               progress=progress, workers=workers,

@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._version import __version__
+from ..errors import BuildError
 from . import device as _device
-from ._version import __version__
-from .errors import BuildError
 from .library import ProgramSource
 
 __all__ = [

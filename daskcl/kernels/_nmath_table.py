@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Every public function of :mod:`daskcl.nmath`, one row each (see :class:`daskcl._table.Fn`).
+"""Every public function of :mod:`daskcl.nmath`, one row each (see :class:`daskcl.kernels._table.Fn`).
 
 Argument order and meaning are Rmath.h's (``shared/rmath_api.tsv``); defaults are R's.
 Sections are by family; each later issue adds its rows in its own section.
@@ -187,20 +187,20 @@ ROWS: tuple[Fn, ...] = (
     # Wilcoxon rank sum and signed rank: count tables built on the device (daskcl/_counts.py)
     Fn("dwilcox", "dwilcox_tab", "d", ("x", "m", "n"),
        "Density of the Wilcoxon rank sum statistic (Mann & Whitney 1947).",
-       call="dwilcox_tab(a0, a1, a2, give_log, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl._counts:CountTables"),
+       call="dwilcox_tab(a0, a1, a2, give_log, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl.kernels._counts:CountTables"),
     Fn("pwilcox", "pwilcox_tab", "p", ("q", "m", "n"),
        "Distribution function of the Wilcoxon rank sum statistic.",
-       call="pwilcox_tab(a0, a1, a2, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl._counts:CountTables"),
+       call="pwilcox_tab(a0, a1, a2, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl.kernels._counts:CountTables"),
     Fn("qwilcox", "qwilcox_tab", "q", ("p", "m", "n"),
        "Quantiles of the Wilcoxon rank sum statistic.",
-       call="qwilcox_tab(a0, a1, a2, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl._counts:CountTables"),
+       call="qwilcox_tab(a0, a1, a2, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl.kernels._counts:CountTables"),
     Fn("dsignrank", "dsignrank_tab", "d", ("x", "n"),
        "Density of the Wilcoxon signed rank statistic (Wilcoxon 1945).",
-       call="dsignrank_tab(a0, a1, give_log, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl._counts:CountTables"),
+       call="dsignrank_tab(a0, a1, give_log, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl.kernels._counts:CountTables"),
     Fn("psignrank", "psignrank_tab", "p", ("q", "n"),
        "Distribution function of the Wilcoxon signed rank statistic.",
-       call="psignrank_tab(a0, a1, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl._counts:CountTables"),
+       call="psignrank_tab(a0, a1, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl.kernels._counts:CountTables"),
     Fn("qsignrank", "qsignrank_tab", "q", ("p", "n"),
        "Quantiles of the Wilcoxon signed rank statistic.",
-       call="qsignrank_tab(a0, a1, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl._counts:CountTables"),
+       call="qsignrank_tab(a0, a1, lower_tail, log_p, ct_tab, ct_keys, ct_offs, ct_nkeys)", impl="daskcl.kernels._counts:CountTables"),
 )

@@ -35,8 +35,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._version import __version__
-from .sweep import Sweep, SweepError, SweepResult, _jsonable
+from .._version import __version__
+from .spec import Sweep, SweepError, SweepResult, _jsonable
 
 #: the ``format`` of the ``daskcl`` attribute of a store this module wrote
 FORMAT = "daskcl-sweep/1"
@@ -72,7 +72,7 @@ def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
 
 
 def _device_label() -> str:
-    from .cluster import describe
+    from ..distributed.cluster import describe
 
     d = describe()
     pci = f" pci {d['pci']}" if "pci" in d else ""
@@ -454,7 +454,7 @@ def run(sweep: Sweep, url: str, client: Any, *, resume: bool, overwrite: bool, p
 
         from distributed import Client
 
-        from .cluster import local_cluster
+        from ..distributed.cluster import local_cluster
 
         # _run_client warms every worker's programs, on this cluster as on any other.
         host = {} if listen is None else {"host": listen}
@@ -542,7 +542,7 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
         payload = client.submit(_hold, sweep, pure=False)
     names = _warm_names(sweep)
     if names:
-        from .cluster import warm
+        from ..distributed.cluster import warm
 
         client.run(warm, names)
     token = f"daskcl-sweep-{sweep.identity()[:8]}-{uuid.uuid4().hex[:6]}"

@@ -44,11 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from . import device as _device
-from . import program as _program
+from ..runtime import device as _device
+from ..runtime import program as _program
+from ..runtime.library import get_library
 from ._elementwise import Elementwise, Prepared
 from ._table import Fn
-from .library import get_library
 
 __all__ = ["MAX_TABLE", "MAX_TOTAL", "CountTables", "table_sizes"]
 

@@ -46,9 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from . import device as _device
-from . import program as _program
-from .library import ProgramSource, get_library
+from ..runtime import device as _device
+from ..runtime import program as _program
+from ..runtime.library import ProgramSource, get_library
 
 __all__ = ["FAMILIES", "FactorialGrid", "Posterior", "Tuning", "f2_f3"]
 

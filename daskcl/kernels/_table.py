@@ -3,7 +3,7 @@
 
 One :class:`Fn` row per public function of :mod:`daskcl.nmath`.  The row says which C function
 the kernel calls, the Rmath.h argument order with R's defaults, and R's flags; the public Python
-function and its OpenCL kernel are generated from it (:mod:`daskcl._elementwise`).  Adding a
+function and its OpenCL kernel are generated from it (:mod:`daskcl.kernels._elementwise`).  Adding a
 function is one row here plus its unit in ``cl/nmath``.
 """
 
@@ -54,8 +54,8 @@ class Fn:
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
     impl
         ``"module:Class"`` of the implementation when it is not the generic
-        :class:`daskcl._elementwise.Elementwise` (a subclass with per-call device data, e.g.
-        ``"daskcl._counts:CountTables"`` for the Wilcoxon and signed-rank rows).
+        :class:`daskcl.kernels._elementwise.Elementwise` (a subclass with per-call device data, e.g.
+        ``"daskcl.kernels._counts:CountTables"`` for the Wilcoxon and signed-rank rows).
     classify
         C function (same arguments as ``csym``, returning an ``int`` below
         :data:`NCLASS`) that tells which of its methods the function takes for an element; on

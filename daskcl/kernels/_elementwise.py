@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Elementwise evaluation of a table row (:class:`daskcl._table.Fn`) on the bound device.
+"""Elementwise evaluation of a table row (:class:`daskcl.kernels._table.Fn`) on the bound device.
 
 NumPy broadcasting without materialising broadcast inputs: every array input is copied to the
 device as it is (made C-contiguous float64, its own size) and read through its own element
 strides over the broadcast shape (stride 0 along broadcast axes); scalars travel as kernel
 arguments.  Axes that every input traverses contiguously are collapsed first, so the common
 cases run a one-dimensional kernel.  One kernel is generated per (function, number of collapsed
-axes) from ``cl/kernels/elementwise.cl`` and built through :mod:`daskcl.program`.
+axes) from ``cl/kernels/elementwise.cl`` and built through :mod:`daskcl.runtime.program`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from . import device as _device
-from . import program as _program
+from ..runtime import device as _device
+from ..runtime import program as _program
+from ..runtime.library import ProgramSource, get_library
 from ._table import NCLASS, Fn
-from .library import ProgramSource, get_library
 
 _SLAB = 1 << 21            # elements per slab of the pipelined path (16 MiB per array)
 _staging_lock = threading.Lock()
@@ -319,7 +319,7 @@ class Elementwise:
     """The device implementation of one table row: build on demand, broadcast, launch.
 
     Subclasses that need per-call device data (a row's ``impl``, e.g. the count tables of
-    :mod:`daskcl._counts`) declare further kernel parameters in ``extra_params`` and fill
+    :mod:`daskcl.kernels._counts`) declare further kernel parameters in ``extra_params`` and fill
     ``Prepared.extra`` with their values in :meth:`prepare`.
     """
 

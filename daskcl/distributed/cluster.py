@@ -1,0 +1,384 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""dask.distributed integration: one worker per device, each bound and warmed.
+
+* :class:`DaskclPlugin` -- a worker plugin that binds the worker process to its OpenCL device
+  (``DASKCL_DEVICE`` or the plugin's ``device``) and builds the programs of the named kernels
+  before the first task arrives.  It carries only strings: nothing OpenCL crosses the wire;
+  every worker process builds (or loads from its disk cache) its own programs, once.
+* This module is also a dask *preload*: ``dask worker ADDRESS --nthreads 1 --preload
+  daskcl.cluster`` binds each worker it starts the same way (``dask_setup``).
+* :func:`local_cluster` -- a ``distributed.SpecCluster`` with one worker process per device:
+  NVIDIA GPUs are given to workers by rotating ``CUDA_VISIBLE_DEVICES`` (as dask-cuda does),
+  other devices by a per-worker ``DASKCL_DEVICE``.  It listens on loopback only unless given
+  ``host=``: whoever can connect to a dask scheduler or worker can run code in it.
+* :func:`worker_devices` -- what each worker of a running cluster is bound to (the
+  ``daskcl devices --scheduler ADDRESS`` command prints it).
+* :func:`run_workers` -- the ``daskcl worker`` command: one nanny and worker per device of this
+  host, joined to an existing scheduler, listening on this host's address towards it.
+
+``DASKCL_DEVICE``, when set, restricts the devices that :func:`device_slots` gives workers.
+
+Example
+-------
+>>> from distributed import Client
+>>> from daskcl.cluster import local_cluster, worker_devices
+>>> with local_cluster() as cluster, Client(cluster) as client:      # doctest: +SKIP
+...     print(worker_devices(client))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from ..errors import DaskclError, NoMatchingDeviceError
+from ..runtime import device as _device
+
+__all__ = [
+    "DaskclPlugin",
+    "DeviceSlot",
+    "dask_setup",
+    "describe",
+    "device_slots",
+    "local_cluster",
+    "run_workers",
+    "warm",
+    "worker_devices",
+]
+
+log = logging.getLogger("daskcl.cluster")
+
+#: Where local clusters listen unless told otherwise: this host only.
+LOOPBACK = "127.0.0.1"
+
+
+def warm(names: Iterable[str] = ()) -> list[str]:
+    """Build (or load from the disk cache) the programs of the named kernels on this process's
+    device; return the names warmed.
+
+    A name is a ``daskcl.nmath`` function (``"pnorm"``) or ``"glm:<family>:<link>"``.
+    """
+    from .. import nmath
+
+    done = []
+    for name in names:
+        if name.startswith("glm:"):
+            _, family, link = [*name.split(":"), "", ""][:3]
+            _warm_glm(family, link)
+        else:
+            fn = nmath.FUNCTIONS.get(name)
+            if fn is None:
+                raise DaskclError(f"cannot warm {name!r}: no such daskcl.nmath function")
+            program = getattr(fn._daskcl_impl, "program", None)
+            if program is not None:
+                program(1)
+        done.append(name)
+    return done
+
+
+def _warm_glm(family: str, link: str) -> None:
+    import numpy as np
+
+    from ..glm._core import f2_f3
+
+    x = np.ones((1, 1))
+    f2_f3(family, link, np.zeros((1, 1)), np.array([0.5 if family != "Gamma" else 1.0]), x,
+          np.zeros(1), np.eye(1), np.zeros(1), np.ones(1))
+
+
+def describe() -> dict[str, Any]:
+    """The device this process is bound to, as plain data (binds from ``DASKCL_DEVICE`` first if
+    nothing is bound yet)."""
+    bound = _device.current()
+    info = bound.info
+    out: dict[str, Any] = {
+        "spec": info.spec, "platform": info.platform, "name": info.name, "type": info.type,
+        "driver": info.driver_version, "fp64": info.fp64, "compute_units": info.compute_units,
+        "global_mem": info.global_mem, "host": socket.gethostname(), "pid": os.getpid(),
+    }
+    for var in ("CUDA_VISIBLE_DEVICES", "DASKCL_DEVICE", "DASKCL_CACHE_DIR"):
+        if os.environ.get(var) is not None:
+            out[var] = os.environ[var]
+    try:  # NVIDIA's cl_nv_device_attribute_query: tells GPUs apart across processes
+        out["pci"] = f"{int(bound.device.pci_bus_id_nv):02x}:{int(bound.device.pci_slot_id_nv):02x}"
+    except Exception:
+        pass
+    return out
+
+
+class DaskclPlugin(WorkerPlugin):
+    """Bind a dask worker to its OpenCL device and warm its program cache.
+
+    Parameters
+    ----------
+    device : str, optional
+        ``"P:D"`` or a name substring; default: the worker's ``DASKCL_DEVICE`` (set per worker by
+        :func:`local_cluster` and ``daskcl worker``), else daskcl's usual choice (GPUs first).
+    warm : sequence of str
+        Kernels to build at start-up (see :func:`warm`).
+
+    Register it with ``client.register_plugin(DaskclPlugin(...))``: it runs on every current
+    worker and on every worker that joins later (a restarted one included).  A worker whose
+    device cannot be bound fails its start-up with the reason (no fp64 device, nothing matched).
+    """
+
+    name = "daskcl"
+
+    def __init__(self, device: str | None = None, warm: Sequence[str] = ()) -> None:
+        self.device = device
+        self.warm = tuple(warm)
+
+    def setup(self, worker: Any) -> None:
+        bound = _device.bind(self.device)
+        names = warm(self.warm)
+        log.info("daskcl: worker %s bound to %s; warmed %s", getattr(worker, "address", "?"),
+                 bound.info.describe(), ", ".join(names) or "nothing")
+
+
+def dask_setup(worker: Any) -> None:
+    """dask preload hook (``--preload daskcl.cluster``): bind the worker's device at start-up.
+
+    ``DASKCL_WARM`` (comma-separated kernel names) are built as well.  A worker that cannot
+    bind its device or build those kernels does not start (and never joins the scheduler).
+    """
+    names = [n for n in os.environ.get("DASKCL_WARM", "").split(",") if n]
+    level = os.environ.get("DASKCL_WORKER_LOG_LEVEL")
+    if level:
+        logging.getLogger("distributed").setLevel(level.upper())
+    try:
+        DaskclPlugin(warm=names).setup(worker)
+    except Exception as exc:
+        # distributed logs a preload's exception and starts the worker anyway: it would join and
+        # fail every task sent to it (three failures of one chunk end a sweep).  SystemExit is
+        # not caught there, so the worker stops before it joins, its process exits with status
+        # 1, and the reason is the last line of its log (a pod restarts, a SLURM step fails).
+        log.error("daskcl: this worker cannot use its device: %s", exc)
+        raise SystemExit(f"daskcl: worker not started: {exc}") from exc
+
+
+def worker_devices(client: Any) -> dict[str, dict[str, Any]]:
+    """``{worker address: describe()}`` for every worker of the client's cluster."""
+    return dict(client.run(describe))
+
+
+# --- one worker per device ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceSlot:
+    """One worker's device: its name and the environment that binds it."""
+
+    label: str
+    env: dict[str, str]
+
+
+def device_slots(devices: str | int | Sequence[str] | None = None) -> list[DeviceSlot]:
+    """The workers to start on this host, one per device.
+
+    ``devices``: ``None`` or ``"all"`` -- every fp64-capable GPU, else the CPU device (one
+    worker); an int ``n`` -- the first ``n`` GPUs (or ``n`` workers sharing the CPU device when
+    there is no GPU); a sequence of ``"P:D"`` specs or name substrings -- those devices.
+
+    ``DASKCL_DEVICE`` (this process's environment), when set, restricts every choice to the
+    devices it matches (``"P:D"`` or a name substring, as :func:`daskcl.runtime.device.choose` reads it):
+    a device it does not match is an error, as is a ``DASKCL_DEVICE`` that matches no fp64
+    device; the message lists the devices found.
+
+    NVIDIA GPUs are selected by rotating ``CUDA_VISIBLE_DEVICES`` (worker ``i`` sees GPU ``i``
+    first), as dask-cuda does; any other device by ``DASKCL_DEVICE``.
+
+    Raises
+    ------
+    NoMatchingDeviceError
+        ``DASKCL_DEVICE`` or a requested device matches no fp64 device here.
+    DaskclError
+        No fp64 device, or a bad count.
+    """
+    listed = _device.list_devices()
+    every = [info for info, _ in listed if info.fp64]
+    if not every:
+        raise DaskclError("no OpenCL device with fp64 found on this host; run 'daskcl devices'")
+    allowed = os.environ.get("DASKCL_DEVICE") or None
+    found = [i for i in every if allowed is None or _device.matches(i, allowed)]
+    if not found:
+        raise NoMatchingDeviceError(
+            f"DASKCL_DEVICE={allowed!r} matches no fp64 OpenCL device of this host (use 'P:D' "
+            "indices or a name substring; unset it to use any). Devices found: "
+            + _device.listing(listed))
+    if isinstance(devices, str) and devices != "all":
+        devices = [d for d in devices.split(",") if d]
+    if isinstance(devices, Sequence) and not isinstance(devices, str):
+        slots = []
+        for spec in devices:
+            info, _ = _device.choose(spec)
+            if info not in found:
+                raise NoMatchingDeviceError(
+                    f"device {spec!r} ({info.describe()}) is not one DASKCL_DEVICE={allowed!r} "
+                    "allows; it allows: " + "; ".join(i.describe() for i in found))
+            slots.append(DeviceSlot(info.describe(), {"DASKCL_DEVICE": info.spec}))
+        return slots
+    gpus = [i for i in found if i.type == "GPU"]
+    if not gpus:
+        cpu = found[0]
+        n = 1 if devices in (None, "all") else int(devices)
+        if n < 1:
+            raise DaskclError(f"at least one worker is needed, got {devices!r}")
+        return [DeviceSlot(cpu.describe(), {"DASKCL_DEVICE": cpu.spec}) for _ in range(n)]
+    if devices not in (None, "all"):
+        n = int(devices)
+        if not 1 <= n <= len(gpus):
+            raise DaskclError(f"asked for {n} GPU workers; this host has {len(gpus)} fp64 GPUs: "
+                              + "; ".join(g.describe() for g in gpus))
+        gpus = gpus[:n]
+    # CUDA numbers every NVIDIA GPU of the host, allowed or not: index them among all of them.
+    nvidia = [g for g in every if g.type == "GPU" and "NVIDIA" in g.platform.upper()]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v for v in visible.split(",") if v] if visible else [str(i) for i in range(len(nvidia))]
+    slots = []
+    for g in gpus:
+        if g in nvidia and len(ids) >= len(nvidia):
+            j = nvidia.index(g)
+            # Worker j sees its own GPU first (ids rotated by j) and binds the first NVIDIA GPU.
+            env = {"CUDA_VISIBLE_DEVICES": ",".join(ids[j:] + ids[:j]),
+                   "DASKCL_DEVICE": f"{g.platform_index}:0"}
+            slots.append(DeviceSlot(g.describe(), env))
+        else:
+            slots.append(DeviceSlot(g.describe(), {"DASKCL_DEVICE": g.spec}))
+    return slots
+
+
+def local_cluster(
+    n_workers: int | str | Sequence[str] | None = None,
+    *,
+    threads_per_worker: int = 1,
+    warm_names: Sequence[str] = (),
+    dashboard_address: str | None = ":0",
+    silence_logs: int | bool = False,
+    host: str = LOOPBACK,
+    **worker_options: Any,
+) -> Any:
+    """A ``distributed.SpecCluster`` on this host with one worker process per device.
+
+    ``n_workers`` is passed to :func:`device_slots` (``None``: one worker per GPU, or one on the
+    CPU device without a GPU).  Each worker is a nanny-supervised process (restarted if it dies),
+    with ``threads_per_worker`` threads, bound and warmed by :class:`DaskclPlugin` through the
+    ``daskcl.cluster`` preload.  ``silence_logs``: a logging level for distributed's loggers
+    (``logging.WARNING`` keeps a command's output readable).  Extra keyword arguments go to
+    every ``distributed.Nanny`` (``memory_limit``, ``local_directory``, ...).
+
+    ``host``: the address that the scheduler, the nannies, the workers and the dashboard listen
+    on; by default loopback (``127.0.0.1``), so that only processes of this host can connect.
+    Anyone who can reach a dask scheduler or worker can run code there as this user: give
+    another address (``"0.0.0.0"`` for every interface) only on a network you trust, or
+    secure the cluster yourself (``distributed.Security``, TLS).  A ``dashboard_address``
+    given as a port only (``":0"``, ``":8787"``) listens on ``host`` too.
+    """
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    if not isinstance(host, str) or not host:
+        raise DaskclError(f"local_cluster: host must be an address such as {LOOPBACK!r}, "
+                          f"got {host!r}")
+    slots = device_slots(n_workers)
+    warm_env = {"DASKCL_WARM": ",".join(warm_names)} if warm_names else {}
+    if silence_logs:
+        warm_env["DASKCL_WORKER_LOG_LEVEL"] = logging.getLevelName(
+            logging.WARNING if silence_logs is True else silence_logs)
+    workers = {
+        f"daskcl-{i}": {
+            "cls": Nanny,
+            "options": {
+                "nthreads": threads_per_worker,
+                "env": {**slot.env, **warm_env},
+                "preload": ["daskcl.cluster"],
+                "host": host,
+                **worker_options,
+            },
+        }
+        for i, slot in enumerate(slots)
+    }
+    scheduler = {"cls": Scheduler, "options": {
+        "host": host, "dashboard_address": _on_host(dashboard_address, host)}}
+    return SpecCluster(workers=workers, scheduler=scheduler, name="daskcl",
+                       silence_logs=silence_logs)
+
+
+def _on_host(address: str | None, host: str) -> str | None:
+    """A dashboard address given as ``":port"`` (or a bare port) on ``host``; others as given."""
+    if address is None:
+        return None
+    text = str(address)
+    if text.startswith(":") or text.isdigit():
+        from distributed.comm.addressing import unparse_host_port
+
+        return str(unparse_host_port(host, int(text.lstrip(":") or 0)))
+    return text
+
+
+def _route_to(address: str | None, scheduler_file: str | None) -> str:
+    """This host's address on the route to the scheduler (loopback for a scheduler on this
+    host): where ``daskcl worker`` listens unless told otherwise."""
+    from distributed.comm import get_address_host
+    from distributed.utils import get_ip, json_load_robust
+
+    if not address:
+        assert scheduler_file is not None
+        address = str(json_load_robust(scheduler_file)["address"])
+    try:
+        return str(get_ip(get_address_host(address)))
+    except (OSError, ValueError) as exc:
+        raise DaskclError(f"cannot find this host's address towards the scheduler {address}: "
+                          f"{exc}; give --listen HOST") from exc
+
+
+async def _serve(address: str | None, scheduler_file: str | None, slots: list[DeviceSlot],
+                 nthreads: int, name: str | None, local_directory: str | None,
+                 listen: str) -> None:
+    from distributed import Nanny
+
+    host = socket.gethostname()
+    nannies = [
+        Nanny(address, scheduler_file=scheduler_file, nthreads=nthreads,
+              env=slot.env, preload=["daskcl.cluster"], host=listen,
+              name=f"{name or host}-daskcl-{i}", local_directory=local_directory)
+        for i, slot in enumerate(slots)
+    ]
+    await asyncio.gather(*(n.start() for n in nannies))
+    for n, slot in zip(nannies, slots):
+        print(f"daskcl worker {n.name} ({slot.label}) joined {n.scheduler_addr}", flush=True)
+    try:
+        await asyncio.gather(*(n.finished() for n in nannies))
+    finally:
+        await asyncio.gather(*(n.close() for n in nannies), return_exceptions=True)
+
+
+def run_workers(address: str | None, *, scheduler_file: str | None = None,
+                devices: str | int | Sequence[str] | None = None, nthreads: int = 1,
+                name: str | None = None, local_directory: str | None = None,
+                listen: str | None = None) -> int:
+    """Start one dask worker per device of this host, joined to the scheduler at ``address`` (or
+    the one in ``scheduler_file``); run until they are stopped (Ctrl-C, SIGTERM, or the scheduler
+    retiring them).
+
+    ``listen``: the address the nannies and workers listen on.  By default, this host's address
+    on the route to the scheduler: loopback when the scheduler is on this host, else the one
+    interface the scheduler reaches (never every interface).  Anyone who can reach a worker's
+    port can run code in it as this user; securing a multi-host cluster (a trusted network,
+    ``distributed.Security`` with TLS) is up to whoever runs it.
+    """
+    if not address and not scheduler_file:
+        raise DaskclError("give the scheduler's address (tcp://host:8786) or --scheduler-file")
+    slots = device_slots(devices)
+    host = listen or _route_to(address, scheduler_file)
+    try:
+        asyncio.run(_serve(address, scheduler_file, slots, nthreads, name, local_directory,
+                           host))
+    except KeyboardInterrupt:
+        pass
+    return 0

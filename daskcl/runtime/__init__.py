@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The runtime: the annotated kernel library and its index (:mod:`~daskcl.runtime.library`),
+the bound fp64 device (:mod:`~daskcl.runtime.device`), and assembled programs, built and cached
+(:mod:`~daskcl.runtime.program`).  Everything above it (kernels, glm, sweeps) builds on these."""
