@@ -106,6 +106,50 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from .runtime import program
+
+    if args.cache_cmd == "info":
+        info = program.cache_info()
+        if info["directory"] is None:
+            print("no disk cache (DASKCL_NO_CACHE is set)")
+            return 0
+        print(f"directory   {info['directory']}{'  (shared by a group)' if info['shared'] else ''}")
+        print(f"entries     {info['entries']} programs, {info['bytes'] / 2**20:.1f} MiB")
+        print(f"locks       {info['locks']} (one per program built since the last clear)")
+        if info["unfinished"]:
+            print(f"unfinished  {info['unfinished']} writes of processes that died")
+        return 0
+    if args.cache_cmd == "clear":
+        n = program.clear_disk_cache()
+        print(f"deleted {n} files of the program cache at {program.cache_dir()}")
+        return 0
+    import time
+
+    from . import glm, nmath
+    from .distributed.cluster import warm
+    from .runtime import device
+
+    names = [n for n in ",".join(args.names).split(",") if n]
+    if args.all:
+        names += sorted(nmath.FUNCTIONS)
+    if args.glm:
+        names += [f"glm:{f}:{lk}" for f, lk in glm.FAMILIES]
+    if not names:
+        print("error: name the programs to build: --names pnorm,qbeta, --all, --glm",
+              file=sys.stderr)
+        return 2
+    bound = device.current()
+    t0 = time.perf_counter()
+    before = dict(program.stats)
+    warm(names)
+    built = program.stats["source"] - before["source"]
+    loaded = program.stats["disk"] - before["disk"]
+    print(f"{len(names)} kernels on {bound.info.name}: {built} programs built, {loaded} loaded "
+          f"from the cache at {program.cache_dir()}, {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
 def _verify(store: str) -> int:
     from .sweep.run import verify
 
@@ -232,6 +276,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "its ports runs code as you: only on a network you trust)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(run=_sweep)
+    p = sub.add_parser("cache", help="the program cache: info, clear, warm")
+    csub = p.add_subparsers(dest="cache_cmd", required=True)
+    csub.add_parser("info", help="where the cache is and what it holds")
+    csub.add_parser("clear", help="delete its programs (nothing else in the directory)")
+    w = csub.add_parser("warm", help="build programs ahead of time on this device, e.g. once "
+                        "for a cluster whose workers share the cache directory")
+    w.add_argument("--names", action="append", default=[],
+                   help="daskcl.nmath functions, comma-separated")
+    w.add_argument("--all", action="store_true", help="every daskcl.nmath function")
+    w.add_argument("--glm", action="store_true", help="every f2_f3 family and link")
+    p.set_defaults(run=_cache)
     p = sub.add_parser("worker", help="start one dask worker per device of this host")
     p.add_argument("scheduler", nargs="?", default=None, help="scheduler address (tcp://host:port)")
     p.add_argument("--scheduler-file", default=None, help="read the scheduler address from a file")

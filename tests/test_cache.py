@@ -168,6 +168,76 @@ def test_concurrent_builders_both_succeed(tmp_path, cache):
     assert program.build(src).origin == "disk"
 
 
+SHARED_CHILD = textwrap.dedent("""
+    import sys, time, warnings
+    import numpy as np
+    from daskcl import nmath
+    from daskcl.runtime import device, program
+    device.current()
+    print("ready", flush=True)
+    while time.time() < float(sys.argv[1]):
+        time.sleep(0.001)
+    x = np.linspace(0.01, 0.99, 257)
+    r = nmath.pbeta(x, 2.5, 0.75)
+    print(program.stats["source"], program.stats["disk"], r.tobytes().hex()[:64], flush=True)
+""")
+
+
+def test_processes_sharing_a_cache_build_each_program_once(tmp_path, cache):
+    """Four processes call the same costly function at once on an empty shared cache: one
+    builds, the three others wait for its entry and load it; four equal results."""
+    import time
+
+    start = str(time.time() + 6.0)
+    env = {**os.environ, "DASKCL_CACHE_DIR": str(cache)}
+    procs = [subprocess.Popen([sys.executable, "-c", SHARED_CHILD, start], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    rows = []
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        rows.append(out.splitlines()[-1].split())
+    assert sorted(int(r[0]) for r in rows) == [0, 0, 0, 1], rows      # one build from source
+    assert sorted(int(r[1]) for r in rows) == [0, 1, 1, 1], rows      # three loads of it
+    assert len({r[2] for r in rows}) == 1
+    assert len(list(cache.rglob("*.bin"))) == 1 and not list(cache.rglob("*.tmp"))
+
+
+KILLED_CHILD = textwrap.dedent("""
+    import os, signal, sys
+    from daskcl import nmath
+    from daskcl.runtime import device, program
+    from daskcl.runtime.library import get_library
+    device.current()
+    impl = nmath.pbeta._daskcl_impl
+    src = impl.source(1)
+    bound = device.current()
+    opts = tuple(impl.options) + program.default_options(bound.info.type)
+    key = program._key(bound.info.identity, src.text, opts)
+    with program._DiskCache.open() as disk:
+        entry = disk.entry(key, bound.info.identity)
+        with entry.building() as held:
+            print("holding", held, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)       # dies while holding the build lock
+""")
+
+
+def test_a_builder_killed_holding_the_lock_stops_no_one(tmp_path, cache):
+    env = {**os.environ, "DASKCL_CACHE_DIR": str(cache)}
+    killed = subprocess.run([sys.executable, "-c", KILLED_CHILD], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert killed.returncode == -9 and "holding True" in killed.stdout, killed.stderr
+    assert list(cache.rglob("*.lock")) and not list(cache.rglob("*.bin"))
+    import time
+
+    r = subprocess.run([sys.executable, "-c", SHARED_CHILD, str(time.time())],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    source, disk = r.stdout.splitlines()[-1].split()[:2]
+    assert (source, disk) == ("1", "0")                 # built it, without waiting for the dead
+    assert len(list(cache.rglob("*.bin"))) == 1
+
+
 def test_build_error_carries_log_and_files(tmp_path, cache):
     lib = tiny_library(tmp_path / "lib", uuid.uuid4().hex)
     bad = "__kernel void broken(__global double *x) { x[0] = undefined_symbol_here(1.0); }\n"
@@ -207,3 +277,31 @@ def test_noinline_build_gives_the_same_bits(monkeypatch):
         out.append(nmath.qgamma(x, a, log_p=False).view(np.int64))
     assert np.array_equal(out[0], out[2]) and np.array_equal(out[1], out[3])
     assert np.isfinite(out[0].view(np.float64)).all()
+
+
+def test_cache_commands_warm_info_clear(tmp_path, cache):
+    """``daskcl cache warm`` builds ahead of time, ``info`` counts it, ``clear`` deletes only
+    the files daskcl wrote."""
+    env = {**os.environ, "DASKCL_CACHE_DIR": str(cache)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "daskcl", "cache", *args],
+                              capture_output=True, text=True, env=env, timeout=600)
+
+    r = cli("warm")
+    assert r.returncode == 2 and "--names" in r.stderr
+    r = cli("warm", "--names", "pnorm,dnorm")
+    assert r.returncode == 0, r.stderr
+    assert "2 kernels" in r.stdout and "2 programs built" in r.stdout
+    r = cli("warm", "--names", "pnorm")
+    assert "0 programs built, 1 loaded" in r.stdout
+    mine = cache / "notes.txt"
+    mine.write_text("keep me")
+    (cache / "ab").mkdir(exist_ok=True)
+    (cache / "ab" / "other.bin").write_text("not daskcl's name")
+    r = cli("info")
+    assert r.returncode == 0 and "entries     2 programs" in r.stdout, r.stdout
+    r = cli("clear")
+    assert r.returncode == 0 and r.stdout.startswith("deleted 4 files"), r.stdout   # 2 + 2 locks
+    assert mine.read_text() == "keep me" and (cache / "ab" / "other.bin").exists()
+    assert "entries     0 programs" in cli("info").stdout

@@ -37,6 +37,7 @@ import re
 import secrets
 import stat
 import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -49,10 +50,13 @@ from . import device as _device
 from .library import ProgramSource
 
 __all__ = [
+    "BUILD_WAIT_S",
     "BuiltProgram",
     "CacheWarning",
     "build",
     "cache_dir",
+    "cache_info",
+    "clear_disk_cache",
     "clear_memory_cache",
     "default_options",
     "stats",
@@ -86,7 +90,11 @@ class BuiltProgram:
 
 
 #: counters of how programs were obtained in this process (for tests and benchmarks)
-stats: dict[str, int] = {"memory": 0, "disk": 0, "source": 0, "rebuilt_corrupt": 0}
+stats: dict[str, int] = {"memory": 0, "disk": 0, "source": 0, "rebuilt_corrupt": 0, "waited": 0}
+
+#: how long a process waits for another's build of the same program before building it too
+BUILD_WAIT_S = 900.0
+_BUILD_POLL_S = 0.05
 
 _memory: dict[tuple[int, str], BuiltProgram] = {}
 _locks: dict[tuple[int, str], threading.Lock] = {}
@@ -198,9 +206,11 @@ def _load_or_build(
     import pyopencl as cl
 
     problem = None
-    with _DiskCache.open() as disk:
+    with _DiskCache.open() as disk, contextlib.ExitStack() as held:
         entry = disk.entry(key, bound.info.identity) if disk else None
-        if entry is not None:
+        for attempt in ("before", "after waiting"):
+            if entry is None:
+                break
             try:
                 blob = entry.read()
                 if blob is not None:
@@ -212,6 +222,12 @@ def _load_or_build(
             except Exception as exc:  # unreadable, untrusted, corrupt, another program's, refused
                 problem = f"{type(exc).__name__}: {exc}"
                 stats["rebuilt_corrupt"] += 1
+                break
+            if attempt == "before":
+                # Processes that share the cache build each program once: the first takes
+                # the entry's lock and builds, the others wait for it and load its binary.
+                if not held.enter_context(entry.building()):
+                    break
         try:
             prg = _device.build_program(cl.Program(bound.context, source.text), options)
         except cl.Error as exc:
@@ -457,6 +473,46 @@ class _Entry:
         finally:
             os.close(sfd)
 
+    @contextlib.contextmanager
+    def building(self) -> Iterator[bool]:
+        """Hold the entry's build lock (``<name>.lock`` beside it) while the body builds it.
+
+        Yields whether the lock is held.  Waiting for another process's build polls, so a
+        builder that dies releases its lock to the next (the kernel drops a dead process's
+        locks, also over NFS); a builder still holding it after :data:`BUILD_WAIT_S` is not
+        waited for any longer, nor is a lock that cannot be taken (an OS error): the body then
+        builds without it.
+        """
+        import fcntl
+
+        try:
+            sfd = self._subdir(create=True)
+            assert sfd is not None
+            try:
+                fd = os.open(f"{self.name}.lock",
+                             os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             0o660 if self.cache.shared else 0o600, dir_fd=sfd)
+            finally:
+                os.close(sfd)
+        except (OSError, _Untrusted):
+            yield False
+            return
+        try:
+            deadline = time.monotonic() + BUILD_WAIT_S
+            while True:
+                try:
+                    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        yield False
+                        return
+                    stats["waited"] += 1
+                    time.sleep(_BUILD_POLL_S)
+            yield True
+        finally:
+            os.close(fd)  # releases the lock
+
     def write(self, binary: bytes) -> None:
         """Write the entry atomically: a new file renamed over whatever was there."""
         sfd = self._subdir(create=True)
@@ -479,6 +535,62 @@ class _Entry:
                 raise
         finally:
             os.close(sfd)
+
+
+_ENTRY_FILE = re.compile(r"[0-9a-f]{64}\.bin(\.lock|\.[0-9a-f]{16}\.tmp)?")
+_SUBDIR = re.compile(r"[0-9a-f]{2}")
+
+
+def _own_files() -> Iterator[tuple[Path, str, int]]:
+    """The files of the disk cache that daskcl writes (entries, their build locks, unfinished
+    writes): ``(subdirectory, name, bytes)``; nothing else under the directory is listed."""
+    with _DiskCache.open() as disk:
+        if disk is None:
+            return
+        for sub in sorted(os.listdir(disk.fd)):
+            if not _SUBDIR.fullmatch(sub):
+                continue
+            st = os.stat(sub, dir_fd=disk.fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            for name in sorted(os.listdir(disk.path / sub)):
+                fst = os.stat(disk.path / sub / name, follow_symlinks=False)
+                if _ENTRY_FILE.fullmatch(name) and stat.S_ISREG(fst.st_mode):
+                    yield disk.path / sub, name, fst.st_size
+
+
+def cache_info() -> dict[str, Any]:
+    """What the disk cache holds: its directory (``None`` without one), the number and bytes of
+    its program entries, and the build locks and unfinished writes beside them."""
+    d = cache_dir()
+    files = list(_own_files())
+    entries = [f for f in files if f[1].endswith(".bin")]
+    return {
+        "directory": None if d is None else str(d),
+        "shared": _shared(),
+        "entries": len(entries),
+        "bytes": sum(f[2] for f in entries),
+        "locks": sum(f[1].endswith(".lock") for f in files),
+        "unfinished": sum(f[1].endswith(".tmp") for f in files),
+    }
+
+
+def clear_disk_cache() -> int:
+    """Delete the disk cache's program entries, build locks and unfinished writes, and the
+    subdirectories they leave empty; return the number of files deleted.  Only files of the
+    names daskcl writes are touched: anything else in the directory stays."""
+    n = 0
+    for sub, name, _ in list(_own_files()):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(sub / name)
+            n += 1
+    with _DiskCache.open() as disk:
+        if disk is not None:
+            for name in os.listdir(disk.fd):
+                if _SUBDIR.fullmatch(name):
+                    with contextlib.suppress(OSError):   # not empty: something else is there
+                        os.rmdir(name, dir_fd=disk.fd)
+    return n
 
 
 def _pack(binary: bytes, record: bytes) -> bytes:
