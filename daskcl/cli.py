@@ -1,14 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The ``daskcl`` command.
+"""daskcl: R's Mathlib and GLM kernels on OpenCL devices, for NumPy, Dask and sweeps to zarr.
 
-``daskcl devices``                  every OpenCL device, its fp64 status, and the one chosen
-``daskcl index build [--verbose]``  regenerate cl/nmath/kernel_dependency_index.tsv
-``daskcl index check``              exit 1 if the index is stale (CI runs it)
-``daskcl index extract DEST ...``   copy the subset of the library some kernels need
-``daskcl sweep SPEC --out STORE``   evaluate a sweep spec (TOML) into a zarr store
-``daskcl sweep verify STORE``       exit 1 if a finished chunk no longer matches its checksum
-``daskcl worker ADDRESS``           one dask worker per device of this host, joined to a scheduler
-``daskcl devices --scheduler ADDR`` the device of every worker of a running cluster
+commands:
+  daskcl devices                   every OpenCL device, its fp64 status, and the one chosen
+  daskcl devices --scheduler ADDR  the device of every worker of a running cluster
+  daskcl index build | check       regenerate or check cl/nmath/kernel_dependency_index.tsv
+  daskcl index extract DEST ...    copy the subset of the library some kernels need
+  daskcl sweep SPEC --out STORE    evaluate a sweep spec (TOML) into a zarr store
+  daskcl sweep verify STORE        exit 1 if a finished chunk no longer matches its checksum
+  daskcl cache info | clear        the program cache: what it holds; delete its programs
+  daskcl cache warm --all          build programs ahead of time on this device
+  daskcl worker ADDRESS            one dask worker per device of this host, joined to a scheduler
+
+examples:
+  daskcl sweep workflows/tukey_critical/tukey.toml --out tukey.zarr
+  daskcl sweep SPEC --out STORE --resume      finish an interrupted sweep
+  daskcl cache warm --names qbeta,pf --glm    before scaling out a cluster on a shared cache
 """
 
 from __future__ import annotations
@@ -238,7 +245,10 @@ def _worker(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="daskcl", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    from ._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"daskcl {__version__}")
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
     p = sub.add_parser("devices", help="list OpenCL devices and the one daskcl would bind")
     p.add_argument("--device", default=None, help="'P:D' or a name substring (default: DASKCL_DEVICE)")
     p.add_argument("--scheduler", default=None,
@@ -300,6 +310,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "scheduler, loopback for a local one); whoever reaches it can run code")
     p.set_defaults(run=_worker)
     args = parser.parse_args(argv)
+    if args.cmd is None:
+        parser.print_help()
+        return 0
     try:
         return int(args.run(args))
     except DaskclError as exc:

@@ -250,3 +250,18 @@ def test_automatic_chunks_are_even_and_bounded() -> None:
     assert s.chunks == (334, 100, 100) and s.grid == (3, 1, 1)
     small = Sweep.from_dict({"sweep": {"function": "dnorm"}, "axes": {"x": {"arange": [0, 10]}}})
     assert small.chunks == (10,) and small.n_chunks == 1
+
+
+def test_cli_version_and_bare_command_print_plain_help():
+    import subprocess
+    import sys
+
+    from daskcl import __version__
+
+    r = subprocess.run([sys.executable, "-m", "daskcl", "--version"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == f"daskcl {__version__}"
+    r = subprocess.run([sys.executable, "-m", "daskcl"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "daskcl sweep SPEC --out STORE" in r.stdout
+    assert "``" not in r.stdout and "required" not in r.stderr
