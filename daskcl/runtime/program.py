@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import BuildError
+from ..errors import BuildError, CacheWarning
 from . import device as _device
 from .library import ProgramSource
 
@@ -59,10 +59,6 @@ __all__ = [
 ]
 
 _MAGIC = b"DASKCL-BINARY-2\n"
-
-
-class CacheWarning(UserWarning):
-    """The disk cache could not be used for one program (it was built from source instead)."""
 
 
 @dataclass

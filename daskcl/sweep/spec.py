@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 import tomllib
 
-from ..errors import DaskclError
+from ..errors import SweepError
 
 __all__ = ["Axis", "GlmSpec", "Output", "Sweep", "SweepError", "SweepResult", "open_result"]
 
@@ -93,10 +93,6 @@ _MAX_FILE_BYTES = 2**31  # an axis, data or function file read by a spec
 # Array names in the store: a letter first, then letters, digits, '_', '.', '-' (no path
 # separators, no '..', nothing zarr reserves); ".json" endings would shadow zarr's metadata.
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,127}")
-
-
-class SweepError(DaskclError, ValueError):
-    """A spec or store that cannot be run; the message says what to fix."""
 
 
 @dataclass
