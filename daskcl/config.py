@@ -60,7 +60,7 @@ from donfig.config_obj import ConfigSet
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "Key", "explicit", "get", "set"]
+__all__ = ["KEYS", "Key", "check", "explicit", "get", "set"]
 
 #: the values set in code (empty at start: the environment and the defaults are not copied in,
 #: so that a read sees the environment as it is then)
@@ -299,10 +299,20 @@ def set(arg: Mapping[str, Any] | None = None, **kwargs: Any) -> ConfigSet:
     ...     daskcl.config.get("cache.enabled"), daskcl.config.get("noinline")
     (False, True)
     """
-    values = _flat(dict(arg or {}))
+    values = dict(arg or {})
     values.update({name.replace("__", "."): value for name, value in kwargs.items()})
-    checked = {name: _checked(_key(name), value) for name, value in values.items()}
-    return _config.set(checked)
+    return _config.set(check(values))
+
+
+def check(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (keys as :func:`set` takes them) checked and in canonical form, flat.
+
+    Raises
+    ------
+    ConfigError
+        An unknown key, or a value the key does not take.
+    """
+    return {name: _checked(_key(name), value) for name, value in _flat(values).items()}
 
 
 def explicit() -> dict[str, Any]:
