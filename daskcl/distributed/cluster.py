@@ -111,13 +111,15 @@ def describe() -> dict[str, Any]:
         value = config.get(key)
         if value is not None:
             out[config.KEYS[key].env] = str(value)
+    import pyopencl as cl
+
     if "cl_nv_device_attribute_query" in str(bound.device.extensions).split():
         # NVIDIA's attribute query tells GPUs apart across processes (a pyopencl built without
         # it has no such attribute; a driver that refuses it raises pyopencl's Error)
         try:
             out["pci"] = (f"{int(bound.device.pci_bus_id_nv):02x}:"
                           f"{int(bound.device.pci_slot_id_nv):02x}")
-        except (AttributeError, _device._cl().Error) as exc:
+        except (AttributeError, cl.Error) as exc:
             log.debug("daskcl: the device does not tell its PCI address: %s", exc)
     return out
 

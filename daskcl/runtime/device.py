@@ -168,7 +168,7 @@ def probe_fp64(device: Any) -> str | None:
         prg.probe(queue, (1,), None, buf, np.float64(1.0))
         cl.enqueue_copy(queue, out, buf)
         queue.finish()
-    except Exception as exc:  # any driver failure means: not usable
+    except cl.Error as exc:  # any driver failure means: not usable
         return f"probe kernel failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
     if not np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
         return f"probe kernel computed {out.tolist()}, expected {_PROBE_WANT.tolist()}"

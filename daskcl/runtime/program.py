@@ -205,7 +205,8 @@ def _load_or_build(
                         cl.Program(bound.context, [bound.device], [binary]), options)
                     stats["disk"] += 1
                     return BuiltProgram(prg, source, options, "disk")
-            except Exception as exc:  # unreadable, untrusted, corrupt, another program's, refused
+            # unreadable, untrusted, corrupt or another program's, refused by the driver
+            except (OSError, _Untrusted, ValueError, cl.Error) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
                 stats["rebuilt_corrupt"] += 1
         try:

@@ -239,7 +239,8 @@ def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
 
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
-        except Exception as exc:  # numpy's messages may quote the header: name only the type
+        except (ValueError, OSError, EOFError) as exc:  # numpy's messages may quote the header:
+            # name only the type
             raise _err(where, f"{path.name} is not a .npy file of numbers "
                        f"({type(exc).__name__})") from None
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
