@@ -39,7 +39,7 @@ Example
 >>> with daskcl.config.set({"noinline": True}):
 ...     daskcl.config.get("noinline")
 True
->>> daskcl.config.set(binning="fast")
+>>> daskcl.config.set(binning="fast")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 daskcl.errors.ConfigError: config key 'binning' must be 0, 1, auto or WGxEPIrN ...
