@@ -6,6 +6,7 @@ program a kernel needs from the annotated kernel library (:mod:`daskcl.runtime.l
 caches it (:mod:`daskcl.runtime.program`), and maps arrays through it (:mod:`daskcl.nmath`).
 """
 
+from . import config
 from ._version import __version__
 from .errors import (
     BuildError,
@@ -14,4 +15,4 @@ from .errors import (
     LibraryError,
 )
 
-__all__ = ["BuildError", "DaskclError", "DeviceError", "LibraryError", "__version__"]
+__all__ = ["BuildError", "DaskclError", "DeviceError", "LibraryError", "__version__", "config"]

@@ -193,12 +193,14 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.dry_run:
         done = None
         if args.out:
-            from .sweep.run import _exists, _open, read_done
+            from .sweep.run import STORE_READ_ERRORS, _exists, _open, read_done
 
             if _exists(args.out, None):
                 try:
                     done = int(read_done(_open(args.out, "r", None), sweep.grid).sum())
-                except Exception:
+                except STORE_READ_ERRORS as exc:
+                    print(f"note: {args.out} holds no readable sweep ({type(exc).__name__}: "
+                          f"{exc}); the plan counts no chunk done", file=sys.stderr)
                     done = None
         print(sweep.plan(done))
         if args.out:

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 __all__ = [
     "BuildError",
+    "CacheWarning",
+    "ClusterError",
+    "ConfigError",
     "DaskclError",
+    "DaskclWarning",
     "DependencyCycleError",
     "DeviceError",
     "LibraryError",
@@ -14,11 +18,17 @@ __all__ = [
     "NoMatchingDeviceError",
     "NoPlatformError",
     "StaleIndexError",
+    "SweepError",
 ]
 
 
 class DaskclError(Exception):
     """Base class of every daskcl error."""
+
+
+class ConfigError(DaskclError, ValueError):
+    """A configuration value (a ``daskcl.config`` key or its ``DASKCL_*`` variable) that daskcl
+    does not understand; the message names the key and the values it takes."""
 
 
 class LibraryError(DaskclError):
@@ -68,3 +78,20 @@ class NoFp64DeviceError(DeviceError):
 
 class NoMatchingDeviceError(DeviceError):
     """The requested device (argument or ``DASKCL_DEVICE``) matches nothing."""
+
+
+class ClusterError(DaskclError):
+    """A dask cluster cannot be set up as asked: no device for its workers, a bad worker count
+    or address, a kernel to warm that does not exist, a missing optional dependency."""
+
+
+class SweepError(DaskclError, ValueError):
+    """A spec or store that cannot be run; the message says what to fix."""
+
+
+class DaskclWarning(UserWarning):
+    """Base class of every warning daskcl issues."""
+
+
+class CacheWarning(DaskclWarning):
+    """The disk cache could not be used for one program (it was built from source instead)."""

@@ -38,7 +38,8 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from ..errors import DaskclError, NoMatchingDeviceError
+from .. import config
+from ..errors import ClusterError, NoFp64DeviceError, NoMatchingDeviceError
 from ..runtime import device as _device
 
 __all__ = [
@@ -75,7 +76,7 @@ def warm(names: Iterable[str] = ()) -> list[str]:
         else:
             fn = nmath.FUNCTIONS.get(name)
             if fn is None:
-                raise DaskclError(f"cannot warm {name!r}: no such daskcl.nmath function")
+                raise ClusterError(f"cannot warm {name!r}: no such daskcl.nmath function")
             program = getattr(fn._daskcl_impl, "program", None)
             if program is not None:
                 program(1)
@@ -94,8 +95,9 @@ def _warm_glm(family: str, link: str) -> None:
 
 
 def describe() -> dict[str, Any]:
-    """The device this process is bound to, as plain data (binds from ``DASKCL_DEVICE`` first if
-    nothing is bound yet)."""
+    """The device this process is bound to, as plain data (binds from the config key ``device``,
+    ``DASKCL_DEVICE``, first if nothing is bound yet), with the ``CUDA_VISIBLE_DEVICES`` it
+    was started with and the ``DASKCL_DEVICE`` and ``DASKCL_CACHE_DIR`` it is configured with."""
     bound = _device.current()
     info = bound.info
     out: dict[str, Any] = {
@@ -103,13 +105,22 @@ def describe() -> dict[str, Any]:
         "driver": info.driver_version, "fp64": info.fp64, "compute_units": info.compute_units,
         "global_mem": info.global_mem, "host": socket.gethostname(), "pid": os.getpid(),
     }
-    for var in ("CUDA_VISIBLE_DEVICES", "DASKCL_DEVICE", "DASKCL_CACHE_DIR"):
-        if os.environ.get(var) is not None:
-            out[var] = os.environ[var]
-    try:  # NVIDIA's cl_nv_device_attribute_query: tells GPUs apart across processes
-        out["pci"] = f"{int(bound.device.pci_bus_id_nv):02x}:{int(bound.device.pci_slot_id_nv):02x}"
-    except Exception:
-        pass
+    if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        out["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    for key in ("device", "cache.dir"):
+        value = config.get(key)
+        if value is not None:
+            out[config.KEYS[key].env] = str(value)
+    import pyopencl as cl
+
+    if "cl_nv_device_attribute_query" in str(bound.device.extensions).split():
+        # NVIDIA's attribute query tells GPUs apart across processes (a pyopencl built without
+        # it has no such attribute; a driver that refuses it raises pyopencl's Error)
+        try:
+            out["pci"] = (f"{int(bound.device.pci_bus_id_nv):02x}:"
+                          f"{int(bound.device.pci_slot_id_nv):02x}")
+        except (AttributeError, cl.Error) as exc:
+            log.debug("daskcl: the device does not tell its PCI address: %s", exc)
     return out
 
 
@@ -119,42 +130,65 @@ class DaskclPlugin(WorkerPlugin):
     Parameters
     ----------
     device : str, optional
-        ``"P:D"`` or a name substring; default: the worker's ``DASKCL_DEVICE`` (set per worker by
-        :func:`local_cluster` and ``daskcl worker``), else daskcl's usual choice (GPUs first).
+        ``"P:D"`` or a name substring; default: the worker's config key ``device`` (its
+        ``DASKCL_DEVICE``, set per worker by :func:`local_cluster` and ``daskcl worker``), else
+        daskcl's usual choice (GPUs first).
     warm : sequence of str
         Kernels to build at start-up (see :func:`warm`).
+    settings : mapping, optional
+        ``daskcl.config`` keys to set on every worker; default: those set in code in this
+        process when the plugin is made (:func:`daskcl.config.explicit`).  The key ``device``
+        is not carried (each worker has its own): give ``device`` instead.
 
     Register it with ``client.register_plugin(DaskclPlugin(...))``: it runs on every current
     worker and on every worker that joins later (a restarted one included).  A worker whose
     device cannot be bound fails its start-up with the reason (no fp64 device, nothing matched).
+
+    Raises
+    ------
+    ConfigError
+        A setting that ``daskcl.config`` refuses (checked here, before any worker sees it).
     """
 
     name = "daskcl"
 
-    def __init__(self, device: str | None = None, warm: Sequence[str] = ()) -> None:
+    def __init__(self, device: str | None = None, warm: Sequence[str] = (),
+                 settings: dict[str, Any] | None = None) -> None:
         self.device = device
         self.warm = tuple(warm)
+        chosen = config.check(config.explicit() if settings is None else settings)
+        chosen.pop("device", None)
+        self.settings = chosen
+        self._applied: list[Any] = []  # what setup set, undone by teardown (last first)
 
     def setup(self, worker: Any) -> None:
+        if self.settings:
+            self._applied.append(config.set(self.settings))
         bound = _device.bind(self.device)
         names = warm(self.warm)
         log.info("daskcl: worker %s bound to %s; warmed %s", getattr(worker, "address", "?"),
                  bound.info.describe(), ", ".join(names) or "nothing")
 
+    def teardown(self, worker: Any) -> None:
+        """Restore the configuration the worker had before :meth:`setup`."""
+        if self._applied:
+            self._applied.pop().__exit__(None, None, None)
+
 
 def dask_setup(worker: Any) -> None:
     """dask preload hook (``--preload daskcl.cluster``): bind the worker's device at start-up.
 
-    ``DASKCL_WARM`` (comma-separated kernel names) are built as well.  A worker that cannot
-    bind its device or build those kernels does not start (and never joins the scheduler).
+    The config key ``worker.warm`` (``DASKCL_WARM``: comma-separated kernel names) names
+    kernels to build as well; ``worker.log_level`` (``DASKCL_WORKER_LOG_LEVEL``) sets the level
+    of distributed's logger.  A worker that cannot bind its device or build those kernels does
+    not start (and never joins the scheduler).
     """
-    names = [n for n in os.environ.get("DASKCL_WARM", "").split(",") if n]
-    level = os.environ.get("DASKCL_WORKER_LOG_LEVEL")
-    if level:
-        logging.getLogger("distributed").setLevel(level.upper())
     try:
-        DaskclPlugin(warm=names).setup(worker)
-    except Exception as exc:
+        level = config.get("worker.log_level")
+        if level:
+            logging.getLogger("distributed").setLevel(level)
+        DaskclPlugin(warm=config.get("worker.warm")).setup(worker)
+    except Exception as exc:  # whatever stops this worker from computing: said, then it exits
         # distributed logs a preload's exception and starts the worker anyway: it would join and
         # fail every task sent to it (three failures of one chunk end a sweep).  SystemExit is
         # not caught there, so the worker stops before it joins, its process exits with status
@@ -198,14 +232,17 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
     ------
     NoMatchingDeviceError
         ``DASKCL_DEVICE`` or a requested device matches no fp64 device here.
-    DaskclError
-        No fp64 device, or a bad count.
+    NoFp64DeviceError
+        No fp64 device here.
+    ClusterError
+        A bad count.
     """
     listed = _device.list_devices()
     every = [info for info, _ in listed if info.fp64]
     if not every:
-        raise DaskclError("no OpenCL device with fp64 found on this host; run 'daskcl devices'")
-    allowed = os.environ.get("DASKCL_DEVICE") or None
+        raise NoFp64DeviceError(
+            "no OpenCL device with fp64 found on this host; run 'daskcl devices'")
+    allowed = config.get("device")
     found = [i for i in every if allowed is None or _device.matches(i, allowed)]
     if not found:
         raise NoMatchingDeviceError(
@@ -229,12 +266,12 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
         cpu = found[0]
         n = 1 if devices in (None, "all") else int(devices)
         if n < 1:
-            raise DaskclError(f"at least one worker is needed, got {devices!r}")
+            raise ClusterError(f"at least one worker is needed, got {devices!r}")
         return [DeviceSlot(cpu.describe(), {"DASKCL_DEVICE": cpu.spec}) for _ in range(n)]
     if devices not in (None, "all"):
         n = int(devices)
         if not 1 <= n <= len(gpus):
-            raise DaskclError(f"asked for {n} GPU workers; this host has {len(gpus)} fp64 GPUs: "
+            raise ClusterError(f"asked for {n} GPU workers; this host has {len(gpus)} fp64 GPUs: "
                               + "; ".join(g.describe() for g in gpus))
         gpus = gpus[:n]
     # CUDA numbers every NVIDIA GPU of the host, allowed or not: index them among all of them.
@@ -283,7 +320,7 @@ def local_cluster(
     from distributed import Nanny, Scheduler, SpecCluster
 
     if not isinstance(host, str) or not host:
-        raise DaskclError(f"local_cluster: host must be an address such as {LOOPBACK!r}, "
+        raise ClusterError(f"local_cluster: host must be an address such as {LOOPBACK!r}, "
                           f"got {host!r}")
     slots = device_slots(n_workers)
     warm_env = {"DASKCL_WARM": ",".join(warm_names)} if warm_names else {}
@@ -333,7 +370,7 @@ def _route_to(address: str | None, scheduler_file: str | None) -> str:
     try:
         return str(get_ip(get_address_host(address)))
     except (OSError, ValueError) as exc:
-        raise DaskclError(f"cannot find this host's address towards the scheduler {address}: "
+        raise ClusterError(f"cannot find this host's address towards the scheduler {address}: "
                           f"{exc}; give --listen HOST") from exc
 
 
@@ -373,7 +410,7 @@ def run_workers(address: str | None, *, scheduler_file: str | None = None,
     ``distributed.Security`` with TLS) is up to whoever runs it.
     """
     if not address and not scheduler_file:
-        raise DaskclError("give the scheduler's address (tcp://host:8786) or --scheduler-file")
+        raise ClusterError("give the scheduler's address (tcp://host:8786) or --scheduler-file")
     slots = device_slots(devices)
     host = listen or _route_to(address, scheduler_file)
     try:

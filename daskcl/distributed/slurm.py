@@ -44,7 +44,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import DaskclError
+from ..errors import ClusterError, DaskclError
 
 __all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "slurm_cluster"]
 
@@ -128,7 +128,7 @@ def slurm_cluster(
 
     Raises
     ------
-    DaskclError
+    ClusterError
         dask-jobqueue is not installed.
     ValueError
         ``cache_shared`` without a ``cache_dir`` of its own.
@@ -139,7 +139,7 @@ def slurm_cluster(
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError as exc:
-        raise DaskclError("SLURM clusters need dask-jobqueue: pip install dask-jobqueue") from exc
+        raise ClusterError("SLURM clusters need dask-jobqueue: pip install dask-jobqueue") from exc
 
     directives = [f"--gres={gres}"] if gres else []
     directives += list(options.pop("job_extra_directives", None) or ())

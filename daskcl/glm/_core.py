@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import math
 import numbers
 import re
@@ -46,11 +47,14 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import LibraryError
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
 
 __all__ = ["FAMILIES", "FactorialGrid", "Posterior", "Tuning", "f2_f3"]
+
+log = logging.getLogger("daskcl.glm")
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {
@@ -104,7 +108,8 @@ def _source(stem: str, root: str) -> tuple[ProgramSource, int]:
     src = lib.kernel_program_source(stem)
     m = re.search(r"^#define\s+F2F3_NOBS\s+(\d+)", lib.read(f"kernels/{stem}.cl"), re.M)
     if m is None:
-        raise RuntimeError(f"cl/kernels/{stem}.cl does not define F2F3_NOBS")
+        raise LibraryError(f"cl/kernels/{stem}.cl does not define F2F3_NOBS; the kernel "
+                           "library is inconsistent: reinstall daskcl or fix DASKCL_LIBRARY")
     driver = lib.read(f"kernels/{_DRIVER}.cl")
     name = f"kernels/{_DRIVER}.cl"
     start = src.text.count("\n") + 2          # after the "// ==== name ====" line
@@ -263,11 +268,14 @@ class Tuning:
 def mma_capable(dev: Any) -> bool:
     """Whether the tile kernel can use ``dev``'s fp64 tensor cores (PTX mma.m8n8k4.f64 through
     inline assembly: NVIDIA devices of compute capability 8.0 or later)."""
+    import pyopencl as cl
+
     if "cl_nv_device_attribute_query" not in getattr(dev, "extensions", ""):
         return False
     try:
         return int(dev.compute_capability_major_nv) >= 8
-    except Exception:  # an OpenCL layer that does not answer the query
+    except (AttributeError, cl.Error) as exc:  # an OpenCL layer that does not answer
+        log.debug("daskcl: the device does not tell its compute capability: %s", exc)
         return False
 
 
@@ -387,7 +395,7 @@ class FactorialGrid:
 def _real(name: str, value: Any) -> np.ndarray:
     try:
         arr = np.asarray(value)
-    except Exception as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise TypeError(f"f2_f3: {name} must be an array of real numbers ({exc})") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"f2_f3: {name} must be real numbers, got dtype {arr.dtype}")

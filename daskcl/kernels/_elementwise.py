@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import re
 import string
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
@@ -104,11 +104,7 @@ def collapse_axes(
 def max_alloc(bound: _device.BoundDevice) -> int:
     """Bytes of the largest buffer the bound device allocates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``,
     asked once per device).  Tests replace this function to exercise the pieces of large calls."""
-    known: int | None = bound.__dict__.get("_max_alloc")
-    if known is None:
-        known = int(bound.device.max_mem_alloc_size)
-        bound.__dict__["_max_alloc"] = known
-    return known
+    return bound.max_alloc
 
 
 def launch_elements(bound: _device.BoundDevice) -> int:
@@ -281,11 +277,7 @@ class Binning:
 
 def _nv_compiler_options(bound: _device.BoundDevice) -> bool:
     """Whether the device takes NVIDIA's ``-cl-nv-*`` build options (asked once per device)."""
-    known: bool | None = bound.__dict__.get("_nv_compiler_options")
-    if known is None:
-        known = "cl_nv_compiler_options" in bound.device.extensions.split()
-        bound.__dict__["_nv_compiler_options"] = known
-    return known
+    return bound.nv_compiler_options
 
 
 #: the sorted launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H100 and H200)
@@ -299,20 +291,16 @@ SORT_LAUNCH = 1 << 26
 def binning(fn: Fn, device_type: str) -> Binning | None:
     """How ``fn``'s kernel groups elements by class on a device of ``device_type`` (``None``:
     the plain kernel).  On by default for GPUs, where lanes of a warp run in lock-step;
-    ``DASKCL_BINNING`` overrides it: ``0`` off, ``1`` on for every device (PoCL too), or
-    ``WGxEPIrN`` (:meth:`Binning.parse`) on every device."""
+    the config key ``binning`` (``DASKCL_BINNING``) overrides it: ``0`` off, ``1`` on for
+    every device (PoCL too), or ``WGxEPIrN`` (:meth:`Binning.parse`) on every device."""
     if not fn.classify:
         return None
-    env = os.environ.get("DASKCL_BINNING", "").strip()
-    if env == "0" or (env == "" and device_type != "GPU"):
+    spec = config.get("binning")
+    if spec == "0" or (spec == "auto" and device_type != "GPU"):
         return None
-    if env in ("", "1"):
+    if spec in ("auto", "1"):
         return DEFAULT_BINNING
-    try:
-        return Binning.parse(env)
-    except ValueError as exc:
-        raise ValueError(f"DASKCL_BINNING must be 0, 1 or WGxEPI (e.g. 256x16), not {env!r}: "
-                         f"{exc}") from None
+    return Binning.parse(spec)
 
 
 class Elementwise:
@@ -581,7 +569,7 @@ def _stage(bound: _device.BoundDevice, k: int, nin: int, slab: int) -> _Stage:
     """Staging set ``k`` of the bound device (made once per process and kept)."""
     import pyopencl as cl
 
-    stages: dict[tuple[int, int], _Stage] = bound.__dict__.setdefault("_stages", {})
+    stages: dict[tuple[int, int], _Stage] = bound.staging
     st = stages.get((k, slab))
     if st is None:
         q = cl.CommandQueue(bound.context)

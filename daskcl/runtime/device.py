@@ -17,7 +17,7 @@ True
 
 from __future__ import annotations
 
-import os
+import functools
 import threading
 import warnings
 from collections.abc import Sequence
@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
 
 __all__ = [
@@ -167,7 +168,7 @@ def probe_fp64(device: Any) -> str | None:
         prg.probe(queue, (1,), None, buf, np.float64(1.0))
         cl.enqueue_copy(queue, out, buf)
         queue.finish()
-    except Exception as exc:  # any driver failure means: not usable
+    except cl.Error as exc:  # any driver failure means: not usable
         return f"probe kernel failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
     if not np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
         return f"probe kernel computed {out.tolist()}, expected {_PROBE_WANT.tolist()}"
@@ -204,7 +205,7 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
         With the devices that were found.
     """
     if spec is None:
-        spec = os.environ.get("DASKCL_DEVICE") or None
+        spec = config.get("device")
     found = list_devices()
     cands = [(i, d) for i, d in found if spec is None or matches(i, spec)]
     if not cands:
@@ -232,7 +233,14 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
 
 
 class BoundDevice:
-    """The device of this process with its OpenCL context and (profiling) command queue."""
+    """The device of this process with its OpenCL context and (profiling) command queue.
+
+    Attributes
+    ----------
+    staging : dict
+        Host and device buffers the launches of :mod:`daskcl.kernels` keep for this device
+        (made on first use, kept while the device is bound).
+    """
 
     def __init__(self, info: DeviceInfo, device: Any) -> None:
         cl = _cl()
@@ -242,6 +250,17 @@ class BoundDevice:
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
+        self.staging: dict[tuple[int, int], Any] = {}
+
+    @functools.cached_property
+    def max_alloc(self) -> int:
+        """Bytes of the largest buffer the device allocates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``)."""
+        return int(self.device.max_mem_alloc_size)
+
+    @functools.cached_property
+    def nv_compiler_options(self) -> bool:
+        """Whether the device takes NVIDIA's ``-cl-nv-*`` build options."""
+        return "cl_nv_compiler_options" in str(self.device.extensions).split()
 
     def __repr__(self) -> str:
         return f"<BoundDevice {self.info.describe()}>"
@@ -259,7 +278,7 @@ def bind(spec: str | None = None) -> BoundDevice:
     """
     global _bound, _bound_spec
     if spec is None:
-        spec = os.environ.get("DASKCL_DEVICE") or None
+        spec = config.get("device")
     with _lock:
         if _bound is None or spec != _bound_spec:
             info, dev = choose(spec)

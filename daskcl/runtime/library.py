@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import config
 from ..errors import (
     DependencyCycleError,
     LibraryError,
@@ -61,11 +62,12 @@ def default_root() -> Path:
     """The kernel library shipped with daskcl.
 
     ``daskcl/cl`` in an installed wheel; ``cl/`` beside the package in a source checkout.
-    ``DASKCL_LIBRARY`` overrides both (a directory laid out like ``cl/``).
+    The config key ``library`` (``DASKCL_LIBRARY``) overrides both (a directory laid out like
+    ``cl/``).
     """
-    env = os.environ.get("DASKCL_LIBRARY")
-    if env:
-        return Path(env)
+    chosen: Path | None = config.get("library")
+    if chosen is not None:
+        return chosen
     here = Path(__file__).resolve().parents[1]          # the daskcl package
     for cand in (here / "cl", here.parent / "cl"):
         if (cand / "OPENCL.cl").is_file():

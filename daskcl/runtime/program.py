@@ -44,8 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import config
 from .._version import __version__
-from ..errors import BuildError
+from ..errors import BuildError, CacheWarning, ConfigError
 from . import device as _device
 from .library import ProgramSource
 
@@ -63,10 +64,6 @@ __all__ = [
 ]
 
 _MAGIC = b"DASKCL-BINARY-2\n"
-
-
-class CacheWarning(UserWarning):
-    """The disk cache could not be used for one program (it was built from source instead)."""
 
 
 @dataclass
@@ -102,12 +99,13 @@ _locks_guard = threading.Lock()
 
 
 def cache_dir() -> Path | None:
-    """The disk cache directory, or ``None`` when ``DASKCL_NO_CACHE`` is set."""
-    if os.environ.get("DASKCL_NO_CACHE", "").strip() not in ("", "0"):
+    """The disk cache directory (config key ``cache.dir``), or ``None`` when ``cache.enabled``
+    is false (``DASKCL_NO_CACHE=1``)."""
+    if not config.get("cache.enabled"):
         return None
-    env = os.environ.get("DASKCL_CACHE_DIR")
-    if env:
-        return Path(env)
+    chosen: Path | None = config.get("cache.dir")
+    if chosen is not None:
+        return chosen
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "daskcl"
 
@@ -115,22 +113,20 @@ def cache_dir() -> Path | None:
 def default_options(device_type: str = "CPU") -> tuple[str, ...]:
     """Build options every program gets on a device of ``device_type``.
 
-    ``DASKCL_FP_CONTRACT=1`` lets the compiler fuse ``a*b+c`` into ``fma`` (see ``OPENCL.cl``);
+    ``fp_contract`` (``DASKCL_FP_CONTRACT=1``) lets the compiler fuse ``a*b+c`` into ``fma`` (see ``OPENCL.cl``);
     it is off by default, so that expressions round as in R's C code on x86-64.
 
-    ``DASKCL_NOINLINE`` keeps the heavy library routines out of line (``OPENCL.cl``): on by
+    ``noinline`` (``DASKCL_NOINLINE``) keeps the heavy library routines out of line (``OPENCL.cl``): on by
     default for GPUs, where it cuts cold builds 5.8x over every function (the slowest, qnf,
     from 267 s to 22 s on an H100) with the same bits; off for CPUs, where PoCL's kernels run
     slower with calls (pbeta 18%) and builds are cheap (benchmarks/README.md).  ``0`` or ``1``
-    overrides the choice.
+    (false or true) overrides the choice.
     """
     opts: tuple[str, ...] = ()
-    if os.environ.get("DASKCL_FP_CONTRACT", "").strip() not in ("", "0"):
+    if config.get("fp_contract"):
         opts += ("-DDASKCL_FP_CONTRACT",)
-    noinline = os.environ.get("DASKCL_NOINLINE", "").strip()
-    if noinline not in ("", "0", "1"):
-        raise ValueError(f"DASKCL_NOINLINE must be 0 or 1, not {noinline!r}")
-    if noinline == "1" or (noinline == "" and device_type == "GPU"):
+    noinline = config.get("noinline")
+    if noinline is True or (noinline == "auto" and device_type == "GPU"):
         opts += ("-DDASKCL_NOINLINE",)
     return opts
 
@@ -219,7 +215,8 @@ def _load_or_build(
                         cl.Program(bound.context, [bound.device], [binary]), options)
                     stats["disk"] += 1
                     return BuiltProgram(prg, source, options, "disk")
-            except Exception as exc:  # unreadable, untrusted, corrupt, another program's, refused
+            # unreadable, untrusted, corrupt or another program's, refused by the driver
+            except (OSError, _Untrusted, ValueError, cl.Error) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
                 stats["rebuilt_corrupt"] += 1
                 break
@@ -262,16 +259,14 @@ class _Untrusted(Exception):
 
 
 def _shared() -> bool:
-    """Whether ``DASKCL_CACHE_SHARED=group`` opts into a cache shared by the user's group."""
-    value = os.environ.get("DASKCL_CACHE_SHARED", "").strip().lower()
-    if value in ("", "0", "no", "private"):
+    """Whether ``cache.shared`` (``DASKCL_CACHE_SHARED=group``) opts into a cache shared by the
+    user's group.  A value not understood warns once and keeps the cache private."""
+    try:
+        return bool(config.get("cache.shared") == "group")
+    except ConfigError as exc:
+        _warn_once(("cache.shared", str(exc)),
+                   f"{exc}; the program cache is used only if it is private")
         return False
-    if value == "group":
-        return True
-    _warn_once(("DASKCL_CACHE_SHARED", value),
-               f"DASKCL_CACHE_SHARED={value!r} is not understood (give 'group' or nothing); "
-               "the program cache is used only if it is private")
-    return False
 
 
 @functools.lru_cache(maxsize=64)

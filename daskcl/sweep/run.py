@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import errno
 import itertools
+import logging
 import math
 import os
 import posixpath
@@ -48,6 +49,13 @@ _WINDOW_PER_THREAD = 4
 # chunk meanwhile (sweeps start their local workers with two threads).
 _EVAL_LOCK = threading.Lock()
 _SWEEP_THREADS = 2
+#: what reading a store raises where a chunk, mark or attribute cannot be read: the file system
+#: and fsspec (OSError, zarr's not-found errors among them), zarr's metadata and codec checks
+#: (ValueError), a missing key or index (LookupError), the zstd and blosc codecs' decompression
+#: errors (RuntimeError)
+STORE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, LookupError, RuntimeError)
+
+log = logging.getLogger("daskcl.sweep")
 
 
 def _open(url: str, mode: str, options: dict[str, Any] | None) -> Any:
@@ -61,12 +69,16 @@ def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
     arr = group["_done"]
     try:
         return np.asarray(arr[...], dtype=np.uint8) == 1
-    except Exception:
+    except STORE_READ_ERRORS as exc:
+        log.info("daskcl: the done marks cannot be read at once (%s); reading them one by one",
+                 exc)
         out = np.zeros(grid, dtype=bool)
         for idx in np.ndindex(*grid):
             try:
                 out[idx] = arr[idx] == 1
-            except Exception:
+            except STORE_READ_ERRORS as exc:
+                log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done",
+                         idx, exc)
                 out[idx] = False
         return out
 
@@ -101,7 +113,9 @@ def _chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
             if checksum(arr[sl + (slice(None),) * (arr.ndim - len(sl))]) != int(want[k]):
                 return False
         return True
-    except Exception:
+    except STORE_READ_ERRORS as exc:
+        log.info("daskcl: chunk %s or its checksum cannot be read (%s): it is computed again",
+                 index, exc)
         return False
 
 
@@ -114,7 +128,8 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
     sl = sweep.chunk_slices(index)
     try:
         marked = int(done[index]) == 1
-    except Exception:
+    except STORE_READ_ERRORS as exc:
+        log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
         marked = False
     if marked and _chunk_matches(group, sweep.output_names, sl, index):
         return {"index": index, "skipped": True}
@@ -255,7 +270,8 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     try:
         existing = _open(url, "r", options)
         info = existing.attrs.get("daskcl")
-    except Exception:
+    except STORE_READ_ERRORS as exc:  # not a zarr group: said below, with what it holds
+        log.debug("daskcl: %s is not a readable zarr group: %s", url, exc)
         existing, info = None, None
     if not _is_ours(info):
         what = (f"exists and is not a zarr group (it holds {_listing(entries)})"
@@ -296,7 +312,7 @@ def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
     try:
         group = _open(url, "w-", options)
         group.attrs["daskcl"] = {"preparing": True, "format": FORMAT, "arrays": names}
-    except Exception as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # file system, fsspec, zarr's checks
         raise _write_error(url, exc) from exc
     return group
 
@@ -564,7 +580,7 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
             idx, _ = pending.pop(fut.key)
             try:
                 r = fut.result()
-            except Exception as exc:
+            except Exception as exc:  # whatever the chunk's task raised: the user's function too
                 if isinstance(exc, OSError) and exc.errno in _DISK_FULL:
                     raise _write_error(url, exc) from exc
                 raise SweepError(f"chunk {idx} failed: {type(exc).__name__}: {exc}. Finished "
@@ -594,7 +610,7 @@ def verify(url: str, options: dict[str, Any] | None = None
     try:
         group = _open(url, "r", options)
         info = group.attrs.get("daskcl")
-    except Exception as exc:
+    except STORE_READ_ERRORS as exc:
         raise SweepError(f"{url} is not a zarr store ({type(exc).__name__}: {exc})") from None
     if not _is_ours(info) or info.get("preparing"):
         raise SweepError(f"{url} is not a finished daskcl sweep store (its daskcl attributes "

@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 import tomllib
 
-from ..errors import DaskclError
+from ..errors import SweepError
 
 __all__ = ["Axis", "GlmSpec", "Output", "Sweep", "SweepError", "SweepResult", "open_result"]
 
@@ -93,10 +93,6 @@ _MAX_FILE_BYTES = 2**31  # an axis, data or function file read by a spec
 # Array names in the store: a letter first, then letters, digits, '_', '.', '-' (no path
 # separators, no '..', nothing zarr reserves); ".json" endings would shadow zarr's metadata.
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,127}")
-
-
-class SweepError(DaskclError, ValueError):
-    """A spec or store that cannot be run; the message says what to fix."""
 
 
 @dataclass
@@ -243,7 +239,8 @@ def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
 
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
-        except Exception as exc:  # numpy's messages may quote the header: name only the type
+        except (ValueError, OSError, EOFError) as exc:  # numpy's messages may quote the header:
+            # name only the type
             raise _err(where, f"{path.name} is not a .npy file of numbers "
                        f"({type(exc).__name__})") from None
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":

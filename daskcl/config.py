@@ -1,0 +1,322 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""daskcl's configuration: one object, read from ``DASKCL_*`` variables, settable in code.
+
+Each key has an environment variable and a default.  :func:`get` returns, in this order, the
+value set in code with :func:`set`, else the key's environment variable as it is at the time
+of the call (so a variable set after import, or by a test, takes effect), else the default.
+Values are checked where they are set and where they are read from the environment: a value
+daskcl does not understand raises :class:`~daskcl.errors.ConfigError` (a ``ValueError``) naming
+the key, its variable and the values it takes.
+
+========================  ==========================  ========  ===============================
+key                       environment variable        default   meaning
+========================  ==========================  ========  ===============================
+``device``                ``DASKCL_DEVICE``           any       the device a process binds:
+                                                                ``"P:D"`` or a name substring
+``binning``               ``DASKCL_BINNING``          ``auto``  launches sorted by class: ``0``,
+                                                                ``1``, ``auto`` (GPUs) or
+                                                                ``WGxEPIrN``
+``cache.dir``             ``DASKCL_CACHE_DIR``        XDG       the program cache's directory
+``cache.enabled``         ``DASKCL_NO_CACHE`` (not)   true      whether programs are cached on
+                                                                disk
+``cache.shared``          ``DASKCL_CACHE_SHARED``     private   ``group``: a cache shared by a
+                                                                group is trusted
+``fp_contract``           ``DASKCL_FP_CONTRACT``      false     let compilers fuse ``a*b+c``
+``noinline``              ``DASKCL_NOINLINE``         ``auto``  heavy routines out of line
+                                                                (``auto``: on GPUs)
+``library``               ``DASKCL_LIBRARY``          shipped   the kernel library directory
+``worker.warm``           ``DASKCL_WARM``             none      kernels a preloaded worker
+                                                                builds at start-up
+``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL`` unset     a preloaded worker's log level
+========================  ==========================  ========  ===============================
+
+Values set in code are held by a donfig ``Config`` (as ``dask.config`` and ``zarr.config``
+hold theirs); :class:`daskcl.cluster.DaskclPlugin` carries them to dask workers.
+
+Example
+-------
+>>> import daskcl.config
+>>> with daskcl.config.set({"noinline": True}):
+...     daskcl.config.get("noinline")
+True
+>>> daskcl.config.set(binning="fast")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+daskcl.errors.ConfigError: config key 'binning' must be 0, 1, auto or WGxEPIrN ...
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import donfig
+from donfig.config_obj import ConfigSet
+
+from .errors import ConfigError
+
+__all__ = ["KEYS", "Key", "check", "explicit", "get", "set"]
+
+#: the values set in code (empty at start: the environment and the defaults are not copied in,
+#: so that a read sees the environment as it is then)
+_config = donfig.Config("daskcl", defaults=[], paths=[], env={})
+
+_UNSET = object()
+
+
+class _Bad(Exception):
+    """A value a key's check does not take; carries the words for the allowed values."""
+
+    def __init__(self, allowed: str) -> None:
+        super().__init__(allowed)
+        self.allowed = allowed
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: its environment variable, its default and its check.
+
+    ``check(value)`` returns the value in its canonical form or raises ``_Bad``;
+    ``from_env(text)``, when given, reads the variable's text instead (``cache.enabled`` is the
+    negation of ``DASKCL_NO_CACHE``).
+    """
+
+    name: str
+    env: str
+    default: Any
+    check: Callable[[Any], Any]
+    doc: str
+    from_env: Callable[[str], Any] | None = None
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("", "0", "false", "no", "off"):
+            return False
+    raise _Bad("0 or 1 (or true/false, yes/no, on/off)")
+
+
+def _not_flag(text: str) -> bool:
+    return not _flag(text)
+
+
+def _device(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    raise _Bad("a 'P:D' pair of indices or a device name substring (a string), or None")
+
+
+_BINNING_RE = re.compile(r"(\d+)(?:x(\d+))?(?:r(\d+))?")
+
+
+def _binning(value: Any) -> str:
+    allowed = ("0, 1, auto or WGxEPIrN (e.g. 256x16 or 256x32r64; work-group size and "
+               "elements per work-item 1 to 1024)")
+    if value is None:
+        return "auto"
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return str(int(value))
+    if not isinstance(value, str):
+        raise _Bad(allowed)
+    text = value.strip().lower()
+    if text in ("", "auto"):
+        return "auto"
+    if text in ("0", "1"):
+        return text
+    m = _BINNING_RE.fullmatch(text)
+    if not m or not all(1 <= int(g or 1) <= 1024 for g in m.groups()[:2]):
+        raise _Bad(allowed)
+    return text
+
+
+def _path(value: Any) -> Path | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        text = os.fspath(value)
+        if isinstance(text, str):
+            return Path(text) if text.strip() else None
+    raise _Bad("a directory path (a string or path), or None")
+
+
+def _shared(value: Any) -> str:
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("", "0", "no", "private"):
+            return "private"
+        if text == "group":
+            return "group"
+    raise _Bad("'group' or 'private' (or nothing)")
+
+
+def _noinline(value: Any) -> bool | str:
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower() if isinstance(value, (str, int)) else None
+    if text in ("", "auto"):
+        return "auto"
+    if text in ("0", "1", "true", "false"):
+        return text in ("1", "true")
+    raise _Bad("0 or 1, true or false, or auto (on for GPUs)")
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(n.strip() for n in value.split(",") if n.strip())
+    if isinstance(value, Iterable) and all(isinstance(n, str) for n in value):
+        return tuple(n.strip() for n in value if n.strip())
+    raise _Bad("kernel names (a list of strings, or one comma-separated string)")
+
+
+_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+
+
+def _level(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().upper()
+        if not text:
+            return None
+        if isinstance(logging.getLevelName(text), int):
+            return text
+    raise _Bad("a logging level: " + ", ".join(_LEVELS))
+
+
+#: every key, by name
+KEYS: dict[str, Key] = {k.name: k for k in (
+    Key("device", "DASKCL_DEVICE", None, _device,
+        "the device a process binds ('P:D' or a name substring); None: GPUs first"),
+    Key("binning", "DASKCL_BINNING", "auto", _binning,
+        "launches sorted by class: 0 off, 1 on every device, auto on GPUs, or WGxEPIrN"),
+    Key("cache.dir", "DASKCL_CACHE_DIR", None, _path,
+        "the program cache's directory; None: $XDG_CACHE_HOME/daskcl or ~/.cache/daskcl"),
+    Key("cache.enabled", "DASKCL_NO_CACHE", True, _flag,
+        "whether built programs are kept on disk (DASKCL_NO_CACHE=1 turns it off)", _not_flag),
+    Key("cache.shared", "DASKCL_CACHE_SHARED", "private", _shared,
+        "'group': a setgid cache directory of one of the user's groups is trusted too"),
+    Key("fp_contract", "DASKCL_FP_CONTRACT", False, _flag,
+        "let the compiler fuse a*b+c into fma"),
+    Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
+        "heavy library routines out of line: true, false, or auto (on for GPUs)"),
+    Key("library", "DASKCL_LIBRARY", None, _path,
+        "a kernel library directory laid out like cl/; None: the one shipped"),
+    Key("worker.warm", "DASKCL_WARM", (), _names,
+        "kernels a worker preloaded with daskcl.cluster builds at start-up"),
+    Key("worker.log_level", "DASKCL_WORKER_LOG_LEVEL", None, _level,
+        "the 'distributed' logger's level on a worker preloaded with daskcl.cluster"),
+)}
+
+
+def _key(name: str) -> Key:
+    try:
+        return KEYS[name]
+    except KeyError:
+        raise ConfigError(f"daskcl has no config key {name!r}; its keys are: "
+                          + ", ".join(KEYS)) from None
+
+
+def _checked(key: Key, value: Any) -> Any:
+    """``value`` set in code for ``key``, in canonical form."""
+    try:
+        return key.check(value)
+    except _Bad as bad:
+        raise ConfigError(f"config key {key.name!r} must be {bad.allowed}, not {value!r} "
+                          f"(environment variable {key.env})") from None
+
+
+def _from_env(key: Key, text: str) -> Any:
+    """The variable's ``text`` for ``key``, in canonical form."""
+    try:
+        return (key.from_env or key.check)(text)
+    except _Bad as bad:
+        raise ConfigError(f"{key.env}={text!r} is not understood; {key.env} must be "
+                          f"{bad.allowed} (config key {key.name!r})") from None
+
+
+def get(name: str) -> Any:
+    """The value of the key ``name``: set in code, else from its environment variable now,
+    else the default.
+
+    Raises
+    ------
+    ConfigError
+        ``name`` is not a key, or its environment variable holds a value it does not take.
+    """
+    key = _key(name)
+    value = _config.get(name, _UNSET)
+    if value is not _UNSET:
+        return value
+    text = os.environ.get(key.env)
+    if text is not None and text.strip():
+        return _from_env(key, text)
+    return key.default
+
+
+def _flat(arg: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in arg.items():
+        full = f"{prefix}{name}"
+        if isinstance(value, Mapping) and full not in KEYS:
+            out.update(_flat(value, full + "."))
+        else:
+            out[full] = value
+    return out
+
+
+def set(arg: Mapping[str, Any] | None = None, **kwargs: Any) -> ConfigSet:
+    """Set keys in code, for the process or (as a context manager) for a block.
+
+    ``arg`` maps key names (``"cache.dir"``, or nested: ``{"cache": {"dir": ...}}``) to values;
+    keyword arguments use ``__`` for the dot (``cache__dir=...``).  Each value is checked
+    first: nothing is set if one is refused.
+
+    Raises
+    ------
+    ConfigError
+        An unknown key, or a value the key does not take.
+
+    Example
+    -------
+    >>> import daskcl.config
+    >>> with daskcl.config.set({"cache.enabled": False}, noinline=True):
+    ...     daskcl.config.get("cache.enabled"), daskcl.config.get("noinline")
+    (False, True)
+    """
+    values = dict(arg or {})
+    values.update({name.replace("__", "."): value for name, value in kwargs.items()})
+    return _config.set(check(values))
+
+
+def check(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (keys as :func:`set` takes them) checked and in canonical form, flat.
+
+    Raises
+    ------
+    ConfigError
+        An unknown key, or a value the key does not take.
+    """
+    return {name: _checked(_key(name), value) for name, value in _flat(values).items()}
+
+
+def explicit() -> dict[str, Any]:
+    """The keys set in code and their values: a plain, picklable dict (what
+    :class:`daskcl.cluster.DaskclPlugin` carries to workers)."""
+    return {name: value for name in KEYS
+            if (value := _config.get(name, _UNSET)) is not _UNSET}
