@@ -60,7 +60,7 @@ from donfig.config_obj import ConfigSet
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "Key", "check", "explicit", "get", "set"]
+__all__ = ["KEYS", "Key", "check", "environ", "explicit", "get", "set"]
 
 #: the values set in code (empty at start: the environment and the defaults are not copied in,
 #: so that a read sees the environment as it is then)
@@ -320,3 +320,24 @@ def explicit() -> dict[str, Any]:
     :class:`daskcl.cluster.DaskclPlugin` carries to workers)."""
     return {name: value for name in KEYS
             if (value := _config.get(name, _UNSET)) is not _UNSET}
+
+
+def environ(values: Mapping[str, Any]) -> dict[str, str]:
+    """The environment variables that say ``values`` (keys and canonical values, as
+    :func:`explicit` gives them) to a child process, which reads them as :func:`get` does;
+    a value of ``None`` (the default of a path or the device) sets nothing."""
+    out: dict[str, str] = {}
+    for name, value in values.items():
+        key = _key(name)
+        if value is None:
+            continue
+        if name == "cache.enabled":
+            text = "0" if value else "1"
+        elif isinstance(value, bool):
+            text = "1" if value else "0"
+        elif isinstance(value, tuple):
+            text = ",".join(value)
+        else:
+            text = str(value)
+        out[key.env] = text
+    return out

@@ -187,6 +187,23 @@ def test_plugin_carries_the_settings_to_its_workers() -> None:
     assert config.explicit() == {}
 
 
+def test_settings_reach_a_local_clusters_workers() -> None:
+    """Settings made in code travel to local_cluster's worker processes (through their
+    environment, read back by the same keys)."""
+    assert config.environ({"noinline": True, "cache.enabled": False, "binning": "0",
+                           "worker.warm": ("pnorm", "dnorm"), "library": None}) == {
+        "DASKCL_NOINLINE": "1", "DASKCL_NO_CACHE": "1", "DASKCL_BINNING": "0",
+        "DASKCL_WARM": "pnorm,dnorm"}
+    from daskcl.cluster import local_cluster
+
+    with config.set({"noinline": True, "cache.enabled": False}), \
+            local_cluster(1, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        got = list(client.run(_worker_config).values())
+    assert [g["noinline"] for g in got] == [True]
+    assert config.explicit() == {}
+
+
 def test_modules_read_no_daskcl_variable_themselves() -> None:
     root = Path(daskcl.__file__).parent
     readers = re.compile(r"""(environ\.get\(|environ\[|getenv\()\s*["']DASKCL_""")

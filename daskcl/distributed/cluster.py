@@ -323,7 +323,11 @@ def local_cluster(
         raise ClusterError(f"local_cluster: host must be an address such as {LOOPBACK!r}, "
                           f"got {host!r}")
     slots = device_slots(n_workers)
-    warm_env = {"DASKCL_WARM": ",".join(warm_names)} if warm_names else {}
+    # settings made in code reach the worker processes through their environment; the device
+    # is each slot's own
+    warm_env = config.environ({k: v for k, v in config.explicit().items() if k != "device"})
+    if warm_names:
+        warm_env["DASKCL_WARM"] = ",".join(warm_names)
     if silence_logs:
         warm_env["DASKCL_WORKER_LOG_LEVEL"] = logging.getLevelName(
             logging.WARNING if silence_logs is True else silence_logs)
