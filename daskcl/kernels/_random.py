@@ -307,26 +307,26 @@ class Random:
         dims, strides = collapse_axes(shape, full)
         return _Launch(dims, strides[0], scalars, arrays, strides[1:])
 
-    def _args(self, lau: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
+    def _args(self, plan: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
               cbase: int, buffers: list[Any]) -> list[Any]:
         args: list[Any] = [np.int64(n), np.int64(i0), out, status, np.uint64(seed),
                            np.uint64(cbase)]
-        args += [np.int64(d) for d in lau.dims[1:]]
-        args += [np.int64(c) for c in lau.cstrides]
+        args += [np.int64(d) for d in plan.dims[1:]]
+        args += [np.int64(c) for c in plan.cstrides]
         for j in range(len(self.fn.args)):
-            args += [np.int32(lau.arrays[j] is not None), np.float64(lau.scalars[j] or 0.0),
+            args += [np.int32(plan.arrays[j] is not None), np.float64(plan.scalars[j] or 0.0),
                      buffers[j]]
-            args += [np.int64(s) for s in lau.strides[j]]
+            args += [np.int64(s) for s in plan.strides[j]]
         return args
 
-    def enqueue(self, lau: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
+    def enqueue(self, plan: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
                 cbase: int, buffers: list[Any], queue: Any = None) -> Any:
-        """Launch the kernel for flat elements ``i0 .. i0 + n - 1`` of ``lau`` into ``out``."""
+        """Launch the kernel for flat elements ``i0 .. i0 + n - 1`` of ``plan`` into ``out``."""
         import pyopencl as cl
 
         bound = _device.current()
         queue = queue if queue is not None else bound.queue
-        kernel, lock = self.program(len(lau.dims)).kernel(self.kernel_name)
+        kernel, lock = self.program(len(plan.dims)).kernel(self.kernel_name)
         if bound.info.type == "GPU":
             local: tuple[int, ...] | None = (256,)
             gsize = -(-n // 256) * 256
@@ -334,10 +334,10 @@ class Random:
             local = None
             gsize = n
         with lock:
-            kernel.set_args(*self._args(lau, n, i0, out, status, seed, cbase, buffers))
+            kernel.set_args(*self._args(plan, n, i0, out, status, seed, cbase, buffers))
             return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
 
-    def per_launch(self, bound: _device.BoundDevice, lau: _Launch) -> int:
+    def per_launch(self, bound: _device.BoundDevice, plan: _Launch) -> int:
         """Elements of one launch: :func:`daskcl.kernels._elementwise.launch_elements`, fewer for a
         generator whose work grows with its parameters (:attr:`RFn.cost`), so that a launch
         draws about ``_WORK_*`` words per compute unit."""
@@ -345,7 +345,7 @@ class Random:
         if self.fn.cost is None:
             return cap
         top = []
-        for v, a in zip(lau.scalars, lau.arrays):
+        for v, a in zip(plan.scalars, plan.arrays):
             x = np.asarray(v if a is None else a, dtype=np.float64)
             x = x[np.isfinite(x)]          # NaN and infinite parameters give NaN at once
             top.append(max(0.0, float(x.max())) if x.size else 0.0)
@@ -368,7 +368,7 @@ class Random:
         result = np.empty(shape)
         if result.size == 0:
             return result, 0
-        lau = self.launch(shape, values, cstrides)
+        plan = self.launch(shape, values, cstrides)
         bound = _device.current()
         ctx = bound.context
         mf = cl.mem_flags
@@ -377,22 +377,22 @@ class Random:
         status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
         n = result.size
         flat = result.reshape(-1)
-        per = self.per_launch(bound, lau)
+        per = self.per_launch(bound, plan)
         limit = _ew.max_alloc(bound)
-        fits = all(a is None or a.nbytes <= limit for a in lau.arrays)
+        fits = all(a is None or a.nbytes <= limit for a in plan.arrays)
         if not cpu and n >= 2 * _SLAB and per >= _SLAB and _SLAB * 8 <= limit and fits:
-            self._run_slabs(bound, lau, flat, status, seed, cbase)
+            self._run_slabs(bound, plan, flat, status, seed, cbase)
         else:
             host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
-            arrays = [None if a is None else a.reshape(-1) for a in lau.arrays]
+            arrays = [None if a is None else a.reshape(-1) for a in plan.arrays]
             dev_out = None
-            for start, dims, offs in _ew.pieces(lau.dims, [lau.cstrides, *lau.strides], per):
+            for start, dims, offs in _ew.pieces(plan.dims, [plan.cstrides, *plan.strides], per):
                 m = math.prod(dims)
                 subs = [None if a is None else a[o: o + _ew.span(dims, st)]
-                        for a, o, st in zip(arrays, offs[1:], lau.strides)]
+                        for a, o, st in zip(arrays, offs[1:], plan.strides)]
                 buffers = [None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
                            for a in subs]
-                sub = _Launch(dims, lau.cstrides, lau.scalars, subs, lau.strides)
+                sub = _Launch(dims, plan.cstrides, plan.scalars, subs, plan.strides)
                 part = flat[start: start + m]
                 if cpu:
                     # the device writes straight into `result`; mapping makes the writes visible
@@ -413,7 +413,7 @@ class Random:
         bound.queue.finish()
         return result, int(counts[0])
 
-    def _run_slabs(self, bound: _device.BoundDevice, lau: _Launch, flat: np.ndarray,
+    def _run_slabs(self, bound: _device.BoundDevice, plan: _Launch, flat: np.ndarray,
                    status: Any, seed: int, cbase: int) -> None:
         """Large calls on devices with their own memory: slabs through the pinned staging
         buffers of the elementwise launcher (made once per device), on two queues, so that the
@@ -423,7 +423,7 @@ class Random:
         mf = cl.mem_flags
         buffers = [None if a is None else
                    cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-                   for a in lau.arrays]
+                   for a in plan.arrays]
         n = flat.size
         slab = _SLAB
         with _ew._staging_lock:
@@ -434,7 +434,7 @@ class Random:
                 st = stages[k % 2]
                 if st.busy is not None:           # slab k - 2 used this stage: finish it first
                     _ew._finish(pending, flat)
-                self.enqueue(lau, b - a, a, st.dev_out, status, seed, cbase, buffers, st.queue)
+                self.enqueue(plan, b - a, a, st.dev_out, status, seed, cbase, buffers, st.queue)
                 ev = cl.enqueue_copy(st.queue, st.host_out[: b - a], st.dev_out,
                                      is_blocking=False)
                 st.busy = ev
@@ -448,11 +448,11 @@ class Random:
         import pyopencl as cl
 
         bound = _device.current()
-        lau = self.launch((n,), [float(v) for v in values], (1,))
+        plan = self.launch((n,), [float(v) for v in values], (1,))
         out = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, n * 8)
         status = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                            hostbuf=np.zeros(1, dtype=np.int32))
-        ev = self.enqueue(lau, n, 0, out, status, seed, offset, [None] * len(values))
+        ev = self.enqueue(plan, n, 0, out, status, seed, offset, [None] * len(values))
         return out, ev
 
     def warn(self, count: int, stacklevel: int = 3) -> None:
