@@ -50,7 +50,10 @@ from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
 
-__all__ = ["FAMILIES", "FactorialGrid", "Posterior", "Tuning", "f2_f3"]
+__all__ = [
+    "FAMILIES", "ITEM_MAX_L2", "TILE_MIN_L2", "FactorialGrid", "Posterior", "Tuning", "f2_f3",
+    "mma_capable",
+]
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {

@@ -59,7 +59,7 @@ import string
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -68,6 +68,7 @@ from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
 from . import _elementwise as _ew
 from ._elementwise import collapse_axes
+from ._table import PUBLIC_MODULE, KernelFunction
 
 __all__ = ["FUNCTIONS", "RHYPER_MAX_N", "ROWS", "RSIGNRANK_MAX_N", "RWILCOX_MAX_N", "RFn",
            "Random", "philox4x32_10"]
@@ -523,15 +524,15 @@ def _shape(fn: RFn, size: Any) -> tuple[int, ...]:
     return shape
 
 
-def _seed(fn: RFn, seed: Any) -> int:
+def _seed(fn: RFn, seed: object) -> int:
     if seed is None:
         return secrets.randbits(64)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"{fn.name}: seed must be an int in [0, 2**64), not {seed!r}")
-    seed = int(seed)
-    if not 0 <= seed < _U64:
-        raise ValueError(f"{fn.name}: seed must be in [0, 2**64), got {seed}")
-    return seed
+    key = int(seed)
+    if not 0 <= key < _U64:
+        raise ValueError(f"{fn.name}: seed must be in [0, 2**64), got {key}")
+    return key
 
 
 def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
@@ -611,7 +612,7 @@ _EXAMPLE: dict[str, tuple[float, ...]] = {
 }
 
 
-def _make(fn: RFn) -> Any:
+def _make(fn: RFn) -> KernelFunction[Random]:
     impl = Random(fn)
     _ENGINES[fn.name] = impl
     conflict = "size" in fn.arg_names
@@ -660,6 +661,7 @@ def _make(fn: RFn) -> Any:
         for p in fn.arg_names
     )
     func.__name__ = func.__qualname__ = fn.name
+    func.__module__ = PUBLIC_MODULE
     func.__signature__ = sig  # type: ignore[attr-defined]
     func.__doc__ = (
         f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``) on the OpenCL device.  "
@@ -686,7 +688,8 @@ def _make(fn: RFn) -> Any:
         ", seed=1)).all())\n((5,), True)\n"
     )
     func._daskcl_impl = impl  # type: ignore[attr-defined]
-    return func
+    return cast("KernelFunction[Random]", func)
 
 
-FUNCTIONS: dict[str, Any] = {fn.name: _make(fn) for fn in ROWS}
+#: the generators by name (public as ``daskcl.nmath.r<name>``)
+FUNCTIONS: dict[str, KernelFunction[Random]] = {fn.name: _make(fn) for fn in ROWS}

@@ -38,6 +38,11 @@ import numpy as np
 from .._version import __version__
 from .spec import Sweep, SweepError, SweepResult, _jsonable
 
+__all__ = [
+    "FORMAT", "Progress", "checksum", "chunk_task", "create_arrays", "open_store", "read_done",
+    "run", "verify",
+]
+
 #: the ``format`` of the ``daskcl`` attribute of a store this module wrote
 FORMAT = "daskcl-sweep/1"
 _BOOKKEEPING = ("_done", "_checksum")
@@ -60,7 +65,8 @@ def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
     """The ``_done`` marks as a boolean array; a mark that cannot be read counts as not done."""
     arr = group["_done"]
     try:
-        return np.asarray(arr[...], dtype=np.uint8) == 1
+        done: np.ndarray = np.asarray(arr[...], dtype=np.uint8) == 1
+        return done
     except Exception:
         out = np.zeros(grid, dtype=bool)
         for idx in np.ndindex(*grid):
