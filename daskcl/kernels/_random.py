@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..runtime import device as _device
 from ..runtime import program as _program
@@ -468,7 +469,7 @@ def _zero_copy(bound: _device.BoundDevice) -> bool:
     return bound.info.type == "CPU"
 
 
-def philox4x32_10(ctr: Any, key: Any) -> np.ndarray:
+def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:
     """The raw Philox4x32-10 bijection on the bound device (for known-answer tests).
 
     Parameters
@@ -508,7 +509,7 @@ def philox4x32_10(ctr: Any, key: Any) -> np.ndarray:
 # -- the public functions ---------------------------------------------------------------------
 
 
-def _is_dask(x: Any) -> bool:
+def _is_dask(x: object) -> bool:
     return type(x).__module__.startswith("dask.array")
 
 
