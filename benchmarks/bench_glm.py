@@ -282,11 +282,13 @@ def numpy_run(case: Case, prob: dict[str, Any], m: int, repeat: int
 def sweep_tunings() -> list[Any]:
     from daskcl.glm import Tuning
 
-    out = [Tuning(path="tile", wg=wg, tile=tile, mma=1) for wg, tile in
+    out = [Tuning(path="tile", work_group=wg, tile_rows=tile, mma=1) for wg, tile in
            ((256, 16), (256, 8), (128, 16), (128, 8), (128, 32), (64, 16))]
-    out += [Tuning(path="tile", wg=128, pb=64, tile=tile, mma=0) for tile in (32, 16)]
-    out += [Tuning(path="item", wg=wg, ppw=1, ru=1) for wg in (64, 128)]
-    out.append(Tuning(path="group", wg=128))
+    out += [Tuning(path="tile", work_group=128, points_per_group=64, tile_rows=tile, mma=0)
+            for tile in (32, 16)]
+    out += [Tuning(path="item", work_group=wg, points_per_item=1, rows_unrolled=1)
+            for wg in (64, 128)]
+    out.append(Tuning(path="group", work_group=128))
     return out
 
 
@@ -369,9 +371,11 @@ def run_case(case: Case, args: argparse.Namespace, gpu: bool, peak: float, nomin
     row: dict[str, Any] = {
         "case": case.name, "family": f"{case.family}/{case.link}", "l1": case.l1, "l2": case.l2,
         "m1": m1, "factorial": case.factorial,
-        "tuning": (f"{tun.path} wg={tun.wg} pb={tun.pb} tile={tun.tile} mma={tun.mma}"
+        "tuning": (f"{tun.path} wg={tun.work_group} pb={tun.points_per_group} "
+                   f"tile={tun.tile_rows} mma={tun.mma}"
                    if tun.path == "tile"
-                   else f"{tun.path} wg={tun.wg} ppw={tun.ppw} ru={tun.ru} tile={tun.tile}"),
+                   else f"{tun.path} wg={tun.work_group} ppw={tun.points_per_item} "
+                   f"ru={tun.rows_unrolled} tile={tun.tile_rows}"),
         "first_call_s": first,
         "daskcl_kernel_s": k, "daskcl_kernel_Mpts_s": m1 / k / 1e6,
         "daskcl_e2e_Mpts_s": m1 / e2e / 1e6,
@@ -425,9 +429,9 @@ def run_case(case: Case, args: argparse.Namespace, gpu: bool, peak: float, nomin
             if "cupy_Mpts_s" in row:
                 entry["vs_cupy"] = (m1 / ks / 1e6) / row["cupy_Mpts_s"]
             sweep.append(entry)
-            print(f"  sweep {case.name} {r.path} wg={r.wg} pb={r.pb} mma={r.mma} ppw={r.ppw} "
-                  f"ru={r.ru} "
-                  f"tile={r.tile}: {m1 / ks / 1e6:.4g} Mpts/s"
+            print(f"  sweep {case.name} {r.path} wg={r.work_group} pb={r.points_per_group} "
+                  f"mma={r.mma} ppw={r.points_per_item} ru={r.rows_unrolled} "
+                  f"tile={r.tile_rows}: {m1 / ks / 1e6:.4g} Mpts/s"
                   + (f" (products alone {entry['products_only_Mpts_s']:.4g})" if args.split else "")
                   + f"  {regs or ''}", flush=True)
     return row, sweep
@@ -501,7 +505,8 @@ def main() -> None:
     if sweeps:
         ok = [s for s in sweeps if "error" not in s]
         if ok:
-            print(table(ok, ["case", "path", "wg", "pb", "mma", "ppw", "ru", "tile", "Mpts_s",
+            print(table(ok, ["case", "path", "work_group", "points_per_group", "mma",
+                             "points_per_item", "rows_unrolled", "tile_rows", "Mpts_s",
                              "frac_measured_peak"] + (["vs_cupy"] if "vs_cupy" in ok[0] else [])))
     path = write(f"glm-{info['device_type'].lower()}",
                  {"machine": info, "results": rows, "sweep": sweeps}, args.out)

@@ -6,6 +6,7 @@ commands:
   daskcl devices --scheduler ADDR  the device of every worker of a running cluster
   daskcl index build | check       regenerate or check cl/nmath/kernel_dependency_index.tsv
   daskcl index extract DEST ...    copy the subset of the library some kernels need
+  daskcl stubs build | check       regenerate or check daskcl/nmath.pyi (the type stub)
   daskcl sweep SPEC --out STORE    evaluate a sweep spec (TOML) into a zarr store
   daskcl sweep verify STORE        exit 1 if a finished chunk no longer matches its checksum
   daskcl cache info | clear        the program cache: what it holds; delete its programs
@@ -157,6 +158,22 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stubs(args: argparse.Namespace) -> int:
+    from . import _stubs
+
+    if args.stubs_cmd == "build":
+        print(f"wrote {_stubs.write()}")
+        return 0
+    diff = _stubs.check()
+    if diff:
+        print("\n".join(diff))
+        print(f"error: {_stubs.stub_path()} is stale; run 'daskcl stubs build' and commit it",
+              file=sys.stderr)
+        return 1
+    print(f"{_stubs.stub_path()} is current")
+    return 0
+
+
 def _verify(store: str) -> int:
     from .sweep.run import verify
 
@@ -268,6 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     e.add_argument("--names", action="append", default=[], help="stems or symbols, comma-separated")
     e.add_argument("--kernels", action="append", default=[], help="kernel files (stems) in kernels/")
     p.set_defaults(run=_index)
+    p = sub.add_parser("stubs", help="the type stub of daskcl.nmath (nmath.pyi)")
+    ssub = p.add_subparsers(dest="stubs_cmd", required=True)
+    ssub.add_parser("build", help="regenerate nmath.pyi from the rows")
+    ssub.add_parser("check", help="exit 1 if nmath.pyi is stale")
+    p.set_defaults(run=_stubs)
     p = sub.add_parser("sweep", help="evaluate a sweep spec (TOML) into a zarr v3 store")
     p.add_argument("spec", help="the sweep spec (TOML), or 'verify' to check STORE")
     p.add_argument("store", nargs="?", default=None,

@@ -154,9 +154,9 @@ def test_binning_defaults_and_overrides(monkeypatch):
     monkeypatch.setenv("DASKCL_BINNING", "1")
     assert binning(fn, "CPU") == DEFAULT_BINNING
     monkeypatch.setenv("DASKCL_BINNING", "128x4r80")
-    assert binning(fn, "CPU") == Binning(128, 4, 80)
+    assert binning(fn, "CPU") == Binning(work_group=128, elements_per_item=4, max_registers=80)
     monkeypatch.setenv("DASKCL_BINNING", "96x3")
-    assert binning(fn, "CPU") == Binning(96, 3, 0)
+    assert binning(fn, "CPU") == Binning(work_group=96, elements_per_item=3)
     for bad in ("fast", "0x4", "256x2000", "2048"):
         monkeypatch.setenv("DASKCL_BINNING", bad)
         with pytest.raises(ValueError, match="DASKCL_BINNING"):

@@ -166,19 +166,24 @@ def test_item_tile_and_group_kernels_agree(family, link):
     # tile: 16 points per work-group of 32 (the last one partly idle), tiles of 8 observations
     # (the last one partial), l2 = 3 padded to 16
     for tuning in (Tuning(path="item"), Tuning(path="group"),
-                   Tuning(path="tile", wg=32, pb=16, tile=8, mma=0)):
+                   Tuning(path="tile", work_group=32, points_per_group=16, tile_rows=8, mma=0)):
         assert_matches(f2_f3(family, link, *args, tuning=tuning), ref)
 
 
 @pytest.mark.parametrize(
     "tuning",
     [
-        Tuning(path="item", wg=16, tile=4, ppw=2, ru=2),     # tiles of 4 over l1 = 37: a partial tile
-        Tuning(path="item", wg=8, tile=6, ppw=3, ru=3),      # 3 points and 3 rows per step
-        Tuning(path="item", wg=32, tile=64, ppw=1, ru=1),
-        Tuning(path="group", wg=4),                          # l2 = 5 > wg: two coefficients per item
-        Tuning(path="tile", wg=64, pb=64, tile=4, mma=0),    # one work-group, m1 = 45 < pb
-        Tuning(path="tile", wg=16, pb=4, tile=48, mma=0),    # one point quad, 16 work-items on it
+        # tiles of 4 over l1 = 37: a partial tile
+        Tuning(path="item", work_group=16, tile_rows=4, points_per_item=2, rows_unrolled=2),
+        # 3 points and 3 rows per step
+        Tuning(path="item", work_group=8, tile_rows=6, points_per_item=3, rows_unrolled=3),
+        Tuning(path="item", work_group=32, tile_rows=64, points_per_item=1, rows_unrolled=1),
+        # l2 = 5 > work_group: two coefficients per item
+        Tuning(path="group", work_group=4),
+        # one work-group, m1 = 45 < points_per_group
+        Tuning(path="tile", work_group=64, points_per_group=64, tile_rows=4, mma=0),
+        # one point quad, 16 work-items on it
+        Tuning(path="tile", work_group=16, points_per_group=4, tile_rows=48, mma=0),
     ],
     ids=["ppw2-ru2-tile4", "ppw3-ru3-tile6", "ppw1-ru1", "group-wg4", "tile-pb64", "tile-pb4"],
 )
@@ -574,32 +579,37 @@ def test_l2_limit_is_stated():
 
 
 def test_tile_path_choice_and_limits():
+    def shape(t):
+        return (t.path, t.work_group, t.points_per_group, t.tile_rows, t.mma)
+
     # on GPUs the tile kernel from l2 = 8 on, on fp64 tensor cores where there are (pb = wg / 2)
     assert Tuning().resolve(4, 8, FakeNvidia(), gpu=True).path == "item"
     t = Tuning().resolve(16, 8, FakeNvidia(), gpu=True)
-    assert (t.path, t.wg, t.pb, t.tile, t.mma) == ("tile", 128, 64, 16, 1)
+    assert shape(t) == ("tile", 128, 64, 16, 1)
     t = Tuning().resolve(32, 8, FakeNvidia(), gpu=True)      # tiles of 16 do not fit: 8
-    assert (t.path, t.wg, t.pb, t.tile, t.mma) == ("tile", 256, 128, 8, 1)
+    assert shape(t) == ("tile", 256, 128, 8, 1)
     assert t.l2q(32) == 32 and t.l2q(33) == 40
     assert "-DF2F3_MMA=1" in t.options(32, 8, False)
     assert t.local_bytes(32, 8) == 8 * (128 * 36 + 8 * 36 + 8 * 132 + 8 * 8) <= 49152
-    assert replace(t, tile=16).local_bytes(32, 8) > 49152
+    assert replace(t, tile_rows=16).local_bytes(32, 8) > 49152
     t = Tuning().resolve(32, 8, FakeDevice(), gpu=True)
-    assert (t.path, t.pb, t.mma) == ("tile", 64, 0)
+    assert (t.path, t.points_per_group, t.mma) == ("tile", 64, 0)
     assert t.l2q(32) == 32 and t.l2q(17) == 32          # multiples of 2 wg / (pb / 4) = 16
     # on CPUs the item kernel; the tile kernel on request
     assert Tuning().resolve(32, 8, FakeDevice(), gpu=False).path == "item"
     # local memory: the tile shrinks, then the kernel is refused with the sizes stated
     t = Tuning(path="tile", mma=0).resolve(40, 8, FakeDevice(), gpu=True)
-    assert t.tile == 16 and t.local_bytes(40, 8) == 8 * (64 * 50 + 16 * 50 + 16 * 66 + 8 * 16)
+    assert t.tile_rows == 16
+    assert t.local_bytes(40, 8) == 8 * (64 * 50 + 16 * 50 + 16 * 66 + 8 * 16)
     with pytest.raises(ValueError, match=r"l2 = 300 is too large for the tile kernel.*bytes of "
                                          r"local memory are needed, it has 49152"):
         Tuning(path="tile").resolve(300, 8, FakeDevice(), gpu=True)
     t = Tuning().resolve(60, 8, FakeNvidia(), gpu=True)      # 128 points do not fit: 64
-    assert (t.path, t.wg, t.pb, t.tile, t.mma) == ("tile", 128, 64, 8, 1)
+    assert shape(t) == ("tile", 128, 64, 8, 1)
     assert Tuning().resolve(300, 8, FakeNvidia(), gpu=True).path == "group"
-    with pytest.raises(ValueError, match="4 <= pb <= wg"):
-        Tuning(path="tile", wg=32, pb=64, mma=0).resolve(10, 8, FakeDevice(), gpu=True)
+    with pytest.raises(ValueError, match="4 <= points_per_group <= work_group"):
+        Tuning(path="tile", work_group=32, points_per_group=64, mma=0).resolve(
+            10, 8, FakeDevice(), gpu=True)
     with pytest.raises(ValueError, match="no fp64 tensor cores"):
         Tuning(path="tile", mma=1).resolve(10, 8, FakeDevice(), gpu=True)
 

@@ -26,6 +26,9 @@ def test_readme_has_two_setup_commands_and_ci_runs_the_second():
     assert "daskcl" in cmds[0]
     ci = (REPO / ".ci" / "run").read_text().strip().splitlines()
     assert ci[-1].strip() == cmds[1]
+    # CI checks the generated files (kernel index, nmath stub), lints and type-checks
+    for step in ("daskcl index check", "daskcl stubs check", "ruff check", "mypy"):
+        assert f"&& {step}" in cmds[1], step
 
 
 @pytest.mark.slow
@@ -43,6 +46,8 @@ def test_wheel_contains_the_kernel_library(tmp_path):
             rel = "daskcl/cl/" + path.relative_to(lib).as_posix()
             assert rel in names, f"{rel} missing from the wheel"
     assert "daskcl/cli.py" in names
+    # the package is typed: the marker and the generated stub of daskcl.nmath ship
+    assert {"daskcl/py.typed", "daskcl/nmath.pyi"} <= names
     # the installed layout (daskcl/cl) is found by the loader
     site = tmp_path / "site"
     zipfile.ZipFile(whl).extractall(site)

@@ -54,10 +54,10 @@ __all__ = [
     "worker_devices",
 ]
 
-log = logging.getLogger("daskcl.cluster")
+_log = logging.getLogger("daskcl.cluster")
 
 #: Where local clusters listen unless told otherwise: this host only.
-LOOPBACK = "127.0.0.1"
+_LOOPBACK = "127.0.0.1"
 
 
 def warm(names: Iterable[str] = ()) -> list[str]:
@@ -120,7 +120,7 @@ def describe() -> dict[str, Any]:
             out["pci"] = (f"{int(bound.device.pci_bus_id_nv):02x}:"
                           f"{int(bound.device.pci_slot_id_nv):02x}")
         except (AttributeError, cl.Error) as exc:
-            log.debug("daskcl: the device does not tell its PCI address: %s", exc)
+            _log.debug("daskcl: the device does not tell its PCI address: %s", exc)
     return out
 
 
@@ -166,7 +166,7 @@ class DaskclPlugin(WorkerPlugin):
             self._applied.append(config.set(self.settings))
         bound = _device.bind(self.device)
         names = warm(self.warm)
-        log.info("daskcl: worker %s bound to %s; warmed %s", getattr(worker, "address", "?"),
+        _log.info("daskcl: worker %s bound to %s; warmed %s", getattr(worker, "address", "?"),
                  bound.info.describe(), ", ".join(names) or "nothing")
 
     def teardown(self, worker: Any) -> None:
@@ -193,7 +193,7 @@ def dask_setup(worker: Any) -> None:
         # fail every task sent to it (three failures of one chunk end a sweep).  SystemExit is
         # not caught there, so the worker stops before it joins, its process exits with status
         # 1, and the reason is the last line of its log (a pod restarts, a SLURM step fails).
-        log.error("daskcl: this worker cannot use its device: %s", exc)
+        _log.error("daskcl: this worker cannot use its device: %s", exc)
         raise SystemExit(f"daskcl: worker not started: {exc}") from exc
 
 
@@ -298,7 +298,7 @@ def local_cluster(
     warm_names: Sequence[str] = (),
     dashboard_address: str | None = ":0",
     silence_logs: int | bool = False,
-    host: str = LOOPBACK,
+    host: str = _LOOPBACK,
     **worker_options: Any,
 ) -> Any:
     """A ``distributed.SpecCluster`` on this host with one worker process per device.
@@ -320,7 +320,7 @@ def local_cluster(
     from distributed import Nanny, Scheduler, SpecCluster
 
     if not isinstance(host, str) or not host:
-        raise ClusterError(f"local_cluster: host must be an address such as {LOOPBACK!r}, "
+        raise ClusterError(f"local_cluster: host must be an address such as {_LOOPBACK!r}, "
                           f"got {host!r}")
     slots = device_slots(n_workers)
     # settings made in code reach the worker processes through their environment; the device

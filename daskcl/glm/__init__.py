@@ -6,6 +6,24 @@
 shape.  The mathematics is in :func:`f2_f3`'s docstring.
 """
 
-from ._core import FAMILIES, FactorialGrid, Posterior, Tuning, f2_f3
+from ._core import (
+    FAMILIES,
+    ITEM_MAX_L2,
+    TILE_MIN_L2,
+    FactorialGrid,
+    Posterior,
+    Tuning,
+    f2_f3,
+    mma_capable,
+)
 
-__all__ = ["FAMILIES", "FactorialGrid", "Posterior", "Tuning", "f2_f3"]
+__all__ = [
+    "FAMILIES",
+    "ITEM_MAX_L2",
+    "TILE_MIN_L2",
+    "FactorialGrid",
+    "Posterior",
+    "Tuning",
+    "f2_f3",
+    "mma_capable",
+]

@@ -52,7 +52,10 @@ from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
 
-__all__ = ["FAMILIES", "FactorialGrid", "Posterior", "Tuning", "f2_f3"]
+__all__ = [
+    "FAMILIES", "ITEM_MAX_L2", "TILE_MIN_L2", "FactorialGrid", "Posterior", "Tuning", "f2_f3",
+    "mma_capable",
+]
 
 log = logging.getLogger("daskcl.glm")
 
@@ -121,29 +124,56 @@ def _even(n: int) -> int:
     return n + (n & 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tuning:
-    """How a launch is organised (see ``cl/kernels/f2_f3_driver.cl``).
+    """How a launch of the f2_f3 kernels is organised (``cl/kernels/f2_f3_driver.cl``).
 
-    ``path`` is ``"item"`` (a work-item per ``ppw`` grid points, l2 <= :data:`ITEM_MAX_L2`),
-    ``"tile"`` (``pb`` grid points per work-group, the two products per tile of observations as
-    small matrix products, on fp64 tensor cores where ``mma`` allows; l2 up to about a hundred),
-    ``"group"`` (a work-group per grid point, any l2) or ``"auto"``: on GPUs the tile path from
-    l2 = :data:`TILE_MIN_L2` on where it fits, else the item path up to :data:`ITEM_MAX_L2`, else
-    the group path.  ``tile`` (observations staged in local memory per step; 0: the path's
-    default) is reduced to fit the device's local memory, and with ``mma`` and ``wg = 0`` then
-    the work-group.
+    Every field is a keyword; the defaults (``Tuning()``) let :meth:`resolve` choose for the
+    device.  :meth:`Posterior.resolve_tuning` shows what a tuning resolves to.
+
+    Parameters
+    ----------
+    path : {"auto", "item", "tile", "group"}
+        ``"item"``: a work-item per ``points_per_item`` grid points (l2 up to
+        :data:`ITEM_MAX_L2`); ``"tile"``: ``points_per_group`` grid points per work-group, the
+        two products per tile of observations as small matrix products, on fp64 tensor cores
+        where ``mma`` allows (l2 up to about a hundred); ``"group"``: a work-group per grid
+        point (any l2); ``"auto"``: on GPUs the tile path from l2 = :data:`TILE_MIN_L2` on where
+        it fits the device's local memory, else the item path up to :data:`ITEM_MAX_L2`, else
+        the group path.
+    work_group : int
+        Work-items per work-group, a power of two (``F2F3_WG``); 0: the device's default (64 on
+        CPUs; 128 on GPUs, 256 on the tile path with mma from l2 = 17 on).  With mma and 0 it is
+        halved, down to 64, until the tile kernel fits the local memory.
+    tile_rows : int
+        Observations staged in local memory per step (``F2F3_TILE``; item and tile paths); 0:
+        64 (item), 16 (tile with mma), 32 (tile).  Reduced until the kernel fits the device's
+        local memory, kept a multiple of :meth:`tile_step` (tile) or ``rows_unrolled`` (item).
+    points_per_item : int
+        Grid points per work-item (``F2F3_PPW``; item path; 1 measured best on an H200).
+    rows_unrolled : int
+        Observations per step of the item kernel's inner loop (``F2F3_RU``; item path).
+    points_per_group : int
+        Grid points per work-group (``F2F3_PB``; tile path): a power of two, 4 <=
+        points_per_group <= work_group; with mma it is ``work_group // 2`` whatever is given.
+    mma : {-1, 0, 1}
+        The tile path on fp64 tensor cores (``F2F3_MMA``, PTX mma.m8n8k4.f64): 1 yes (an error
+        where the device has none), 0 no, -1 where the device has them (:func:`mma_capable`).
     """
 
     path: str = "auto"
-    wg: int = 0          # 0: the device's default
-    tile: int = 0        # 0: 64 (item), 16 (tile with mma), 32 (tile)
-    ppw: int = 1         # grid points per work-item (1 measured best on an H200)
-    ru: int = 2
-    pb: int = 64         # grid points per work-group (tile path; wg / 2 with mma)
-    mma: int = -1        # tile path on fp64 tensor cores: 1 yes, 0 no, -1 where the device has them
+    work_group: int = 0
+    tile_rows: int = 0
+    points_per_item: int = 1
+    rows_unrolled: int = 2
+    points_per_group: int = 64
+    mma: int = -1
 
     def resolve(self, l2: int, nobsp: int, dev: Any, gpu: bool) -> Tuning:
+        """The tuning a launch uses for ``l2`` coefficients and ``nobsp`` values per
+        observation on ``dev`` (a ``pyopencl.Device``): the path chosen, every 0 replaced by
+        the default and the shape fitted to the device's local memory; ValueError where it
+        cannot fit."""
         path = self.path
         local = int(dev.local_mem_size)
         if path not in ("auto", "item", "group", "tile"):
@@ -156,25 +186,26 @@ class Tuning:
         if path == "tile":
             if fit is None:
                 wg, pb, _, mma = self._tile_shape(l2, dev, gpu)
-                least = Tuning("tile", wg, 0, 1, 1, pb, mma)
-                least = replace(least, tile=least.tile_step())
+                least = Tuning(path="tile", work_group=wg, points_per_group=pb, mma=mma)
+                least = replace(least, tile_rows=least.tile_step())
                 raise ValueError(
                     f"f2_f3: l2 = {l2} is too large for the tile kernel on this device with "
-                    f"wg = {wg}, pb = {pb} (even {least.local_bytes(l2, nobsp)} bytes of local "
-                    f"memory are needed, it has {local}); use Tuning(path='group'), or a smaller "
-                    "wg or pb"
+                    f"work_group = {wg}, points_per_group = {pb} (even "
+                    f"{least.local_bytes(l2, nobsp)} bytes of local memory are needed, it has "
+                    f"{local}); use Tuning(path='group'), or a smaller work_group or "
+                    "points_per_group"
                 )
             wg, pb, tile, mma = fit
-            return Tuning("tile", wg, tile, 1, 1, pb, mma)
-        wg = self.wg or (128 if gpu else 64)
+            return Tuning(path="tile", work_group=wg, tile_rows=tile, points_per_group=pb, mma=mma)
+        wg = self.work_group or (128 if gpu else 64)
         wg = min(wg, dev.max_work_group_size)
         if wg & (wg - 1):
-            raise ValueError(f"Tuning.wg must be a power of two, not {wg}")
-        ppw = max(1, self.ppw)
-        ru = max(1, self.ru)
+            raise ValueError(f"Tuning.work_group must be a power of two, not {wg}")
+        ppw = max(1, self.points_per_item)
+        ru = max(1, self.rows_unrolled)
         if path == "item":
             row = (_even(l2) + nobsp) * 8
-            tile = min(self.tile or 64, max(ru, min(local, 32768) // row))
+            tile = min(self.tile_rows or 64, max(ru, min(local, 32768) // row))
             tile = max(ru, tile - tile % ru)
             if tile * row > local:
                 raise ValueError(
@@ -191,14 +222,16 @@ class Tuning:
                     f"{limit}: the group kernel keeps one coefficient vector and {wg} partial "
                     f"sums in local memory ({local} bytes on this device)"
                 )
-        return Tuning(path, wg, tile, ppw, ru, self.pb, 0)
+        return Tuning(path=path, work_group=wg, tile_rows=tile, points_per_item=ppw,
+                      rows_unrolled=ru, points_per_group=self.points_per_group, mma=0)
 
     def _tile_shape(self, l2: int, dev: Any, gpu: bool) -> tuple[int, int, int, int]:
-        """(wg, pb, tile, mma) of the tile path as asked, checked; tile not yet fitted."""
+        """(work_group, points_per_group, tile_rows, mma) of the tile path as asked, checked;
+        tile_rows not yet fitted."""
         mma = int(self.mma != 0 and mma_capable(dev))
         # measured on an H200 (benchmarks/results/glm-gpu-h200.json): with mma, 256 work-items
         # (128 points) per work-group at l2 = 32, 128 at l2 = 16
-        wg = self.wg or ((256 if mma and l2 > 16 else 128) if gpu else 64)
+        wg = self.work_group or ((256 if mma and l2 > 16 else 128) if gpu else 64)
         wg = min(wg, dev.max_work_group_size)
         if self.mma == 1 and not mma:
             raise ValueError(
@@ -207,53 +240,58 @@ class Tuning:
             )
         if mma:
             if wg & (wg - 1) or wg < 32:
-                raise ValueError(f"Tuning: the tile path with mma needs a power of two wg >= 32, "
-                                 f"not {wg}")
-            return wg, wg // 2, max(8, (self.tile or 16) // 8 * 8), 1
-        pb = self.pb
+                raise ValueError(f"Tuning: the tile path with mma needs a power of two "
+                                 f"work_group >= 32, not {wg}")
+            return wg, wg // 2, max(8, (self.tile_rows or 16) // 8 * 8), 1
+        pb = self.points_per_group
         if wg & (wg - 1) or pb < 4 or pb & (pb - 1) or pb > wg:
             raise ValueError(
-                f"Tuning: the tile path needs powers of two wg and pb with 4 <= pb <= wg, not "
-                f"wg = {wg}, pb = {pb}"
+                f"Tuning: the tile path needs powers of two work_group and points_per_group "
+                f"with 4 <= points_per_group <= work_group, not work_group = {wg}, "
+                f"points_per_group = {pb}"
             )
-        cw = Tuning("tile", wg, 0, 1, 1, pb, 0).tile_step()
-        return wg, pb, max(cw, (self.tile or 32) // cw * cw), 0
+        cw = Tuning(path="tile", work_group=wg, points_per_group=pb, mma=0).tile_step()
+        return wg, pb, max(cw, (self.tile_rows or 32) // cw * cw), 0
 
     def _tile_fit(self, l2: int, nobsp: int, dev: Any, gpu: bool
                   ) -> tuple[int, int, int, int] | None:
-        """(wg, pb, tile, mma) with tile halved (staying a multiple of its step) until the
-        kernel fits the device's local memory, and with mma and the default wg, wg halved down
-        to 64 after that; None if it never fits."""
+        """(work_group, points_per_group, tile_rows, mma) with tile_rows halved (staying a
+        multiple of :meth:`tile_step`) until the kernel fits the device's local memory, and
+        with mma and the default work_group, work_group halved down to 64 after that; None if
+        it never fits."""
         wg, pb, tile, mma = self._tile_shape(l2, dev, gpu)
         while True:
-            t = Tuning("tile", wg, tile, 1, 1, pb, mma)
+            t = Tuning(path="tile", work_group=wg, tile_rows=tile, points_per_group=pb, mma=mma)
             step = t.tile_step()
-            while t.local_bytes(l2, nobsp) > int(dev.local_mem_size) and t.tile > step:
-                t = replace(t, tile=max(step, t.tile // 2 // step * step))
+            while t.local_bytes(l2, nobsp) > int(dev.local_mem_size) and t.tile_rows > step:
+                t = replace(t, tile_rows=max(step, t.tile_rows // 2 // step * step))
             if t.local_bytes(l2, nobsp) <= int(dev.local_mem_size):
-                return wg, pb, t.tile, mma
-            if not (mma and self.wg == 0 and wg > 64):
+                return wg, pb, t.tile_rows, mma
+            if not (mma and self.work_group == 0 and wg > 64):
                 return None
             wg, pb = wg // 2, pb // 2
 
     def options(self, l2: int, nobsp: int, fact: bool) -> tuple[str, ...]:
+        """The kernel's build options (``-DF2F3_*``) of a resolved tuning."""
         opts: tuple[str, ...] = (
             f"-DF2F3_L2={l2}", f"-DF2F3_L2P={_even(l2)}", f"-DF2F3_NOBSP={nobsp}",
-            f"-DF2F3_WG={self.wg}", f"-DF2F3_TILE={max(self.tile, 1)}",
-            f"-DF2F3_PPW={self.ppw}", f"-DF2F3_RU={self.ru}", f"-DF2F3_FACT={int(fact)}",
+            f"-DF2F3_WG={self.work_group}", f"-DF2F3_TILE={max(self.tile_rows, 1)}",
+            f"-DF2F3_PPW={self.points_per_item}", f"-DF2F3_RU={self.rows_unrolled}",
+            f"-DF2F3_FACT={int(fact)}",
         )
         if self.path == "tile":
-            opts += (f"-DF2F3_PB={self.pb}", f"-DF2F3_L2Q={self.l2q(l2)}",
+            opts += (f"-DF2F3_PB={self.points_per_group}", f"-DF2F3_L2Q={self.l2q(l2)}",
                      f"-DF2F3_MMA={int(self.mma == 1)}")
         return opts
 
     def tile_step(self) -> int:
-        """What the tile path's tile must be a multiple of: 8 observations (an mma block), or
-        the wg / (pb / 4) work-items that share a point quad."""
-        return 8 if self.mma == 1 else self.wg // (self.pb // 4)
+        """What the tile path's ``tile_rows`` must be a multiple of: 8 observations (an mma
+        block), or the ``work_group / (points_per_group / 4)`` work-items that share a point
+        quad."""
+        return 8 if self.mma == 1 else self.work_group // (self.points_per_group // 4)
 
     def l2q(self, l2: int) -> int:
-        """l2 padded for the tile path: a multiple of 8 (mma) or of 2 wg / (pb / 4)."""
+        """l2 padded for the tile path: a multiple of 8 (mma) or of twice :meth:`tile_step`."""
         step = 8 if self.mma == 1 else 2 * self.tile_step()
         return -(-l2 // step) * step
 
@@ -261,8 +299,8 @@ class Tuning:
         """Bytes of local memory of the tile kernel (``f2_f3_tile`` in f2_f3_driver.cl)."""
         pad = 4 if self.mma == 1 else 2          # row strides: conflict-free loads
         sb = self.l2q(l2) + pad
-        return 8 * (self.pb * sb + self.tile * sb + self.tile * (self.pb + pad)
-                    + nobsp * self.tile)
+        pb, tile = self.points_per_group, self.tile_rows
+        return 8 * (pb * sb + tile * sb + tile * (pb + pad) + nobsp * tile)
 
 
 def mma_capable(dev: Any) -> bool:
@@ -584,9 +622,9 @@ class Posterior:
         xbuf = self._x_buffer(bound, data, tuning)
         kern, lock = prg.kernel(f"f2_f3_{tuning.path}")
         if tuning.path == "item":
-            ngroups = -(-m // (tuning.wg * tuning.ppw))
+            ngroups = -(-m // (tuning.work_group * tuning.points_per_item))
         elif tuning.path == "tile":
-            ngroups = -(-m // tuning.pb)
+            ngroups = -(-m // tuning.points_per_group)
         else:
             ngroups = min(m, max(bound.info.compute_units, 1) * 64)
         with lock:
@@ -595,7 +633,8 @@ class Posterior:
                 fdesc if fdesc is not None else data.dummy, xbuf, data.obs, data.mu, data.P,
                 qf, grad,
             )
-            return cl.enqueue_nd_range_kernel(queue, kern, (ngroups * tuning.wg,), (tuning.wg,))
+            return cl.enqueue_nd_range_kernel(queue, kern, (ngroups * tuning.work_group,),
+                                              (tuning.work_group,))
 
     def resolve_tuning(self, tuning: Tuning | None = None) -> Tuning:
         """The launch configuration used on the bound device (``tuning`` fills in the rest)."""

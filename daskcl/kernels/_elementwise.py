@@ -184,7 +184,7 @@ def kernel_text(fn: Fn, ndim: int, extra_params: str = "", binning: Binning | No
     which the row's ``call`` may use (see :class:`Elementwise.extra_params`).  ``binning``
     (rows with ``classify`` only) adds the kernels that sort the elements by class, and the
     computing kernel then takes the sorted order (:meth:`Elementwise.enqueue`); they run only
-    with work-groups of exactly ``binning.wg`` work-items.
+    with work-groups of exactly ``binning.work_group`` work-items.
     """
     lib = get_library()
     template = string.Template(lib.read(f"kernels/{_TEMPLATE_NAME}.cl"))
@@ -214,7 +214,7 @@ def kernel_text(fn: Fn, ndim: int, extra_params: str = "", binning: Binning | No
     element = "\n".join([index, loads, f"    const double r = {fn.c_call()};",
                          f"    if (isnan(r) && !({any_nan})) atomic_inc(status);", nonint,
                          "    out[i] = r;"])
-    sort_wg = binning.wg if binning else 0
+    sort_wg = binning.work_group if binning else 0
     if sort_wg and not fn.classify:
         raise ValueError(f"{fn.name}: no class function to group elements by")
     return template.substitute(
@@ -239,26 +239,37 @@ def kernel_source(
     return get_library().program_source(
         fn.depends if names is None else names, kernel_text(fn, ndim, extra_params, binning),
         f"kernels/{_TEMPLATE_NAME}.cl[{fn.name}, {ndim}d"
-        + (f", sorted {binning.wg}]" if binning else "]"),
+        + (f", sorted {binning.work_group}]" if binning else "]"),
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Binning:
     """Launches sorted by class (``cl/kernels/elementwise.cl``): the elements of a launch are
-    counted by class in blocks of ``wg * epi`` (work-groups of ``wg`` work-items, ``epi``
-    elements each), their indices sorted by class, and computed in that order by work-groups of
-    ``wg``; on NVIDIA devices the program is built with at most ``maxrreg`` registers per
-    work-item (0: the compiler's choice), so that more warps share a multiprocessor."""
+    counted by class in blocks of ``work_group * elements_per_item``, their indices sorted by
+    class, and computed in that order by work-groups of ``work_group``.
 
-    wg: int
-    epi: int = 1
-    maxrreg: int = 0
+    Parameters
+    ----------
+    work_group : int
+        Work-items per work-group of the counting, placing and computing kernels (1 to 1024).
+    elements_per_item : int
+        Elements each work-item of the counting and placing kernels takes (1 to 1024).
+    max_registers : int
+        On NVIDIA devices the program is built with at most this many registers per work-item
+        (``-cl-nv-maxrregcount``), so that more warps share a multiprocessor; 0: the compiler's
+        choice.  Ignored elsewhere.
+    """
+
+    work_group: int
+    elements_per_item: int = 1
+    max_registers: int = 0
 
     def __post_init__(self) -> None:
-        if not (1 <= self.wg <= 1024 and 1 <= self.epi <= 1024):
+        if not (1 <= self.work_group <= 1024 and 1 <= self.elements_per_item <= 1024):
             raise ValueError(f"binning: the work-group size must be 1 to 1024 and the elements "
-                             f"per work-item 1 to 1024, not {self.wg} x {self.epi}")
+                             f"per work-item 1 to 1024, not {self.work_group} x "
+                             f"{self.elements_per_item}")
 
     @classmethod
     def parse(cls, text: str) -> Binning:
@@ -266,12 +277,13 @@ class Binning:
         m = re.fullmatch(r"(\d+)(?:x(\d+))?(?:r(\d+))?", text.strip())
         if not m:
             raise ValueError(f"not WGxEPI or WGxEPIrMAXRREG: {text!r}")
-        return cls(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 0))
+        return cls(work_group=int(m.group(1)), elements_per_item=int(m.group(2) or 1),
+                   max_registers=int(m.group(3) or 0))
 
     def options(self, bound: _device.BoundDevice) -> tuple[str, ...]:
         """Build options on ``bound``'s device."""
-        if self.maxrreg and _nv_compiler_options(bound):
-            return (f"-cl-nv-maxrregcount={self.maxrreg}",)
+        if self.max_registers and _nv_compiler_options(bound):
+            return (f"-cl-nv-maxrregcount={self.max_registers}",)
         return ()
 
 
@@ -281,7 +293,7 @@ def _nv_compiler_options(bound: _device.BoundDevice) -> bool:
 
 
 #: the sorted launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H100 and H200)
-DEFAULT_BINNING = Binning(256, 32, 64)
+DEFAULT_BINNING = Binning(work_group=256, elements_per_item=32, max_registers=64)
 
 #: elements per sorted launch: a larger call is sorted and computed in launches of this size
 #: (scratch: 5 bytes per element)
@@ -380,7 +392,7 @@ class Elementwise:
                 evs.append(cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local))
             return evs[-1]
         mf = cl.mem_flags
-        wg, block = bins.wg, bins.wg * bins.epi
+        wg, block = bins.work_group, bins.work_group * bins.elements_per_item
         k_class, lock_class = program.kernel(self.kernel_name + "_class")
         k_scan, lock_scan = program.kernel(self.kernel_name + "_scan")
         k_place, lock_place = program.kernel(self.kernel_name + "_place")
@@ -391,14 +403,14 @@ class Elementwise:
             counts = cl.Buffer(bound.context, mf.READ_WRITE, 4 * NCLASS * nblocks)
             perm = cl.Buffer(bound.context, mf.READ_WRITE, 4 * ln)
             with lock_class:
-                k_class.set_args(np.int64(base), np.int32(ln), np.int32(bins.epi), cls, counts,
+                k_class.set_args(np.int64(base), np.int32(ln), np.int32(bins.elements_per_item), cls, counts,
                                  np.int32(nblocks), *tail)
                 evs.append(cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,)))
             with lock_scan:
                 k_scan.set_args(np.int32(NCLASS * nblocks), counts)
                 evs.append(cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,)))
             with lock_place:
-                k_place.set_args(np.int32(ln), np.int32(bins.epi), cls, counts,
+                k_place.set_args(np.int32(ln), np.int32(bins.elements_per_item), cls, counts,
                                  np.int32(nblocks), perm)
                 evs.append(cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,)))
             with lock:

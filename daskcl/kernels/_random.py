@@ -59,15 +59,17 @@ import string
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
 from . import _elementwise as _ew
 from ._elementwise import collapse_axes
+from ._table import PUBLIC_MODULE, KernelFunction
 
 __all__ = ["FUNCTIONS", "RHYPER_MAX_N", "ROWS", "RSIGNRANK_MAX_N", "RWILCOX_MAX_N", "RFn",
            "Random", "philox4x32_10"]
@@ -307,26 +309,26 @@ class Random:
         dims, strides = collapse_axes(shape, full)
         return _Launch(dims, strides[0], scalars, arrays, strides[1:])
 
-    def _args(self, lau: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
+    def _args(self, plan: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
               cbase: int, buffers: list[Any]) -> list[Any]:
         args: list[Any] = [np.int64(n), np.int64(i0), out, status, np.uint64(seed),
                            np.uint64(cbase)]
-        args += [np.int64(d) for d in lau.dims[1:]]
-        args += [np.int64(c) for c in lau.cstrides]
+        args += [np.int64(d) for d in plan.dims[1:]]
+        args += [np.int64(c) for c in plan.cstrides]
         for j in range(len(self.fn.args)):
-            args += [np.int32(lau.arrays[j] is not None), np.float64(lau.scalars[j] or 0.0),
+            args += [np.int32(plan.arrays[j] is not None), np.float64(plan.scalars[j] or 0.0),
                      buffers[j]]
-            args += [np.int64(s) for s in lau.strides[j]]
+            args += [np.int64(s) for s in plan.strides[j]]
         return args
 
-    def enqueue(self, lau: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
+    def enqueue(self, plan: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
                 cbase: int, buffers: list[Any], queue: Any = None) -> Any:
-        """Launch the kernel for flat elements ``i0 .. i0 + n - 1`` of ``lau`` into ``out``."""
+        """Launch the kernel for flat elements ``i0 .. i0 + n - 1`` of ``plan`` into ``out``."""
         import pyopencl as cl
 
         bound = _device.current()
         queue = queue if queue is not None else bound.queue
-        kernel, lock = self.program(len(lau.dims)).kernel(self.kernel_name)
+        kernel, lock = self.program(len(plan.dims)).kernel(self.kernel_name)
         if bound.info.type == "GPU":
             local: tuple[int, ...] | None = (256,)
             gsize = -(-n // 256) * 256
@@ -334,10 +336,10 @@ class Random:
             local = None
             gsize = n
         with lock:
-            kernel.set_args(*self._args(lau, n, i0, out, status, seed, cbase, buffers))
+            kernel.set_args(*self._args(plan, n, i0, out, status, seed, cbase, buffers))
             return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
 
-    def per_launch(self, bound: _device.BoundDevice, lau: _Launch) -> int:
+    def per_launch(self, bound: _device.BoundDevice, plan: _Launch) -> int:
         """Elements of one launch: :func:`daskcl.kernels._elementwise.launch_elements`, fewer for a
         generator whose work grows with its parameters (:attr:`RFn.cost`), so that a launch
         draws about ``_WORK_*`` words per compute unit."""
@@ -345,7 +347,7 @@ class Random:
         if self.fn.cost is None:
             return cap
         top = []
-        for v, a in zip(lau.scalars, lau.arrays):
+        for v, a in zip(plan.scalars, plan.arrays):
             x = np.asarray(v if a is None else a, dtype=np.float64)
             x = x[np.isfinite(x)]          # NaN and infinite parameters give NaN at once
             top.append(max(0.0, float(x.max())) if x.size else 0.0)
@@ -368,7 +370,7 @@ class Random:
         result = np.empty(shape)
         if result.size == 0:
             return result, 0
-        lau = self.launch(shape, values, cstrides)
+        plan = self.launch(shape, values, cstrides)
         bound = _device.current()
         ctx = bound.context
         mf = cl.mem_flags
@@ -377,22 +379,22 @@ class Random:
         status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
         n = result.size
         flat = result.reshape(-1)
-        per = self.per_launch(bound, lau)
+        per = self.per_launch(bound, plan)
         limit = _ew.max_alloc(bound)
-        fits = all(a is None or a.nbytes <= limit for a in lau.arrays)
+        fits = all(a is None or a.nbytes <= limit for a in plan.arrays)
         if not cpu and n >= 2 * _SLAB and per >= _SLAB and _SLAB * 8 <= limit and fits:
-            self._run_slabs(bound, lau, flat, status, seed, cbase)
+            self._run_slabs(bound, plan, flat, status, seed, cbase)
         else:
             host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
-            arrays = [None if a is None else a.reshape(-1) for a in lau.arrays]
+            arrays = [None if a is None else a.reshape(-1) for a in plan.arrays]
             dev_out = None
-            for start, dims, offs in _ew.pieces(lau.dims, [lau.cstrides, *lau.strides], per):
+            for start, dims, offs in _ew.pieces(plan.dims, [plan.cstrides, *plan.strides], per):
                 m = math.prod(dims)
                 subs = [None if a is None else a[o: o + _ew.span(dims, st)]
-                        for a, o, st in zip(arrays, offs[1:], lau.strides)]
+                        for a, o, st in zip(arrays, offs[1:], plan.strides)]
                 buffers = [None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
                            for a in subs]
-                sub = _Launch(dims, lau.cstrides, lau.scalars, subs, lau.strides)
+                sub = _Launch(dims, plan.cstrides, plan.scalars, subs, plan.strides)
                 part = flat[start: start + m]
                 if cpu:
                     # the device writes straight into `result`; mapping makes the writes visible
@@ -413,7 +415,7 @@ class Random:
         bound.queue.finish()
         return result, int(counts[0])
 
-    def _run_slabs(self, bound: _device.BoundDevice, lau: _Launch, flat: np.ndarray,
+    def _run_slabs(self, bound: _device.BoundDevice, plan: _Launch, flat: np.ndarray,
                    status: Any, seed: int, cbase: int) -> None:
         """Large calls on devices with their own memory: slabs through the pinned staging
         buffers of the elementwise launcher (made once per device), on two queues, so that the
@@ -423,7 +425,7 @@ class Random:
         mf = cl.mem_flags
         buffers = [None if a is None else
                    cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-                   for a in lau.arrays]
+                   for a in plan.arrays]
         n = flat.size
         slab = _SLAB
         with _ew._staging_lock:
@@ -434,7 +436,7 @@ class Random:
                 st = stages[k % 2]
                 if st.busy is not None:           # slab k - 2 used this stage: finish it first
                     _ew._finish(pending, flat)
-                self.enqueue(lau, b - a, a, st.dev_out, status, seed, cbase, buffers, st.queue)
+                self.enqueue(plan, b - a, a, st.dev_out, status, seed, cbase, buffers, st.queue)
                 ev = cl.enqueue_copy(st.queue, st.host_out[: b - a], st.dev_out,
                                      is_blocking=False)
                 st.busy = ev
@@ -448,11 +450,11 @@ class Random:
         import pyopencl as cl
 
         bound = _device.current()
-        lau = self.launch((n,), [float(v) for v in values], (1,))
+        plan = self.launch((n,), [float(v) for v in values], (1,))
         out = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, n * 8)
         status = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                            hostbuf=np.zeros(1, dtype=np.int32))
-        ev = self.enqueue(lau, n, 0, out, status, seed, offset, [None] * len(values))
+        ev = self.enqueue(plan, n, 0, out, status, seed, offset, [None] * len(values))
         return out, ev
 
     def warn(self, count: int, stacklevel: int = 3) -> None:
@@ -467,7 +469,7 @@ def _zero_copy(bound: _device.BoundDevice) -> bool:
     return bound.info.type == "CPU"
 
 
-def philox4x32_10(ctr: Any, key: Any) -> np.ndarray:
+def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:
     """The raw Philox4x32-10 bijection on the bound device (for known-answer tests).
 
     Parameters
@@ -507,7 +509,7 @@ def philox4x32_10(ctr: Any, key: Any) -> np.ndarray:
 # -- the public functions ---------------------------------------------------------------------
 
 
-def _is_dask(x: Any) -> bool:
+def _is_dask(x: object) -> bool:
     return type(x).__module__.startswith("dask.array")
 
 
@@ -523,15 +525,15 @@ def _shape(fn: RFn, size: Any) -> tuple[int, ...]:
     return shape
 
 
-def _seed(fn: RFn, seed: Any) -> int:
+def _seed(fn: RFn, seed: object) -> int:
     if seed is None:
         return secrets.randbits(64)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"{fn.name}: seed must be an int in [0, 2**64), not {seed!r}")
-    seed = int(seed)
-    if not 0 <= seed < _U64:
-        raise ValueError(f"{fn.name}: seed must be in [0, 2**64), got {seed}")
-    return seed
+    key = int(seed)
+    if not 0 <= key < _U64:
+        raise ValueError(f"{fn.name}: seed must be in [0, 2**64), got {key}")
+    return key
 
 
 def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
@@ -611,7 +613,7 @@ _EXAMPLE: dict[str, tuple[float, ...]] = {
 }
 
 
-def _make(fn: RFn) -> Any:
+def _make(fn: RFn) -> KernelFunction[Random]:
     impl = Random(fn)
     _ENGINES[fn.name] = impl
     conflict = "size" in fn.arg_names
@@ -660,6 +662,7 @@ def _make(fn: RFn) -> Any:
         for p in fn.arg_names
     )
     func.__name__ = func.__qualname__ = fn.name
+    func.__module__ = PUBLIC_MODULE
     func.__signature__ = sig  # type: ignore[attr-defined]
     func.__doc__ = (
         f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``) on the OpenCL device.  "
@@ -686,7 +689,8 @@ def _make(fn: RFn) -> Any:
         ", seed=1)).all())\n((5,), True)\n"
     )
     func._daskcl_impl = impl  # type: ignore[attr-defined]
-    return func
+    return cast("KernelFunction[Random]", func)
 
 
-FUNCTIONS: dict[str, Any] = {fn.name: _make(fn) for fn in ROWS}
+#: the generators by name (public as ``daskcl.nmath.r<name>``)
+FUNCTIONS: dict[str, KernelFunction[Random]] = {fn.name: _make(fn) for fn in ROWS}

@@ -33,6 +33,7 @@ __all__ = [
     "BoundDevice",
     "DeviceInfo",
     "bind",
+    "build_program",
     "choose",
     "current",
     "list_devices",

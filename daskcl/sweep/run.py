@@ -39,6 +39,11 @@ import numpy as np
 from .._version import __version__
 from .spec import Sweep, SweepError, SweepResult, _jsonable
 
+__all__ = [
+    "FORMAT", "STORE_READ_ERRORS", "Progress", "checksum", "chunk_task", "create_arrays",
+    "open_store", "read_done", "run", "verify",
+]
+
 #: the ``format`` of the ``daskcl`` attribute of a store this module wrote
 FORMAT = "daskcl-sweep/1"
 _BOOKKEEPING = ("_done", "_checksum")
@@ -55,7 +60,7 @@ _SWEEP_THREADS = 2
 #: errors (RuntimeError)
 STORE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, LookupError, RuntimeError)
 
-log = logging.getLogger("daskcl.sweep")
+_log = logging.getLogger("daskcl.sweep")
 
 
 def _open(url: str, mode: str, options: dict[str, Any] | None) -> Any:
@@ -68,16 +73,17 @@ def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
     """The ``_done`` marks as a boolean array; a mark that cannot be read counts as not done."""
     arr = group["_done"]
     try:
-        return np.asarray(arr[...], dtype=np.uint8) == 1
+        done: np.ndarray = np.asarray(arr[...], dtype=np.uint8) == 1
+        return done
     except STORE_READ_ERRORS as exc:
-        log.info("daskcl: the done marks cannot be read at once (%s); reading them one by one",
+        _log.info("daskcl: the done marks cannot be read at once (%s); reading them one by one",
                  exc)
         out = np.zeros(grid, dtype=bool)
         for idx in np.ndindex(*grid):
             try:
                 out[idx] = arr[idx] == 1
             except STORE_READ_ERRORS as exc:
-                log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done",
+                _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done",
                          idx, exc)
                 out[idx] = False
         return out
@@ -114,7 +120,7 @@ def _chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
                 return False
         return True
     except STORE_READ_ERRORS as exc:
-        log.info("daskcl: chunk %s or its checksum cannot be read (%s): it is computed again",
+        _log.info("daskcl: chunk %s or its checksum cannot be read (%s): it is computed again",
                  index, exc)
         return False
 
@@ -129,7 +135,7 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
     try:
         marked = int(done[index]) == 1
     except STORE_READ_ERRORS as exc:
-        log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
+        _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
         marked = False
     if marked and _chunk_matches(group, sweep.output_names, sl, index):
         return {"index": index, "skipped": True}
@@ -271,7 +277,7 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
         existing = _open(url, "r", options)
         info = existing.attrs.get("daskcl")
     except STORE_READ_ERRORS as exc:  # not a zarr group: said below, with what it holds
-        log.debug("daskcl: %s is not a readable zarr group: %s", url, exc)
+        _log.debug("daskcl: %s is not a readable zarr group: %s", url, exc)
         existing, info = None, None
     if not _is_ours(info):
         what = (f"exists and is not a zarr group (it holds {_listing(entries)})"

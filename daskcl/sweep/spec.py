@@ -80,7 +80,10 @@ import tomllib
 
 from ..errors import SweepError
 
-__all__ = ["Axis", "GlmSpec", "Output", "Sweep", "SweepError", "SweepResult", "open_result"]
+__all__ = [
+    "Axis", "GlmSpec", "Output", "Sweep", "SweepError", "SweepResult", "open_result",
+    "parse_axis", "posterior_mode", "read_csv_columns",
+]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")
@@ -491,7 +494,7 @@ class _Func:
         if self.kind == "nmath":
             from .. import nmath
 
-            return nmath.FUNCTIONS[self.name]  # type: ignore[no-any-return]
+            return nmath.FUNCTIONS[self.name]
         mod = _load_source(self._path, self._source or "")
         fn = getattr(mod, self._attr, None)
         if not callable(fn):
@@ -1019,9 +1022,11 @@ class Sweep:
         assert self.func is not None
         if self.func.kind == "nmath":
             from .. import nmath
-            from ..kernels._elementwise import kernel_source
+            from ..kernels._elementwise import Elementwise, kernel_source
 
             impl = nmath.FUNCTIONS[self.function]._daskcl_impl
+            if not isinstance(impl, Elementwise):  # generators are refused by the spec
+                raise TypeError(f"{self.function} is not an elementwise function")
             out = [kernel_source(impl.fn, 1, extra_params=impl.extra_params).text]
             if impl.fn.impl:
                 out += [lib.read(f"kernels/{p.name}")
