@@ -13,6 +13,7 @@ __all__ = [
     "NoFp64DeviceError",
     "NoMatchingDeviceError",
     "NoPlatformError",
+    "PosteriorModeError",
     "StaleIndexError",
 ]
 
@@ -68,3 +69,7 @@ class NoFp64DeviceError(DeviceError):
 
 class NoMatchingDeviceError(DeviceError):
     """The requested device (argument or ``DASKCL_DEVICE``) matches nothing."""
+
+
+class PosteriorModeError(DaskclError, ValueError):
+    """The posterior mode could not be found (a singular Hessian, or no convergence)."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .kernels._elementwise import Elementwise
+from .kernels._elementwise import Elementwise, is_dask_array
 from .kernels._nmath_table import ROWS
 from .kernels._table import Fn
 
@@ -38,10 +38,6 @@ _FLAG_DOC = {
     "lower_tail": "lower_tail : bool, default True\n    P[X <= x] if true, else P[X > x].",
     "log_p": "log_p : bool, default False\n    Probabilities are given (or returned) as log(p).",
 }
-
-
-def _is_dask(x: Any) -> bool:
-    return type(x).__module__.startswith("dask.array")
 
 
 def _flag(fn: Fn, name: str, value: Any) -> bool:
@@ -84,7 +80,7 @@ def _dask_call(impl: Elementwise, args: tuple[Any, ...], flags: dict[str, bool])
     as dask's elementwise operations do, keys unique per call (a token, not a fixed name)."""
     import dask.array as da
 
-    arrays = [a if _is_dask(a) else np.asarray(a, dtype=np.float64) for a in args]
+    arrays = [a if is_dask_array(a) else np.asarray(a, dtype=np.float64) for a in args]
     ndim = max(np.ndim(a) for a in arrays)
     out_ind = tuple(range(ndim))
     pairs: list[Any] = []
@@ -114,7 +110,7 @@ def _make(fn: Fn) -> Any:
         bound.apply_defaults()
         vals = tuple(bound.arguments[n] for n in fn.arg_names)
         flags = {k: _flag(fn, k, bound.arguments[k]) for k in flag_defaults}
-        if any(_is_dask(v) for v in vals):
+        if any(is_dask_array(v) for v in vals):
             _check_dask_shapes(fn, vals)
             return _dask_call(impl, vals, flags)
         return impl(*vals, **flags)
@@ -155,7 +151,7 @@ globals().update(FUNCTIONS)
 
 __all__ = sorted(FUNCTIONS)  # pyright: ignore[reportUnsupportedDunderAll]
 
-# --- random variates (issue 5): daskcl/random.py ----------------------------------------------
+# --- random variates (daskcl.kernels._random; limits and host reference in daskcl/random.py) ---
 from .kernels._random import FUNCTIONS as _RANDOM  # noqa: E402
 
 globals().update(_RANDOM)

@@ -17,7 +17,7 @@ import zarr
 from procs import run_python
 
 from daskcl import glm, nmath
-from daskcl.sweep import Sweep, SweepError, open_result
+from daskcl.sweep import Sweep, SweepError, open_result, run
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDWORM = ROOT / "workflows" / "glm_envelope"
@@ -37,7 +37,7 @@ def _spec(**over: object) -> dict:
 def test_values_equal_the_numpy_call(tmp_path: Path) -> None:
     s = Sweep.from_dict(_spec())
     assert s.shape == (21, 4) and s.chunks == (8, 3) and s.grid == (3, 2)
-    res = s.run(tmp_path / "g.zarr", client="sync")
+    res = run(s, tmp_path / "g.zarr", client="sync")
     assert (res.computed, res.skipped) == (6, 0)
     q, shape = np.linspace(0, 20, 21), np.array([0.5, 1.0, 2.5, 10.0])
     want = nmath.pgamma(q[:, None], shape[None, :], 0.5, lower_tail=False, log_p=True)
@@ -69,7 +69,7 @@ def test_axis_forms_and_files(tmp_path: Path) -> None:
         'size = { file = "n.csv", column = "n" }\nprob = { logspace = [-2, 0, 3] }\n')
     s = Sweep.from_toml(tmp_path / "s.toml")
     assert s.spec == spec and s.shape == (3, 2, 3)
-    s.run(tmp_path / "o.zarr", client="sync")
+    run(s, tmp_path / "o.zarr", client="sync")
     got = open_result(tmp_path / "o.zarr")["qbinom"][...]
     want = nmath.qbinom(np.array([0.1, 0.5, 0.9])[:, None, None],
                         np.array([5.0, 10.0])[None, :, None], np.logspace(-2, 0, 3))
@@ -88,7 +88,7 @@ def test_python_function(tmp_path: Path) -> None:
                          "axes": {"x": {"values": [0.0, 1.96, 3.0]},
                                   "df": {"values": [5.0, 1e300]}},
                          "args": {"scale": 1.0}}, tmp_path)
-    s.run(tmp_path / "o.zarr", client="sync")
+    run(s, tmp_path / "o.zarr", client="sync")
     got = open_result(tmp_path / "o.zarr")["p"][...]
     assert got[0, 0] == 1.0 and abs(got[1, 1] - 0.04999579029644087) < 1e-15
     assert np.array_equal(got, 2 * nmath.pt(-np.array([0, 1.96, 3.0])[:, None], [5.0, 1e300]))
@@ -122,23 +122,23 @@ def test_unwritable_store_and_existing_store(tmp_path: Path) -> None:
     s = Sweep.from_dict(_spec())
     (tmp_path / "file").write_text("x")
     with pytest.raises(SweepError, match=r"cannot write the store .*choose a writable --out"):
-        s.run(tmp_path / "file" / "o.zarr", client="sync")
+        run(s, tmp_path / "file" / "o.zarr", client="sync")
     with pytest.raises(SweepError, match="exists and is not a zarr group"):
-        s.run(tmp_path / "file", client="sync")
-    s.run(tmp_path / "o.zarr", client="sync")
+        run(s, tmp_path / "file", client="sync")
+    run(s, tmp_path / "o.zarr", client="sync")
     with pytest.raises(SweepError, match="already holds a sweep; pass --resume"):
-        s.run(tmp_path / "o.zarr", client="sync")
+        run(s, tmp_path / "o.zarr", client="sync")
     other = Sweep.from_dict(_spec(args={"scale": 3.0}))
     with pytest.raises(SweepError, match="holds a different sweep"):
-        other.run(tmp_path / "o.zarr", client="sync", resume=True)
-    res = other.run(tmp_path / "o.zarr", client="sync", overwrite=True)
+        run(other, tmp_path / "o.zarr", client="sync", resume=True)
+    res = run(other, tmp_path / "o.zarr", client="sync", overwrite=True)
     assert res.computed == 6
 
 
 def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
     s = Sweep.from_dict(_spec())
     out = tmp_path / "o.zarr"
-    s.run(out, client="sync")
+    run(s, out, client="sync")
     full = open_result(out)["pgamma"][...]
     g = zarr.open_group(str(out), mode="r+")
     # A chunk whose mark was never written (worker killed after writing data), one whose data
@@ -149,7 +149,7 @@ def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
     mark = out / "_done" / "c" / "1" / "1"
     assert mark.is_file()
     mark.write_bytes(b"")
-    res = Sweep.from_dict(_spec()).run(out, client="sync", resume=True)
+    res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (3, 3)
     assert np.array_equal(open_result(out)["pgamma"][...], full)
     assert open_result(out)["_done"][...].sum() == 6
@@ -162,10 +162,10 @@ def test_all_nan_chunk_is_a_completed_chunk(tmp_path: Path) -> None:
                          "axes": {"x": {"values": [0.0, 1.0, 2.0, 3.0]}},
                          "args": {"sd": -1.0}})  # R: NaN, with a warning, for every x
     with pytest.warns(RuntimeWarning, match=r"dnorm: 2 of 2 chunks warned: RuntimeWarning: dnorm: 2 NaN\(s\) produced \(2 chunks\)"):
-        s.run(tmp_path / "o.zarr", client="sync")
+        run(s, tmp_path / "o.zarr", client="sync")
     g = open_result(tmp_path / "o.zarr")
     assert np.isnan(g["dnorm"][...]).all() and g["_done"][...].tolist() == [1, 1]
-    res = Sweep.from_dict(s.spec).run(tmp_path / "o.zarr", client="sync", resume=True)
+    res = run(Sweep.from_dict(s.spec), tmp_path / "o.zarr", client="sync", resume=True)
     assert res.computed == 0
 
 
@@ -183,7 +183,7 @@ def _irls_logit(x: np.ndarray, y: np.ndarray, n: np.ndarray, P: np.ndarray) -> n
 def test_glm_envelope_workflow(tmp_path: Path) -> None:
     s = Sweep.from_toml(BUDWORM / "envelope.toml")
     assert s.shape == (3, 3, 3, 3) and s.output_names == ("qf", "grad")
-    s.run(tmp_path / "e.zarr", client="sync")
+    run(s, tmp_path / "e.zarr", client="sync")
     g = open_result(tmp_path / "e.zarr")
     info = g.attrs["daskcl"]
     data = np.genfromtxt(BUDWORM / "budworm.csv", delimiter=",", names=True)
@@ -206,8 +206,8 @@ def test_glm_envelope_workflow(tmp_path: Path) -> None:
     np.testing.assert_allclose(qf.ravel(), wq, rtol=1e-13)
     np.testing.assert_allclose(grad.reshape(-1, 4), wg, rtol=1e-10, atol=1e-10)
     # Resuming an envelope sweep reuses the stored axes and finds nothing to do.
-    assert Sweep.from_toml(BUDWORM / "envelope.toml").run(
-        tmp_path / "e.zarr", client="sync", resume=True).computed == 0
+    assert run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "e.zarr", client="sync",
+               resume=True).computed == 0
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
