@@ -7,7 +7,10 @@ test_distributed.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,6 +20,7 @@ import zarr
 from procs import run_python
 
 from daskcl import glm, nmath
+from daskcl.runtime.library import default_root
 from daskcl.sweep import Sweep, SweepError, open_result, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,3 +254,59 @@ def test_automatic_chunks_are_even_and_bounded() -> None:
     assert s.chunks == (334, 100, 100) and s.grid == (3, 1, 1)
     small = Sweep.from_dict({"sweep": {"function": "dnorm"}, "axes": {"x": {"arange": [0, 10]}}})
     assert small.chunks == (10,) and small.n_chunks == 1
+
+
+# --- the spec: immutable, picklable, below the store and the run -------------------------------
+
+
+def test_a_spec_is_frozen_and_pickles() -> None:
+    spec = _spec()
+    s = Sweep.from_dict(spec)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.chunks = (1, 1)  # type: ignore[misc]
+    with pytest.raises(ValueError, match="read-only"):
+        s.axes[0].values[0] = 5.0
+    spec["args"]["scale"] = 2.0  # the caller's mapping is not the spec's
+    assert s.args["scale"] == 0.5 and s.spec["args"]["scale"] == 0.5
+    t = pickle.loads(pickle.dumps(s))
+    assert (t.identity(), t.shape, t.chunks) == (s.identity(), (21, 4), (8, 3))
+    assert not t.axes[0].values.flags.writeable
+    assert not hasattr(Sweep, "run")
+
+
+def test_resolving_the_envelope_returns_a_new_spec() -> None:
+    s = Sweep.from_toml(BUDWORM / "envelope.toml")
+    before = s.identity()
+    r, info = s.resolve_envelope()
+    assert r is not s and s.identity() == before
+    assert all(np.array_equal(a.values, np.zeros(a.values.size)) for a in s.axes)
+    assert r.identity() != before and r.shape == s.shape and r.chunks == s.chunks
+    assert [a.source["mode"] for a in r.axes] == info["mode"]
+    lo, hi = r.axes[1].values[[0, -1]]
+    np.testing.assert_allclose((lo + hi) / 2, info["mode"][1], rtol=1e-12)
+    np.testing.assert_allclose((hi - lo) / 2, 1.0 * info["sd"][1], rtol=1e-12)  # width 1
+    with pytest.raises(SweepError, match="keep their names and sizes"):
+        s.with_axes(r.axes[:-1])
+
+
+def test_the_spec_imports_nothing_of_the_store_or_the_run() -> None:
+    import ast
+
+    from daskcl.sweep import spec as spec_module
+
+    tree = ast.parse(Path(spec_module.__file__).read_text())
+    relative = [(n.module or "") + ":" + ",".join(a.name for a in n.names)
+                for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1]
+    assert relative == [], relative
+    absolute = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module and n.module.startswith("daskcl.sweep")]
+    assert absolute == []
+
+
+def test_the_glm_program_comes_from_the_library_named(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    shutil.copytree(default_root(), lib)
+    driver = lib / "kernels" / "f2_f3_driver.cl"
+    driver.write_text(driver.read_text() + "\n/* this copy */\n")
+    assert glm.program_source("binomial", "logit", lib).text.endswith("/* this copy */\n")
+    assert "/* this copy */" not in glm.program_source("binomial", "logit").text

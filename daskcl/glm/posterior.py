@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import numbers
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -117,11 +118,13 @@ def _family_program(stem: str, root: str) -> tuple[ProgramSource, int]:
     return ProgramSource(text, (*src.files, name), (*src.line_map, (start, name))), int(m.group(1))
 
 
-def program_source(family: str, link: str) -> ProgramSource:
+def program_source(family: str, link: str, root: str | os.PathLike[str] | None = None
+                   ) -> ProgramSource:
     """The OpenCL program the kernels of a family and link are built from: the family's file
-    (``cl/kernels/<stem>.cl``) with the library units it needs, then the driver
-    (``cl/kernels/f2_f3_driver.cl``, the last of ``files``)."""
-    return _family_program(kernel_stem(family, link), str(get_library().root))[0]
+    (``kernels/<stem>.cl``) with the library units it needs, then the driver
+    (``kernels/f2_f3_driver.cl``, the last of ``files``), from the kernel library at ``root``
+    (the shipped one by default)."""
+    return _family_program(kernel_stem(family, link), str(get_library(root).root))[0]
 
 
 # -- the data set -----------------------------------------------------------------------------
