@@ -310,3 +310,18 @@ def test_the_glm_program_comes_from_the_library_named(tmp_path: Path) -> None:
     driver.write_text(driver.read_text() + "\n/* this copy */\n")
     assert glm.program_source("binomial", "logit", lib).text.endswith("/* this copy */\n")
     assert "/* this copy */" not in glm.program_source("binomial", "logit").text
+
+
+def test_an_envelope_found_on_a_worker_gives_the_same_store(tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "sync.zarr", client="sync")
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        res = run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "worker.zarr", client)
+    assert res.computed == 1
+    want, got = open_result(tmp_path / "sync.zarr"), open_result(tmp_path / "worker.zarr")
+    assert got.attrs["daskcl"]["envelope"] == want.attrs["daskcl"]["envelope"]
+    assert got.attrs["daskcl"]["identity"] == want.attrs["daskcl"]["identity"]
+    for name in ("intercept", "ldose", "qf", "grad"):
+        np.testing.assert_array_equal(got[name][...], want[name][...])
