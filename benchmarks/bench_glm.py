@@ -168,7 +168,7 @@ def daskcl_kernel_time(post: Any, b: Any, tuning: Any, repeat: int) -> float:
     tun = post.resolve_tuning(tuning)
     m = len(b)
     if isinstance(b, FactorialGrid):
-        v, d = b._descriptor()
+        v, d = b.descriptor()
         bsrc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
         fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
     else:
@@ -178,7 +178,7 @@ def daskcl_kernel_time(post: Any, b: Any, tuning: Any, repeat: int) -> float:
     gbuf = cl.Buffer(ctx, mf.READ_WRITE, m * post.l2 * 8)
     times = []
     for _ in range(repeat + 2):
-        ev = post._enqueue(tun, fdesc is not None, m, 0, bsrc, fdesc, qbuf, gbuf)
+        ev = post.enqueue(tun, fdesc is not None, m, 0, bsrc, fdesc, qbuf, gbuf)
         ev.wait()
         times.append((ev.profile.end - ev.profile.start) * 1e-9)
     return statistics.median(times[2:])
@@ -306,38 +306,34 @@ static inline void f2f3_term_trivial(const double eta, const double *o, double *
 def products_only_time(post: Any, b: Any, tuning: Any, repeat: int) -> float:
     """Kernel seconds with the family's term replaced by TRIVIAL_TERM: the cost of the products
     and the launch scheme alone (a diagnostic; its outputs are meaningless)."""
-    from daskcl.glm._core._core import _DRIVER, _source
+    from daskcl.glm import Posterior
+    from daskcl.runtime.library import ProgramSource
 
-    from daskcl.runtime import program
-    from daskcl.runtime.library import ProgramSource, get_library
+    class ProductsOnly(Posterior):
+        """The posterior's kernels with TRIVIAL_TERM defined just before the driver."""
 
-    src, nobs = _source(post.stem, str(get_library().root))
-    cut = src.text.index(f"// ==== kernels/{_DRIVER}.cl ====")
-    text = src.text[:cut] + TRIVIAL_TERM + src.text[cut:]
-    trivial = ProgramSource(text, src.files)
-    orig = post._build
-    post._build = lambda t, fact: program.build(trivial, t.options(post.l2, nobs + (nobs & 1), fact))
-    try:
-        return daskcl_kernel_time(post, b, tuning, repeat)
-    finally:
-        post._build = orig
+        def source(self) -> ProgramSource:
+            src = super().source()
+            cut = src.text.index(f"// ==== {src.files[-1]} ====")   # the driver, appended last
+            return ProgramSource(src.text[:cut] + TRIVIAL_TERM + src.text[cut:], src.files)
+
+    trivial = ProductsOnly(post.family, post.link, post.y, post.x, post.mu, post.P, post.alpha,
+                           post.wt)
+    return daskcl_kernel_time(trivial, b, tuning, repeat)
 
 
 def nv_registers(post: Any, tuning: Any, fact: bool) -> str | None:
     """Registers and spills of the kernel as NVIDIA's compiler reports them (-cl-nv-verbose)."""
     import pyopencl as cl
-    from daskcl.glm._core._core import _source
 
     from daskcl.runtime import device, program
-    from daskcl.runtime.library import get_library
 
     bound = device.current()
     if "cl_nv_compiler_options" not in bound.device.extensions:
         return None
-    src, nobs = _source(post.stem, str(get_library().root))
-    opts = [*tuning.options(post.l2, nobs + (nobs & 1), fact), *program.default_options(bound.info.type),
+    opts = [*post.build_options(tuning, fact), *program.default_options(bound.info.type),
             "-cl-nv-verbose"]
-    prg = cl.Program(bound.context, src.text).build(options=opts)
+    prg = cl.Program(bound.context, post.source().text).build(options=opts)
     log = prg.get_build_info(bound.device, cl.program_build_info.LOG)
     name = f"f2_f3_{tuning.path}"
     lines = log.splitlines()

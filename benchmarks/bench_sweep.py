@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from _common import machine, table, write
 
-from daskcl.sweep import Sweep
+from daskcl.sweep import Sweep, run
 
 HERE = Path(__file__).resolve().parent
 
@@ -93,7 +93,7 @@ def swept(spec: dict[str, Any], client: Any, tmp: Path) -> tuple[float, float]:
     out = tmp / "sweep.zarr"
     shutil.rmtree(out, ignore_errors=True)
     s = Sweep.from_dict(spec)
-    res = s.run(out, client)
+    res = run(s, out, client)
     assert res.computed == s.n_chunks
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     shutil.rmtree(out, ignore_errors=True)

@@ -175,7 +175,7 @@ def _stubs(args: argparse.Namespace) -> int:
 
 
 def _verify(store: str) -> int:
-    from .sweep.run import verify
+    from .sweep.store import verify
 
     total, bad, missing = verify(store)
     if not bad and not missing:
@@ -195,7 +195,7 @@ def _verify(store: str) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .sweep.spec import Sweep
+    from .sweep import Sweep, run
 
     if args.store is not None:
         if args.spec != "verify":
@@ -210,11 +210,11 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.dry_run:
         done = None
         if args.out:
-            from .sweep.run import STORE_READ_ERRORS, _exists, _open, read_done
+            from .sweep.store import STORE_READ_ERRORS, exists, open_result, read_done
 
-            if _exists(args.out, None):
+            if exists(args.out):
                 try:
-                    done = int(read_done(_open(args.out, "r", None), sweep.grid).sum())
+                    done = int(read_done(open_result(args.out), sweep.grid).sum())
                 except STORE_READ_ERRORS as exc:
                     print(f"note: {args.out} holds no readable sweep ({type(exc).__name__}: "
                           f"{exc}); the plan counts no chunk done", file=sys.stderr)
@@ -236,9 +236,9 @@ def _sweep(args: argparse.Namespace) -> int:
     elif args.scheduler or args.scheduler_file:
         client = _client(args)
     try:
-        res = sweep.run(args.out, client, resume=args.resume, overwrite=args.overwrite,
-                        progress=not args.quiet, listen=args.listen,
-                        workers=int(args.workers) if (args.workers or "").isdigit() else args.workers)
+        res = run(sweep, args.out, client, resume=args.resume, overwrite=args.overwrite,
+                  progress=not args.quiet, listen=args.listen,
+                  workers=int(args.workers) if (args.workers or "").isdigit() else args.workers)
     except KeyboardInterrupt:
         print("\ninterrupted: finished chunks are kept; run again with --resume",
               file=sys.stderr)

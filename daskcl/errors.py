@@ -17,6 +17,7 @@ __all__ = [
     "NoFp64DeviceError",
     "NoMatchingDeviceError",
     "NoPlatformError",
+    "PosteriorModeError",
     "StaleIndexError",
     "SweepError",
 ]
@@ -95,3 +96,7 @@ class DaskclWarning(UserWarning):
 
 class CacheWarning(DaskclWarning):
     """The disk cache could not be used for one program (it was built from source instead)."""
+
+
+class PosteriorModeError(DaskclError, ValueError):
+    """The posterior mode could not be found (a singular Hessian, or no convergence)."""

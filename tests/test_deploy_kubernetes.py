@@ -40,7 +40,7 @@ dask_kubernetes = pytest.importorskip("dask_kubernetes")
 
 from distributed import Client  # noqa: E402
 
-from daskcl.sweep import Sweep, open_result  # noqa: E402
+from daskcl.sweep import Sweep, open_result, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "kubernetes"
@@ -409,8 +409,8 @@ def test_daskjob_sweeps_to_s3_and_equals_the_local_run(scheduler: str, tmp_path:
     spec_text = _kind("daskjob.yaml", "ConfigMap")["data"]["sweep.toml"]
     (tmp_path / "local").mkdir()
     (tmp_path / "local" / "sweep.toml").write_text(spec_text)
-    want = Sweep.from_toml(tmp_path / "local" / "sweep.toml").run(
-        tmp_path / "local" / "local.zarr", client="sync").arrays["q"]
+    want = run(Sweep.from_toml(tmp_path / "local" / "sweep.toml"),
+               tmp_path / "local" / "local.zarr", client="sync").arrays["q"]
     cluster = job["spec"]["cluster"]["spec"]
     pod = build_job_pod_spec(job_name="daskcl-sweep", cluster_name="daskcl-sweep",
                              namespace="default", spec=copy.deepcopy(job["spec"]["job"]["spec"]),

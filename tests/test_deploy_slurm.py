@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daskcl.sweep import Sweep, open_result
+from daskcl.sweep import Sweep, open_result, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SBATCH_SCRIPT = ROOT / "deploy" / "slurm" / "sweep.sbatch"
@@ -195,7 +195,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarra
     d = tmp_path_factory.mktemp("sweep")
     spec = d / "sweep.toml"
     spec.write_text(SPEC)
-    res = Sweep.from_toml(spec).run(d / "local.zarr", client="sync")
+    res = run(Sweep.from_toml(spec), d / "local.zarr", client="sync")
     assert res.computed == 8
     return spec, res.arrays["qgamma"]
 
@@ -327,7 +327,7 @@ def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[
         assert {d["DASKCL_CACHE_DIR"] for d in devices.values()} == {
             f"{node_tmp}/daskcl-cache-{os.getuid()}"}
         with get_task_stream(client) as ts:
-            res = Sweep.from_toml(spec).run(tmp_path / "slurm.zarr", client)
+            res = run(Sweep.from_toml(spec), tmp_path / "slurm.zarr", client)
         assert res.computed == 8
         assert len({t["worker"] for t in ts.data}) == 2
         _check_store(tmp_path / "slurm.zarr", want)

@@ -26,7 +26,7 @@ import zarr
 
 from daskcl import glm, nmath
 from daskcl.cluster import DaskclPlugin, local_cluster, worker_devices
-from daskcl.sweep import Sweep, open_result
+from daskcl.sweep import Sweep, open_result, run
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -129,7 +129,7 @@ def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
     assert s.n_chunks == 16
     out = tmp_path / "killed.zarr"
     result: dict[str, Any] = {}
-    t = threading.Thread(target=lambda: result.setdefault("r", s.run(out, client2)))
+    t = threading.Thread(target=lambda: result.setdefault("r", run(s, out, client2)))
     t.start()
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -145,7 +145,7 @@ def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
     g = open_result(out)
     assert g["_done"][...].sum() == 16
     ref = tmp_path / "ref.zarr"
-    _slow_sweep(tmp_path, tmp_path / "ref.log").run(ref, client="sync")
+    run(_slow_sweep(tmp_path, tmp_path / "ref.log"), ref, client="sync")
     want = open_result(ref)["p"]
     for idx in s.chunk_indices():  # chunk for chunk
         sl = s.chunk_slices(idx)
@@ -195,7 +195,7 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path: Path) -> None:
     again = _evaluations(log) - first
     assert sum(again.values()) == 16 - partial == len(again)
     ref = tmp_path / "ref.zarr"
-    _slow_sweep(tmp_path, tmp_path / "ref.log").run(ref, client="sync")
+    run(_slow_sweep(tmp_path, tmp_path / "ref.log"), ref, client="sync")
     g, want = open_result(out), open_result(ref)
     assert g["_done"][...].sum() == 16
     for idx in s.chunk_indices():  # chunk for chunk

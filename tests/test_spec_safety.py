@@ -22,7 +22,7 @@ from procs import run_python
 from daskcl.distributed import cluster
 from daskcl.errors import DaskclError, NoMatchingDeviceError
 from daskcl.runtime import device
-from daskcl.sweep import Sweep, SweepError, open_result
+from daskcl.sweep import Sweep, SweepError, open_result, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "root:$6$s3cr3t-hash-do-not-print:19000:0:99999:7:::"
@@ -236,7 +236,7 @@ def test_python_file_path_is_relative_to_the_spec_or_absolute(tmp_path: Path) ->
                              "axes": {"x": {"values": [1.0, 2.0]}}}, tmp_path / "specs")
         assert s.func is not None and s.func.required == ("x",)
     assert not (tmp_path / "lib" / "ran.marker").exists()
-    res = s.run(tmp_path / "o.zarr", client="sync")
+    res = run(s, tmp_path / "o.zarr", client="sync")
     assert res.arrays["scaled"].tolist() == [1.0, 2.0]
     assert (tmp_path / "lib" / "ran.marker").exists()
 

@@ -28,8 +28,7 @@ from procs import run_python
 
 from daskcl import cli, nmath
 from daskcl.runtime.library import default_root
-from daskcl.sweep import Sweep, SweepError, open_result
-from daskcl.sweep import run as _sweep_run
+from daskcl.sweep import Sweep, SweepError, open_result, run, runner, store
 
 
 def _spec(**sweep: Any) -> dict[str, Any]:
@@ -69,7 +68,7 @@ def test_overwrite_leaves_what_daskcl_did_not_write(tmp_path: Path, capsys: Any)
     kept = _tree(thesis)
     with pytest.raises(SweepError, match=r"is not a zarr group \(it holds figs, thesis.tex\): "
                        "--overwrite replaces only a store written by daskcl sweep"):
-        s.run(thesis, client="sync", overwrite=True)
+        run(s, thesis, client="sync", overwrite=True)
     assert _tree(thesis) == kept
     # A zarr store of someone else's.
     foreign = tmp_path / "foreign.zarr"
@@ -77,7 +76,7 @@ def test_overwrite_leaves_what_daskcl_did_not_write(tmp_path: Path, capsys: Any)
     g.create_array("data", shape=(3,), dtype="float64")[...] = [1.0, 2.0, 3.0]
     before = _tree(foreign)
     with pytest.raises(SweepError, match="is a zarr group that daskcl did not write"):
-        s.run(foreign, client="sync", overwrite=True)
+        run(s, foreign, client="sync", overwrite=True)
     assert _tree(foreign) == before
     assert zarr.open_group(str(foreign), mode="r")["data"][...].tolist() == [1.0, 2.0, 3.0]
     # The command says the same in one line, and keeps the directory.
@@ -91,7 +90,7 @@ def test_overwrite_leaves_what_daskcl_did_not_write(tmp_path: Path, capsys: Any)
 
 def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path) -> None:
     out = tmp_path / "o.zarr"
-    Sweep.from_dict(_spec()).run(out, client="sync")
+    run(Sweep.from_dict(_spec()), out, client="sync")
     info = open_result(out).attrs["daskcl"]
     assert info["format"] == "daskcl-sweep/1"
     # A file the user put inside the store: daskcl did not write it, so it is not deleted.
@@ -99,11 +98,11 @@ def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path
     other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})
     with pytest.raises(SweepError, match=r"is a daskcl sweep store but also holds notes.txt, "
                        "which daskcl did not write"):
-        other.run(out, client="sync", overwrite=True)
+        run(other, out, client="sync", overwrite=True)
     assert (out / "notes.txt").read_text() == "keep me"
     np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
     (out / "notes.txt").unlink()
-    res = other.run(out, client="sync", overwrite=True)
+    res = run(other, out, client="sync", overwrite=True)
     assert res.computed == 6
     got = open_result(out)["pgamma"][...]
     assert np.array_equal(got, nmath.pgamma(np.linspace(0, 20, 21)[:, None],
@@ -115,13 +114,13 @@ def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> 
         raise KeyboardInterrupt
 
     out = tmp_path / "o.zarr"
-    monkeypatch.setattr(_sweep_run, "_attrs", killed)  # after the arrays, before the attributes
+    monkeypatch.setattr(store, "_attrs", killed)  # after the arrays, before the attributes
     with pytest.raises(KeyboardInterrupt):
-        Sweep.from_dict(_spec()).run(out, client="sync")
+        run(Sweep.from_dict(_spec()), out, client="sync")
     monkeypatch.undo()
     assert open_result(out).attrs["daskcl"]["preparing"] is True
     assert sorted(os.listdir(out)) == ["_checksum", "_done", "pgamma", "q", "shape", "zarr.json"]
-    assert Sweep.from_dict(_spec()).run(out, client="sync", resume=True).computed == 6
+    assert run(Sweep.from_dict(_spec()), out, client="sync", resume=True).computed == 6
     np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
 
 
@@ -134,26 +133,26 @@ def test_changed_function_code_refuses_resume(tmp_path: Path) -> None:
     spec = {"sweep": {"function": "f.py:g", "chunks": {"x": 2}},
             "axes": {"x": {"values": [1.0, 2.0, 3.0, 4.0]}}}
     out = tmp_path / "o.zarr"
-    Sweep.from_dict(spec, tmp_path).run(out, client="sync")
+    run(Sweep.from_dict(spec, tmp_path), out, client="sync")
     zarr.open_group(str(out), mode="r+")["_done"][1] = 0  # interrupted: one chunk to go
     # Same name, same parameters, other code: resuming would mix 2x and 3x.
     f.write_text("def g(x, k=1.0):\n    return 3.0 * x * k\n")
     with pytest.raises(SweepError, match=r"holds a different sweep \(f.py:g, axes \['x'\]\): "
                        "the Python function's code differs; resume needs the same spec and code"):
-        Sweep.from_dict(spec, tmp_path).run(out, client="sync", resume=True)
+        run(Sweep.from_dict(spec, tmp_path), out, client="sync", resume=True)
     assert open_result(out)["g"][...].tolist() == [2.0, 4.0, 6.0, 8.0]
     # Args and axes are named too.
     f.write_text("def g(x, k=1.0):\n    return 2.0 * x * k\n")
     changed = {**spec, "args": {"k": 2.0}, "axes": {"x": {"values": [1.0, 2.0, 3.0, 5.0]}}}
     with pytest.raises(SweepError, match="the axes, the arguments differ"):
-        Sweep.from_dict(changed, tmp_path).run(out, client="sync", resume=True)
-    res = Sweep.from_dict(spec, tmp_path).run(out, client="sync", resume=True)
+        run(Sweep.from_dict(changed, tmp_path), out, client="sync", resume=True)
+    res = run(Sweep.from_dict(spec, tmp_path), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (1, 1)
 
 
 def test_changed_kernel_source_refuses_resume(tmp_path: Path, monkeypatch: Any) -> None:
     out = tmp_path / "o.zarr"
-    Sweep.from_dict(_spec()).run(out, client="sync")
+    run(Sweep.from_dict(_spec()), out, client="sync")
     shipped = default_root()
     for name, unit in (("changed", "pgamma"), ("unrelated", "qtukey")):
         lib = tmp_path / name
@@ -162,10 +161,10 @@ def test_changed_kernel_source_refuses_resume(tmp_path: Path, monkeypatch: Any) 
         path.write_text(path.read_text() + "\n/* edited */\n")
     monkeypatch.setenv("DASKCL_LIBRARY", str(tmp_path / "changed"))
     with pytest.raises(SweepError, match="the kernel source differs"):
-        Sweep.from_dict(_spec()).run(out, client="sync", resume=True)
+        run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     # A unit pgamma does not use leaves its identity alone.
     monkeypatch.setenv("DASKCL_LIBRARY", str(tmp_path / "unrelated"))
-    assert Sweep.from_dict(_spec()).run(out, client="sync", resume=True).computed == 0
+    assert run(Sweep.from_dict(_spec()), out, client="sync", resume=True).computed == 0
 
 
 # --- checksums ---------------------------------------------------------------------------------
@@ -174,8 +173,8 @@ def test_changed_kernel_source_refuses_resume(tmp_path: Path, monkeypatch: Any) 
 def test_corrupted_and_deleted_chunks_are_found_and_recomputed(tmp_path: Path,
                                                                capsys: Any) -> None:
     out = tmp_path / "o.zarr"
-    Sweep.from_dict(_spec(compressor="none")).run(out, client="sync")
-    assert _sweep_run.verify(str(out)) == (6, [], [])
+    run(Sweep.from_dict(_spec(compressor="none")), out, client="sync")
+    assert store.verify(str(out)) == (6, [], [])
     assert cli.main(["sweep", "verify", str(out)]) == 0
     assert "all 6 chunks match their checksums" in capsys.readouterr().out
     # Uncompressed: overwritten bytes read back as other numbers.
@@ -185,7 +184,7 @@ def test_corrupted_and_deleted_chunks_are_found_and_recomputed(tmp_path: Path,
     c.write_bytes(bytes(raw))
     (out / "pgamma" / "c" / "2" / "1").unlink()
     assert open_result(out)["pgamma"][8, 1] == 0.25  # the second value of chunk (1, 0)
-    assert _sweep_run.verify(str(out)) == (6, [(1, 0), (2, 1)], [])
+    assert store.verify(str(out)) == (6, [(1, 0), (2, 1)], [])
     assert cli.main(["sweep", "verify", str(out)]) == 1
     got = capsys.readouterr()
     assert "2 of 6 finished chunks do not match their checksums" in got.out
@@ -193,19 +192,19 @@ def test_corrupted_and_deleted_chunks_are_found_and_recomputed(tmp_path: Path,
     with pytest.warns(RuntimeWarning, match=r"2 finished chunk\(s\) no longer matched their "
                       r"checksums \(corrupted or deleted\) and were computed again: \(1, 0\), "
                       r"\(2, 1\)"):
-        res = Sweep.from_dict(_spec(compressor="none")).run(out, client="sync", resume=True)
+        res = run(Sweep.from_dict(_spec(compressor="none")), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (2, 4)
     assert np.array_equal(open_result(out)["pgamma"][...], _want())
-    assert _sweep_run.verify(str(out)) == (6, [], [])
+    assert store.verify(str(out)) == (6, [], [])
     assert open_result(out).attrs["daskcl"]["runs"][-1]["chunks_repaired"] == 2
 
 
 def test_verify_reports_unfinished_chunks_and_refuses_foreign_stores(tmp_path: Path,
                                                                     capsys: Any) -> None:
     out = tmp_path / "o.zarr"
-    Sweep.from_dict(_spec()).run(out, client="sync")
+    run(Sweep.from_dict(_spec()), out, client="sync")
     zarr.open_group(str(out), mode="r+")["_done"][0, 1] = 0
-    assert _sweep_run.verify(str(out)) == (6, [], [(0, 1)])
+    assert store.verify(str(out)) == (6, [], [(0, 1)])
     assert cli.main(["sweep", "verify", str(out)]) == 1
     assert "1 of 6 chunks are not computed yet" in capsys.readouterr().out
     (tmp_path / "plain").mkdir()
@@ -239,7 +238,7 @@ def test_read_only_store_fails_before_computing(tmp_path: Path) -> None:
     spec.write_text('[sweep]\nfunction = "f.py:g"\nchunks = { x = 2 }\n[axes]\n'
                     'x = { values = [1.0, 4.0, 9.0, 16.0] }\n')
     out = tmp_path / "o.zarr"
-    Sweep.from_toml(spec).run(out, client="sync")
+    run(Sweep.from_toml(spec), out, client="sync")
     zarr.open_group(str(out), mode="r+")["_done"][1] = 0
     calls.write_text("")
     for p in [out, *out.rglob("*")]:
@@ -260,7 +259,7 @@ def test_read_only_store_fails_before_computing(tmp_path: Path) -> None:
                                "denied"), r.stderr
     assert r.stderr.count("\n") == 1, r.stderr
     assert calls.read_text() == ""  # nothing was computed
-    res = Sweep.from_toml(spec).run(out, client="sync", resume=True)
+    res = run(Sweep.from_toml(spec), out, client="sync", resume=True)
     assert res.computed == 1 and calls.read_text() == "call\n"
     assert open_result(out)["g"][...].tolist() == [1.0, 2.0, 3.0, 4.0]
 
@@ -389,15 +388,15 @@ def test_client_memory_stays_flat_over_100000_chunks(tmp_path: Path, monkeypatch
     sweep_bytes = len(pickle.dumps(s))
     assert sweep_bytes > 16_000
 
-    monkeypatch.setattr(_sweep_run, "chunk_task", _report)
+    monkeypatch.setattr(runner, "chunk_task", _report)
     monkeypatch.setattr(distributed, "as_completed", _FakeAsCompleted)
     client = _FakeClient()
-    tally = _sweep_run._Tally(str(tmp_path / "o.zarr"))
+    tally = runner._Tally(str(tmp_path / "o.zarr"))
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
-        _sweep_run._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
+        runner._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
                                None, tally)
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
@@ -426,15 +425,15 @@ def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -
 
     s = Sweep.from_dict({"sweep": {"function": "dnorm", "chunks": {"x": 1}},
                          "axes": {"x": {"linspace": [-3.0, 3.0, 600]}}})
-    monkeypatch.setattr(_sweep_run, "chunk_task", _count_tasks)
-    monkeypatch.setattr(_sweep_run, "_warm_names", lambda sweep: [])
+    monkeypatch.setattr(runner, "chunk_task", _count_tasks)
+    monkeypatch.setattr(runner, "_warm_names", lambda sweep: [])
     _HELD.clear()
-    tally = _sweep_run._Tally(str(tmp_path / "o.zarr"))
+    tally = runner._Tally(str(tmp_path / "o.zarr"))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         _SCHEDULER[:] = [cluster.scheduler]
-        _sweep_run._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
+        runner._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
                                None, tally)
     assert tally.computed == 600 and len(_HELD) == 600
     assert max(_HELD) <= 8 + 1 + 3, max(_HELD)

@@ -7,7 +7,10 @@ test_distributed.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,7 +20,8 @@ import zarr
 from procs import run_python
 
 from daskcl import glm, nmath
-from daskcl.sweep import Sweep, SweepError, open_result
+from daskcl.runtime.library import default_root
+from daskcl.sweep import Sweep, SweepError, open_result, run
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDWORM = ROOT / "workflows" / "glm_envelope"
@@ -37,7 +41,7 @@ def _spec(**over: object) -> dict:
 def test_values_equal_the_numpy_call(tmp_path: Path) -> None:
     s = Sweep.from_dict(_spec())
     assert s.shape == (21, 4) and s.chunks == (8, 3) and s.grid == (3, 2)
-    res = s.run(tmp_path / "g.zarr", client="sync")
+    res = run(s, tmp_path / "g.zarr", client="sync")
     assert (res.computed, res.skipped) == (6, 0)
     q, shape = np.linspace(0, 20, 21), np.array([0.5, 1.0, 2.5, 10.0])
     want = nmath.pgamma(q[:, None], shape[None, :], 0.5, lower_tail=False, log_p=True)
@@ -69,7 +73,7 @@ def test_axis_forms_and_files(tmp_path: Path) -> None:
         'size = { file = "n.csv", column = "n" }\nprob = { logspace = [-2, 0, 3] }\n')
     s = Sweep.from_toml(tmp_path / "s.toml")
     assert s.spec == spec and s.shape == (3, 2, 3)
-    s.run(tmp_path / "o.zarr", client="sync")
+    run(s, tmp_path / "o.zarr", client="sync")
     got = open_result(tmp_path / "o.zarr")["qbinom"][...]
     want = nmath.qbinom(np.array([0.1, 0.5, 0.9])[:, None, None],
                         np.array([5.0, 10.0])[None, :, None], np.logspace(-2, 0, 3))
@@ -88,7 +92,7 @@ def test_python_function(tmp_path: Path) -> None:
                          "axes": {"x": {"values": [0.0, 1.96, 3.0]},
                                   "df": {"values": [5.0, 1e300]}},
                          "args": {"scale": 1.0}}, tmp_path)
-    s.run(tmp_path / "o.zarr", client="sync")
+    run(s, tmp_path / "o.zarr", client="sync")
     got = open_result(tmp_path / "o.zarr")["p"][...]
     assert got[0, 0] == 1.0 and abs(got[1, 1] - 0.04999579029644087) < 1e-15
     assert np.array_equal(got, 2 * nmath.pt(-np.array([0, 1.96, 3.0])[:, None], [5.0, 1e300]))
@@ -122,23 +126,23 @@ def test_unwritable_store_and_existing_store(tmp_path: Path) -> None:
     s = Sweep.from_dict(_spec())
     (tmp_path / "file").write_text("x")
     with pytest.raises(SweepError, match=r"cannot write the store .*choose a writable --out"):
-        s.run(tmp_path / "file" / "o.zarr", client="sync")
+        run(s, tmp_path / "file" / "o.zarr", client="sync")
     with pytest.raises(SweepError, match="exists and is not a zarr group"):
-        s.run(tmp_path / "file", client="sync")
-    s.run(tmp_path / "o.zarr", client="sync")
+        run(s, tmp_path / "file", client="sync")
+    run(s, tmp_path / "o.zarr", client="sync")
     with pytest.raises(SweepError, match="already holds a sweep; pass --resume"):
-        s.run(tmp_path / "o.zarr", client="sync")
+        run(s, tmp_path / "o.zarr", client="sync")
     other = Sweep.from_dict(_spec(args={"scale": 3.0}))
     with pytest.raises(SweepError, match="holds a different sweep"):
-        other.run(tmp_path / "o.zarr", client="sync", resume=True)
-    res = other.run(tmp_path / "o.zarr", client="sync", overwrite=True)
+        run(other, tmp_path / "o.zarr", client="sync", resume=True)
+    res = run(other, tmp_path / "o.zarr", client="sync", overwrite=True)
     assert res.computed == 6
 
 
 def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
     s = Sweep.from_dict(_spec())
     out = tmp_path / "o.zarr"
-    s.run(out, client="sync")
+    run(s, out, client="sync")
     full = open_result(out)["pgamma"][...]
     g = zarr.open_group(str(out), mode="r+")
     # A chunk whose mark was never written (worker killed after writing data), one whose data
@@ -149,7 +153,7 @@ def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
     mark = out / "_done" / "c" / "1" / "1"
     assert mark.is_file()
     mark.write_bytes(b"")
-    res = Sweep.from_dict(_spec()).run(out, client="sync", resume=True)
+    res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (3, 3)
     assert np.array_equal(open_result(out)["pgamma"][...], full)
     assert open_result(out)["_done"][...].sum() == 6
@@ -162,10 +166,10 @@ def test_all_nan_chunk_is_a_completed_chunk(tmp_path: Path) -> None:
                          "axes": {"x": {"values": [0.0, 1.0, 2.0, 3.0]}},
                          "args": {"sd": -1.0}})  # R: NaN, with a warning, for every x
     with pytest.warns(RuntimeWarning, match=r"dnorm: 2 of 2 chunks warned: RuntimeWarning: dnorm: 2 NaN\(s\) produced \(2 chunks\)"):
-        s.run(tmp_path / "o.zarr", client="sync")
+        run(s, tmp_path / "o.zarr", client="sync")
     g = open_result(tmp_path / "o.zarr")
     assert np.isnan(g["dnorm"][...]).all() and g["_done"][...].tolist() == [1, 1]
-    res = Sweep.from_dict(s.spec).run(tmp_path / "o.zarr", client="sync", resume=True)
+    res = run(Sweep.from_dict(s.spec), tmp_path / "o.zarr", client="sync", resume=True)
     assert res.computed == 0
 
 
@@ -183,7 +187,7 @@ def _irls_logit(x: np.ndarray, y: np.ndarray, n: np.ndarray, P: np.ndarray) -> n
 def test_glm_envelope_workflow(tmp_path: Path) -> None:
     s = Sweep.from_toml(BUDWORM / "envelope.toml")
     assert s.shape == (3, 3, 3, 3) and s.output_names == ("qf", "grad")
-    s.run(tmp_path / "e.zarr", client="sync")
+    run(s, tmp_path / "e.zarr", client="sync")
     g = open_result(tmp_path / "e.zarr")
     info = g.attrs["daskcl"]
     data = np.genfromtxt(BUDWORM / "budworm.csv", delimiter=",", names=True)
@@ -206,8 +210,8 @@ def test_glm_envelope_workflow(tmp_path: Path) -> None:
     np.testing.assert_allclose(qf.ravel(), wq, rtol=1e-13)
     np.testing.assert_allclose(grad.reshape(-1, 4), wg, rtol=1e-10, atol=1e-10)
     # Resuming an envelope sweep reuses the stored axes and finds nothing to do.
-    assert Sweep.from_toml(BUDWORM / "envelope.toml").run(
-        tmp_path / "e.zarr", client="sync", resume=True).computed == 0
+    assert run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "e.zarr", client="sync",
+               resume=True).computed == 0
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -265,3 +269,74 @@ def test_cli_version_and_bare_command_print_plain_help():
                        timeout=120)
     assert r.returncode == 0 and "daskcl sweep SPEC --out STORE" in r.stdout
     assert "``" not in r.stdout and "required" not in r.stderr
+
+
+# --- the spec: immutable, picklable, below the store and the run -------------------------------
+
+
+def test_a_spec_is_frozen_and_pickles() -> None:
+    spec = _spec()
+    s = Sweep.from_dict(spec)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.chunks = (1, 1)  # type: ignore[misc]
+    with pytest.raises(ValueError, match="read-only"):
+        s.axes[0].values[0] = 5.0
+    spec["args"]["scale"] = 2.0  # the caller's mapping is not the spec's
+    assert s.args["scale"] == 0.5 and s.spec["args"]["scale"] == 0.5
+    t = pickle.loads(pickle.dumps(s))
+    assert (t.identity(), t.shape, t.chunks) == (s.identity(), (21, 4), (8, 3))
+    assert not t.axes[0].values.flags.writeable
+    assert not hasattr(Sweep, "run")
+
+
+def test_resolving_the_envelope_returns_a_new_spec() -> None:
+    s = Sweep.from_toml(BUDWORM / "envelope.toml")
+    before = s.identity()
+    r, info = s.resolve_envelope()
+    assert r is not s and s.identity() == before
+    assert all(np.array_equal(a.values, np.zeros(a.values.size)) for a in s.axes)
+    assert r.identity() != before and r.shape == s.shape and r.chunks == s.chunks
+    assert [a.source["mode"] for a in r.axes] == info["mode"]
+    lo, hi = r.axes[1].values[[0, -1]]
+    np.testing.assert_allclose((lo + hi) / 2, info["mode"][1], rtol=1e-12)
+    np.testing.assert_allclose((hi - lo) / 2, 1.0 * info["sd"][1], rtol=1e-12)  # width 1
+    with pytest.raises(SweepError, match="keep their names and sizes"):
+        s.with_axes(r.axes[:-1])
+
+
+def test_the_spec_imports_nothing_of_the_store_or_the_run() -> None:
+    import ast
+
+    from daskcl.sweep import spec as spec_module
+
+    tree = ast.parse(Path(spec_module.__file__).read_text())
+    relative = [(n.module or "") + ":" + ",".join(a.name for a in n.names)
+                for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1]
+    assert relative == [], relative
+    absolute = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module and n.module.startswith("daskcl.sweep")]
+    assert absolute == []
+
+
+def test_the_glm_program_comes_from_the_library_named(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    shutil.copytree(default_root(), lib)
+    driver = lib / "kernels" / "f2_f3_driver.cl"
+    driver.write_text(driver.read_text() + "\n/* this copy */\n")
+    assert glm.program_source("binomial", "logit", lib).text.endswith("/* this copy */\n")
+    assert "/* this copy */" not in glm.program_source("binomial", "logit").text
+
+
+def test_an_envelope_found_on_a_worker_gives_the_same_store(tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "sync.zarr", client="sync")
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        res = run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "worker.zarr", client)
+    assert res.computed == 1
+    want, got = open_result(tmp_path / "sync.zarr"), open_result(tmp_path / "worker.zarr")
+    assert got.attrs["daskcl"]["envelope"] == want.attrs["daskcl"]["envelope"]
+    assert got.attrs["daskcl"]["identity"] == want.attrs["daskcl"]["identity"]
+    for name in ("intercept", "ldose", "qf", "grad"):
+        np.testing.assert_array_equal(got[name][...], want[name][...])

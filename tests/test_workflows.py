@@ -24,7 +24,7 @@ from rmath_oracle import r_eval
 from scipy import stats
 
 from daskcl import nmath
-from daskcl.sweep import Sweep, open_result
+from daskcl.sweep import Sweep, open_result, run
 
 ROOT = Path(__file__).resolve().parents[1]
 POWER = ROOT / "workflows" / "ttest_power"
@@ -88,7 +88,7 @@ def _check_power_table(n: np.ndarray, d: np.ndarray, pw: np.ndarray) -> None:
 def test_power_sweep(tmp_path: Path) -> None:
     s = Sweep.from_toml(POWER / "power.toml")
     assert s.args == {"alpha": 0.05, "kind": "two.sample", "alternative": "two.sided"}
-    res = s.run(tmp_path / "out.zarr", client="sync")
+    res = run(s, tmp_path / "out.zarr", client="sync")
     assert res.computed == s.n_chunks == 4
     g = open_result(tmp_path / "out.zarr")
     assert g["power"].metadata.dimension_names == ("n", "d")
@@ -119,7 +119,7 @@ def test_power_other_designs(tmp_path: Path) -> None:
                     "axes": {"n": {"values": n}, "d": {"values": d}},
                     "args": {"alpha": 0.05, "kind": kind, "alternative": alt}}
             out = tmp_path / f"{kind}-{alt}.zarr"
-            Sweep.from_dict(spec, POWER).run(out, client="sync")
+            run(Sweep.from_dict(spec, POWER), out, client="sync")
             pw = open_result(out)["power"][...]
             np.testing.assert_allclose(pw, _scipy_power(np.array(n)[:, None], d, 0.05, kind, alt),
                                        rtol=0, atol=1e-10)
@@ -186,7 +186,7 @@ def test_published_table_is_sound() -> None:
 @pytest.mark.slow
 def test_tukey_sweep_matches_published_table(tmp_path: Path) -> None:
     s = Sweep.from_toml(TUKEY / "tukey.toml")
-    res = s.run(tmp_path / "out.zarr", client="sync")
+    res = run(s, tmp_path / "out.zarr", client="sync")
     assert res.computed == 3
     g = open_result(tmp_path / "out.zarr")
     q = g["q"][...]

@@ -87,7 +87,7 @@ def warm(names: Iterable[str] = ()) -> list[str]:
 def _warm_glm(family: str, link: str) -> None:
     import numpy as np
 
-    from ..glm._core import f2_f3
+    from ..glm import f2_f3
 
     x = np.ones((1, 1))
     f2_f3(family, link, np.zeros((1, 1)), np.array([0.5 if family != "Gamma" else 1.0]), x,

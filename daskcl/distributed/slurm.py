@@ -31,10 +31,10 @@ Example
 -------
 >>> from distributed import Client
 >>> from daskcl.deploy import slurm_cluster
->>> from daskcl.sweep import Sweep
+>>> from daskcl.sweep import Sweep, run
 >>> cluster = slurm_cluster(maximum=8, queue="gpu", walltime="02:00:00")  # doctest: +SKIP
 >>> with Client(cluster) as client:                                       # doctest: +SKIP
-...     Sweep.from_toml("sweep.toml").run("/scratch/out.zarr", client)
+...     run(Sweep.from_toml("sweep.toml"), "/scratch/out.zarr", client)
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def slurm_cluster(
 def _slurm(args: argparse.Namespace) -> int:
     from distributed import Client
 
-    from ..sweep.spec import Sweep
+    from ..sweep import Sweep, run
 
     if args.maximum is None and args.workers is None and not args.print_job_script:
         print("error: give --workers N (a fixed count) or --maximum N (adaptive)", file=sys.stderr)
@@ -188,8 +188,8 @@ def _slurm(args: argparse.Namespace) -> int:
             print(cluster.job_script())
             return 0
         with Client(cluster) as client:
-            res = sweep.run(args.out, client, resume=args.resume, overwrite=args.overwrite,
-                            progress=not args.quiet)
+            res = run(sweep, args.out, client, resume=args.resume, overwrite=args.overwrite,
+                      progress=not args.quiet)
     print(f"wrote {res.store}: {res.computed} chunks computed, {res.skipped} already done, "
           f"{res.seconds:.1f} s on {', '.join(res.devices) or 'no device (nothing to do)'}")
     return 0

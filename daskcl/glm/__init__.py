@@ -2,20 +2,18 @@
 """Bayesian-GLM negative log-posterior and gradient kernels (f2_f3) over coefficient grids.
 
 :func:`f2_f3` evaluates them over a grid (NumPy, dask or a :class:`FactorialGrid`);
-:class:`Posterior` holds one data set on the device; :class:`Tuning` is a kernel's launch
-shape.  The mathematics is in :func:`f2_f3`'s docstring.
+:class:`Posterior` holds one data set on the device; :func:`posterior_mode` finds its mode;
+:class:`Tuning` is a kernel's launch shape.  The mathematics is in :func:`f2_f3`'s docstring.
+
+Modules: :mod:`~daskcl.glm.tuning` (launch shapes), :mod:`~daskcl.glm.grid` (factorial
+grids), :mod:`~daskcl.glm.posterior` (the data set, the program, :func:`f2_f3`),
+:mod:`~daskcl.glm.mode` (the mode).
 """
 
-from ._core import (
-    FAMILIES,
-    ITEM_MAX_L2,
-    TILE_MIN_L2,
-    FactorialGrid,
-    Posterior,
-    Tuning,
-    f2_f3,
-    mma_capable,
-)
+from .grid import FactorialGrid
+from .mode import posterior_mode
+from .posterior import FAMILIES, Posterior, f2_f3, kernel_stem, program_source
+from .tuning import ITEM_MAX_L2, TILE_MIN_L2, Tuning, mma_capable
 
 __all__ = [
     "FAMILIES",
@@ -25,5 +23,8 @@ __all__ = [
     "Posterior",
     "Tuning",
     "f2_f3",
+    "kernel_stem",
     "mma_capable",
+    "posterior_mode",
+    "program_source",
 ]

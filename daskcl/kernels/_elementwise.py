@@ -15,6 +15,7 @@ import math
 import numbers
 import re
 import string
+import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -40,8 +41,8 @@ LAUNCH_OTHER = 1 << 26
 
 __all__ = [
     "DEFAULT_BINNING", "LAUNCH_CPU", "LAUNCH_OTHER", "Binning", "Elementwise", "Prepared",
-    "binning", "collapse_axes", "kernel_source", "kernel_text", "launch_elements", "max_alloc",
-    "pieces", "prepare",
+    "binning", "collapse_axes", "is_dask_array", "kernel_source", "kernel_text",
+    "launch_elements", "max_alloc", "pieces", "prepare",
 ]
 
 _TEMPLATE_NAME = "elementwise"
@@ -63,6 +64,13 @@ class Prepared:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+
+def is_dask_array(x: Any) -> bool:
+    """Whether ``x`` is a dask array (checked without importing dask: one can exist only once
+    ``dask.array`` is imported)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(x, da.Array)
 
 
 def _as_input(fn: Fn, name: str, value: Any) -> float | np.ndarray:

@@ -18,7 +18,7 @@ from typing import Any, cast
 import numpy as np
 
 from . import _random
-from ._elementwise import Elementwise
+from ._elementwise import Elementwise, is_dask_array
 from ._nmath_table import ROWS
 from ._table import PUBLIC_MODULE, Fn, KernelFunction
 
@@ -29,10 +29,6 @@ _FLAG_DOC = {
     "lower_tail": "lower_tail : bool, default True\n    P[X <= x] if true, else P[X > x].",
     "log_p": "log_p : bool, default False\n    Probabilities are given (or returned) as log(p).",
 }
-
-
-def _is_dask(x: object) -> bool:
-    return type(x).__module__.startswith("dask.array")
 
 
 def _flag(fn: Fn, name: str, value: object) -> bool:
@@ -76,7 +72,7 @@ def _dask_call(impl: Elementwise, args: tuple[Any, ...], flags: dict[str, bool])
     (a token, not a fixed name)."""
     import dask.array as da
 
-    arrays = [a if _is_dask(a) else np.asarray(a, dtype=np.float64) for a in args]
+    arrays = [a if is_dask_array(a) else np.asarray(a, dtype=np.float64) for a in args]
     ndim = max(np.ndim(a) for a in arrays)
     out_ind = tuple(range(ndim))
     pairs: list[object] = []
@@ -109,7 +105,7 @@ def _make(fn: Fn) -> KernelFunction[Elementwise]:
         bound.apply_defaults()
         vals = tuple(bound.arguments[n] for n in fn.arg_names)
         flags = {k: _flag(fn, k, bound.arguments[k]) for k in flag_defaults}
-        if any(_is_dask(v) for v in vals):
+        if any(is_dask_array(v) for v in vals):
             _check_dask_shapes(fn, vals)
             return _dask_call(impl, vals, flags)
         return impl(*vals, **flags)

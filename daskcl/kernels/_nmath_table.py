@@ -2,7 +2,7 @@
 """Every public function of :mod:`daskcl.nmath`, one row each (see :class:`daskcl.kernels._table.Fn`).
 
 Argument order and meaning are Rmath.h's (``shared/rmath_api.tsv``); defaults are R's.
-Sections are by family; each later issue adds its rows in its own section.
+Sections group the rows by family.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ ROWS: tuple[Fn, ...] = (
     Fn("log1mexp", "log1mexp", "s", ("x",), "log(1 - exp(-x)) for x >= 0 (Maechler 2012)."),
     Fn("logspace_add", "logspace_add", "s", ("logx", "logy"), "log(exp(logx) + exp(logy))."),
     Fn("logspace_sub", "logspace_sub", "s", ("logx", "logy"), "log(exp(logx) - exp(logy))."),
-    # --- continuous distributions and their special functions (issue 3) ----------------------
+    # --- continuous distributions and their special functions ----------------------------------
     Fn("dunif", "dunif", "d", ("x", ("min", 0.0), ("max", 1.0)),
        "Density of the uniform distribution on [min, max]."),
     Fn("punif", "punif", "p", ("q", ("min", 0.0), ("max", 1.0)),
@@ -112,7 +112,7 @@ ROWS: tuple[Fn, ...] = (
     Fn("cospi", "R_cospi", "s", ("x",), "cos(pi x), exact at integers and half-integers."),
     Fn("sinpi", "R_sinpi", "s", ("x",), "sin(pi x), exact at integers and half-integers."),
     Fn("tanpi", "R_tanpi", "s", ("x",), "tan(pi x), exact at multiples of 1/4."),
-    # --- discrete, noncentral, tukey, wilcoxon, signrank, bessel (issue 4) -------------------
+    # --- discrete, noncentral, tukey, wilcoxon, signrank, bessel -------------------------------
     Fn("bessel_i", "bessel_i", "s", ("x", "nu", ("expo", 1.0)),
        "Modified Bessel function of the first kind I_nu(x); expo=2 scales by exp(-x) (Cody 1983)."),
     Fn("bessel_j", "bessel_j", "s", ("x", "nu"),

@@ -68,7 +68,7 @@ from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
 from . import _elementwise as _ew
-from ._elementwise import collapse_axes
+from ._elementwise import collapse_axes, is_dask_array
 from ._table import PUBLIC_MODULE, KernelFunction
 
 __all__ = ["FUNCTIONS", "RHYPER_MAX_N", "ROWS", "RSIGNRANK_MAX_N", "RWILCOX_MAX_N", "RFn",
@@ -444,19 +444,6 @@ class Random:
             while pending:
                 _ew._finish(pending, flat)
 
-    def to_device(self, n: int, values: list[float], seed: int, offset: int = 0) -> tuple[Any, Any]:
-        """``n`` variates with scalar parameters left in a device buffer (for benchmarks):
-        returns the buffer and the kernel's event."""
-        import pyopencl as cl
-
-        bound = _device.current()
-        plan = self.launch((n,), [float(v) for v in values], (1,))
-        out = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, n * 8)
-        status = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                           hostbuf=np.zeros(1, dtype=np.int32))
-        ev = self.enqueue(plan, n, 0, out, status, seed, offset, [None] * len(values))
-        return out, ev
-
     def warn(self, count: int, stacklevel: int = 3) -> None:
         if count:
             note = f" ({self.fn.limit})" if self.fn.limit else ""
@@ -509,10 +496,6 @@ def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:
 # -- the public functions ---------------------------------------------------------------------
 
 
-def _is_dask(x: object) -> bool:
-    return type(x).__module__.startswith("dask.array")
-
-
 def _shape(fn: RFn, size: Any) -> tuple[int, ...]:
     if isinstance(size, numbers.Integral):
         size = (size,)
@@ -538,7 +521,7 @@ def _seed(fn: RFn, seed: object) -> int:
 
 def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
     """A float, a NumPy array broadcastable to ``shape``, or a dask array."""
-    if _is_dask(value):
+    if is_dask_array(value):
         arr = value
     elif isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
         return float(value)
@@ -558,7 +541,7 @@ def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
         raise ValueError(
             f"{fn.name}: parameter {name!r} of shape {arr.shape} does not broadcast to size {shape}"
         )
-    return arr if _is_dask(arr) else np.asarray(arr, dtype=np.float64)
+    return arr if is_dask_array(arr) else np.asarray(arr, dtype=np.float64)
 
 
 _ENGINES: dict[str, Random] = {}
@@ -591,7 +574,7 @@ def _dask_call(impl: Random, shape: tuple[int, ...], values: list[Any], seed: in
             scalars.append(v)
             continue
         scalars.append(None)
-        d = v if _is_dask(v) else da.from_array(v, chunks=v.shape or ())
+        d = v if is_dask_array(v) else da.from_array(v, chunks=v.shape or ())
         arrays.append(da.broadcast_to(d, shape).rechunk(chunks))
     fname = impl.fn.name
     name = f"daskcl-{fname}-" + tokenize(fname, shape, chunks, seed, offset, scalars, *arrays)
@@ -644,7 +627,7 @@ def _make(fn: RFn) -> KernelFunction[Random]:
             raise ValueError(f"{fn.name}: offset + size exceeds the 2**64 elements of a stream")
         values = [_param(fn, p, a[p], shape) for p in fn.arg_names]
         chunks = a["chunks"]
-        if chunks is not None or any(_is_dask(v) for v in values):
+        if chunks is not None or any(is_dask_array(v) for v in values):
             return _dask_call(impl, shape, values, seed, offset,
                               "auto" if chunks is None else chunks)
         result, count = impl.run(shape, values, seed, offset, _c_strides(shape))

@@ -49,18 +49,21 @@ kernel sources, axes or arguments differ; ``overwrite=True`` replaces only a sto
 
 Example
 -------
->>> from daskcl.sweep import Sweep
+>>> from daskcl.sweep import Sweep, run
 >>> s = Sweep.from_dict({"sweep": {"function": "pnorm"},
 ...                      "axes": {"q": {"linspace": [-3, 3, 7]}}, "args": {"sd": 2.0}})
 >>> s.shape, s.outputs[0].name
 ((7,), 'pnorm')
->>> s.run("/tmp/pnorm.zarr", client="sync", overwrite=True).arrays["pnorm"][3]   # doctest: +SKIP
+>>> run(s, "/tmp/pnorm.zarr", client="sync", overwrite=True).arrays["pnorm"][3]  # doctest: +SKIP
 0.5
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import difflib
+import functools
 import hashlib
 import inspect
 import json
@@ -70,20 +73,21 @@ import re
 import stat
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tomllib
 
 from ..errors import SweepError
 
-__all__ = [
-    "Axis", "GlmSpec", "Output", "Sweep", "SweepError", "SweepResult", "open_result",
-    "parse_axis", "posterior_mode", "read_csv_columns",
-]
+if TYPE_CHECKING:
+    from ..glm import Posterior
+
+__all__ = ["Axis", "GlmSpec", "Output", "Sweep", "SweepError", "jsonable", "listing",
+           "parse_axis", "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")
@@ -98,16 +102,26 @@ _MAX_FILE_BYTES = 2**31  # an axis, data or function file read by a spec
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,127}")
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Axis:
-    """One parameter axis: its name, its values and how the spec gave them."""
+    """One parameter axis: its name, its values (float64, read-only) and how the spec gave
+    them."""
 
     name: str
     values: np.ndarray
     source: dict[str, Any]
 
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values, dtype=np.float64).view()
+        values.flags.writeable = False  # a view: the array given stays as it was
+        object.__setattr__(self, "values", values)
 
-@dataclass
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.values.flags.writeable = False
+
+
+@dataclass(frozen=True)
 class Output:
     """One result array: name, full shape, chunks and dimension names."""
 
@@ -116,23 +130,6 @@ class Output:
     chunks: tuple[int, ...]
     dims: tuple[str, ...]
     store_chunks: tuple[int, ...] = ()
-
-
-@dataclass
-class SweepResult:
-    """What :meth:`Sweep.run` did: the store, chunks computed and skipped, time, devices."""
-
-    store: str
-    computed: int
-    skipped: int
-    seconds: float
-    devices: list[str]
-    group: Any = field(repr=False)
-
-    @property
-    def arrays(self) -> dict[str, np.ndarray]:
-        """Every result array, read into memory."""
-        return {name: self.group[name][...] for name in self.group.attrs["daskcl"]["outputs"]}
 
 
 def _err(where: str, what: str) -> SweepError:
@@ -354,16 +351,16 @@ def _safe_name(name: str) -> bool:
     return bool(_NAME_RE.fullmatch(name)) and not name.lower().endswith(".json")
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
     """The spec as JSON (zarr attributes): non-finite floats as the strings R prints."""
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
         return "NaN" if math.isnan(obj) else ("Inf" if obj > 0 else "-Inf")
     if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
+        return jsonable(obj.item())
     return obj
 
 
@@ -531,7 +528,7 @@ def _is_random(name: str) -> bool:
 # --- the GLM ------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class GlmSpec:
     """The ``[glm]`` table of a ``glm.f2_f3`` sweep::
 
@@ -568,7 +565,7 @@ class GlmSpec:
 
     @classmethod
     def parse(cls, table: Any, base: Path) -> GlmSpec:
-        from ..glm import _core as glm
+        from .. import glm
 
         where = "glm"
         if not isinstance(table, dict):
@@ -587,7 +584,7 @@ class GlmSpec:
                 raise _err(f"glm.{key}", f"must be a string, got {table[key]!r}")
         family, link = table["family"], table["link"]
         try:
-            glm._kernel_stem(family, link)
+            glm.kernel_stem(family, link)
         except ValueError as exc:
             raise _err(where, str(exc)) from exc
         preds = table["predictors"]
@@ -654,10 +651,11 @@ class GlmSpec:
             raise _err(where, str(exc)) from None
         return cls(family, link, y, x, wt, alpha, mu, P, tuple(names), envelope)
 
-    def posterior(self) -> Any:
-        from ..glm import _core as glm
+    def posterior(self) -> Posterior:
+        """The data set and prior as a :class:`daskcl.glm.Posterior`."""
+        from ..glm import Posterior
 
-        return glm.Posterior(self.family, self.link, self.y, self.x, self.mu, self.P,
+        return Posterior(self.family, self.link, self.y, self.x, self.mu, self.P,
                              self.alpha, self.wt)
 
 
@@ -712,106 +710,47 @@ def _check_precision(P: np.ndarray) -> None:
                    f"matrix); its smallest eigenvalue is {low:.6g}") from None
 
 
-def posterior_mode(post: Any, start: np.ndarray | None = None, *, tol: float = 1e-10,
-                   max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
-    """The posterior mode and the Hessian of ``qf`` there, by damped Newton steps.
-
-    Each iteration evaluates, in one :func:`daskcl.glm.f2_f3` call, the gradient at the point
-    and at ``+-h`` along every coefficient; the Hessian is their central difference,
-    symmetrised.  Steps are halved until ``qf`` does not increase beyond its rounding (a
-    relative 1e-13: near the mode a Newton step changes ``qf`` by less than its rounding, and
-    halving such a step would stop the iteration short of the mode).
-    """
-    l2 = post.x.shape[1]
-    b = np.array(post.mu if start is None else start, dtype=np.float64)
-    for _ in range(max_iter):
-        h = 1e-5 * (1.0 + np.abs(b))
-        pts = np.vstack([b, b + np.diag(h), b - np.diag(h)])
-        qf, grad = post.f2_f3(pts)
-        H = (grad[1:l2 + 1] - grad[l2 + 1:]) / (2 * h)[:, None]
-        H = 0.5 * (H + H.T)
-        try:
-            step = np.linalg.solve(H, grad[0])
-        except np.linalg.LinAlgError as exc:
-            raise SweepError(f"glm.envelope: the Hessian at {b} is singular; add a prior "
-                             "precision") from exc
-        t = 1.0
-        while t > 1e-8:
-            cand = b - t * step
-            qc, _ = post.f2_f3(cand[None, :])
-            if np.isfinite(qc[0]) and qc[0] <= qf[0] + 1e-13 * abs(qf[0]):
-                break
-            t /= 2
-        b = b - t * step
-        if np.all(np.abs(t * step) <= tol * (1.0 + np.abs(b))):
-            break
-    else:
-        raise SweepError(f"glm.envelope: Newton's method did not converge in {max_iter} steps")
-    h = 1e-5 * (1.0 + np.abs(b))
-    _, grad = post.f2_f3(np.vstack([b + np.diag(h), b - np.diag(h)]))
-    H = (grad[:l2] - grad[l2:]) / (2 * h)[:, None]
-    return b, 0.5 * (H + H.T)
-
-
 # --- the sweep ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, eq=False)
 class Sweep:
-    """A parsed, validated sweep spec (see the module docstring for the format).
+    """A parsed, validated sweep spec (see the module docstring for the format); immutable.
 
-    Construction checks everything that can be checked without computing: the function exists,
-    every axis and argument is one of its parameters, required parameters are given, axes are
-    non-empty 1-D lists of numbers, chunks are positive and name axes.  Errors are
-    :class:`SweepError` and say what to fix.
+    Build one with :meth:`from_toml` or :meth:`from_dict`, which check everything that can be
+    checked without computing: the function exists, every axis and argument is one of its
+    parameters, required parameters are given, axes are non-empty 1-D lists of numbers, chunks
+    are positive and name axes.  Errors are :class:`SweepError` and say what to fix.
+    :func:`daskcl.sweep.run` computes a sweep into a store; a sweep pickles, as it travels to
+    the workers.  What changes a spec returns a new one (:meth:`resolve_envelope`,
+    :meth:`with_axes`).
     """
 
-    def __init__(self, spec: Mapping[str, Any], base: str | os.PathLike[str] = ".",
-                 text: str | None = None) -> None:
-        self.spec = dict(spec)
-        self.base = Path(base).resolve()
-        self.text = text
-        unknown = sorted(set(self.spec) - {"sweep", "axes", "args", "glm"})
-        if unknown:
-            raise _err("spec", f"unknown tables {unknown}; a spec has [sweep], [axes], [args] "
-                       "and, for glm.f2_f3, [glm]")
-        top = self.spec.get("sweep")
-        if not isinstance(top, dict) or "function" not in top:
-            raise _err("spec", "a [sweep] table with function = \"<name>\" is needed")
-        bad = sorted(set(top) - set(_SWEEP_KEYS))
-        if bad:
-            raise _err("sweep", f"unknown keys {bad}; known: {list(_SWEEP_KEYS)}")
-        self.function = str(top["function"])
-        self.description = str(top.get("description", ""))
-        self.compressor = str(top.get("compressor", "zstd"))
-        if self.compressor not in ("zstd", "none"):
-            raise _err("sweep.compressor", f"'zstd' or 'none', got {self.compressor!r}")
-        args = self.spec.get("args", {})
-        if not isinstance(args, dict):
-            raise _err("args", "give a table of name = value")
-        for k, v in args.items():
-            if not isinstance(v, (bool, int, float, str)):
-                raise _err(f"args.{k}", f"must be a number, a bool or a string, got {v!r}")
-        self.args: dict[str, Any] = dict(args)
-        axes_spec = self.spec.get("axes", {})
-        if not isinstance(axes_spec, dict):
-            raise _err("axes", "give a table of name = { values | linspace | ... }")
-        self.glm: GlmSpec | None = None
-        self.func: _Func | None = None
-        if self.function == "glm.f2_f3":
-            self._init_glm(axes_spec)
-        else:
-            if "glm" in self.spec:
-                raise _err("glm", "a [glm] table is only for function = \"glm.f2_f3\"")
-            self.func = _Func(self.function, self.base)
-            if not axes_spec:
-                raise _err("axes", "at least one axis is needed")
-            self.axes = [parse_axis(k, v, self.base) for k, v in axes_spec.items()]
-            self._check_params()
-            name = str(top.get("name", self.function.rpartition(":")[2]))
-            self.output_names: tuple[str, ...] = (name,)
-        self.shape = tuple(a.values.size for a in self.axes)
-        self.chunks = self._chunks(top.get("chunks"))
-        self._check_names()
+    #: the spec's tables, as parsed (a copy: the caller's mapping is not kept)
+    spec: dict[str, Any]
+    #: the directory that relative paths in the spec are relative to
+    base: Path
+    #: the spec file's text (``None`` for a spec given as a mapping)
+    text: str | None
+    function: str
+    description: str
+    #: ``"zstd"`` or ``"none"``
+    compressor: str
+    #: ``[args]``: fixed arguments and flags, by keyword
+    args: dict[str, Any]
+    axes: tuple[Axis, ...]
+    output_names: tuple[str, ...]
+    #: the length of a chunk (a task) along each axis
+    chunks: tuple[int, ...]
+    glm: GlmSpec | None = field(default=None, repr=False)
+    func: _Func | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.chunks) != len(self.axes) or not all(
+                isinstance(c, int) and c >= 1 for c in self.chunks):
+            raise _err("sweep.chunks", f"{self.chunks} must give a positive length for each "
+                       f"of the {len(self.axes)} axes")
+        _check_names([a.name for a in self.axes], self.output_names, self.shape)
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> Sweep:
@@ -822,111 +761,113 @@ class Sweep:
             spec = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise SweepError(f"{p}: not valid TOML: {exc}") from exc
-        return cls(spec, p.parent, text)
+        return cls.from_dict(spec, p.parent, text=text)
 
     @classmethod
-    def from_dict(cls, spec: Mapping[str, Any], base: str | os.PathLike[str] = ".") -> Sweep:
-        return cls(spec, base)
-
-    # -- validation ---------------------------------------------------------------------------
-
-    def _init_glm(self, axes_spec: dict[str, Any]) -> None:
-        self.glm = GlmSpec.parse(self.spec.get("glm"), self.base)
-        if self.args:
-            raise _err("args", "glm.f2_f3 takes its inputs from [glm], not [args]")
-        names = self.glm.names
-        if self.glm.envelope is not None:
-            if axes_spec:
-                raise _err("axes", "give either [axes] or [glm.envelope], not both")
-            points = self.glm.envelope[0]
-            # Placeholder values until the mode is found (run() resolves them); the shape is known.
-            self.axes = [Axis(n, np.zeros(points), {"envelope": True}) for n in names]
+    def from_dict(cls, spec: Mapping[str, Any], base: str | os.PathLike[str] = ".", *,
+                  text: str | None = None) -> Sweep:
+        """Validate a spec given as a mapping of its tables (``base``: the directory relative
+        paths in it are relative to; ``text``: the spec file's text, recorded in the store)."""
+        tables: dict[str, Any] = copy.deepcopy(dict(spec))
+        base_path = Path(base).resolve()
+        unknown = sorted(set(tables) - {"sweep", "axes", "args", "glm"})
+        if unknown:
+            raise _err("spec", f"unknown tables {unknown}; a spec has [sweep], [axes], [args] "
+                       "and, for glm.f2_f3, [glm]")
+        top = tables.get("sweep")
+        if not isinstance(top, dict) or "function" not in top:
+            raise _err("spec", "a [sweep] table with function = \"<name>\" is needed")
+        bad = sorted(set(top) - set(_SWEEP_KEYS))
+        if bad:
+            raise _err("sweep", f"unknown keys {bad}; known: {list(_SWEEP_KEYS)}")
+        function = str(top["function"])
+        description = str(top.get("description", ""))
+        compressor = str(top.get("compressor", "zstd"))
+        if compressor not in ("zstd", "none"):
+            raise _err("sweep.compressor", f"'zstd' or 'none', got {compressor!r}")
+        args = tables.get("args", {})
+        if not isinstance(args, dict):
+            raise _err("args", "give a table of name = value")
+        for k, v in args.items():
+            if not isinstance(v, (bool, int, float, str)):
+                raise _err(f"args.{k}", f"must be a number, a bool or a string, got {v!r}")
+        args = dict(args)
+        axes_spec = tables.get("axes", {})
+        if not isinstance(axes_spec, dict):
+            raise _err("axes", "give a table of name = { values | linspace | ... }")
+        glm: GlmSpec | None = None
+        func: _Func | None = None
+        if function == "glm.f2_f3":
+            glm = GlmSpec.parse(tables.get("glm"), base_path)
+            axes = _glm_axes(glm, axes_spec, args, base_path)
+            output_names: tuple[str, ...] = ("qf", "grad")
         else:
-            missing = [n for n in names if n not in axes_spec]
-            extra = [n for n in axes_spec if n not in names]
-            if missing or extra:
-                raise _err("axes", f"glm.f2_f3 needs one axis per coefficient, in order: "
-                           f"{list(names)}; missing {missing}, unknown {extra}")
-            self.axes = [parse_axis(n, axes_spec[n], self.base) for n in names]
-        self.output_names = ("qf", "grad")
+            if "glm" in tables:
+                raise _err("glm", "a [glm] table is only for function = \"glm.f2_f3\"")
+            func = _Func(function, base_path)
+            if not axes_spec:
+                raise _err("axes", "at least one axis is needed")
+            axes = tuple(parse_axis(k, v, base_path) for k, v in axes_spec.items())
+            _check_params(function, func, axes, args)
+            output_names = (str(top.get("name", function.rpartition(":")[2])),)
+        chunks = _chunks(top.get("chunks"), [a.name for a in axes],
+                         tuple(a.values.size for a in axes), glm is not None)
+        return cls(tables, base_path, text, function, description, compressor, args, axes,
+                   output_names, chunks, glm, func)
 
-    def _check_params(self) -> None:
-        f = self.func
-        assert f is not None
-        given = [a.name for a in self.axes] + list(self.args)
-        dup = sorted({n for n in given if given.count(n) > 1})
-        if dup:
-            raise _err("args", f"{dup} given both as an axis and in [args]")
-        for n in given:  # a function taking **kwargs too: only its named parameters
-            if n not in f.params:
-                raise _err(f"axis or arg {n!r}", f"{self.function} has no parameter {n!r}"
-                           f"{_suggest(n, f.params)}; its parameters are {list(f.params)}")
-        missing = [n for n in f.required if n not in given]
-        if missing:
-            raise _err("axes/args", f"{self.function} needs {missing} (as an axis or in [args])")
-        for n in f.flags:
-            if n in self.args and not isinstance(self.args[n], bool):
-                raise _err(f"args.{n}", f"is a flag: true or false, got {self.args[n]!r}")
-            if n in [a.name for a in self.axes]:
-                raise _err(f"axis {n!r}", "is a flag (true/false); give it in [args]")
-        for n, v in self.args.items():
-            want = f.arg_types.get(n)
-            if want is not None and not _is_type(v, want):
-                names = " or ".join({int: "an integer", float: "a number", bool: "true/false",
-                                     str: "a string"}[t] for t in want if t is not int
-                                    or float not in want)
-                raise _err(f"args.{n}", f"{self.function} takes {names} here, got {v!r}")
+    # -- new specs ----------------------------------------------------------------------------
 
-    def _chunks(self, chunks: Any) -> tuple[int, ...]:
-        names = [a.name for a in self.axes]
-        if chunks is None:
-            chunks = {}
-        if not isinstance(chunks, dict):
-            raise _err("sweep.chunks", f"give a table axis = length, got {chunks!r}")
-        for k, v in chunks.items():
-            if k not in names:
-                raise _err("sweep.chunks", f"no axis {k!r}{_suggest(k, names)}; axes: {names}")
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise _err(f"sweep.chunks.{k}", f"must be a positive integer, got {v!r}")
-        out = [min(int(chunks.get(n, s)), s) for n, s in zip(names, self.shape)]
-        if not chunks:  # automatic: split the leading axes until a chunk is small enough
-            target = _TARGET_GLM_POINTS if self.glm is not None else _TARGET_ELEMENTS
-            for i in range(len(out)):
-                rest = math.prod(out[i + 1:])
-                if math.prod(out) <= target:
-                    break
-                # as many pieces as the target asks for, of equal length (no short last chunk)
-                pieces = -(-out[i] // max(1, target // rest))
-                out[i] = -(-out[i] // pieces)
-        return tuple(out)
+    @property
+    def has_envelope(self) -> bool:
+        """Whether the axes are a GLM envelope, found around the posterior mode before the
+        sweep computes (until then they hold placeholders)."""
+        return self.glm is not None and self.glm.envelope is not None
 
-    def _check_names(self) -> None:
-        """Every output and axis becomes a zarr array of the store: a safe, distinct name."""
-        names = [a.name for a in self.axes]
-        for n in names:
-            if not _safe_name(n):
-                raise _err(f"axis {n!r}", "an axis name starts with a letter and holds only "
-                           "letters, digits, '_', '.' and '-' (at most 128), not ending in "
-                           "'.json'")
-        for o in self.output_names:
-            if not _safe_name(o):
-                raise _err("sweep.name", f"{o!r} is not a usable array name: start with a "
-                           "letter, then letters, digits, '_', '.' or '-' (at most 128), not "
-                           "ending in '.json'")
-        seen: dict[str, str] = {}
-        for n in [*names, *self.output_names]:
-            if n.lower() in seen:
-                raise _err("sweep.name" if n in self.output_names else f"axis {n!r}",
-                           f"{n!r} clashes with an axis or output named {seen[n.lower()]!r} "
-                           "(letter case aside: stores on some file systems ignore it); "
-                           "rename it")
-            seen[n.lower()] = n
-        points = math.prod(self.shape)
-        if points > _MAX_POINTS:
-            raise _err("axes", f"the sweep has {points} points; at most {_MAX_POINTS} "
-                       "(2**50) are allowed: split it into several sweeps")
+    def with_axes(self, axes: Sequence[Axis]) -> Sweep:
+        """This spec with other values on its axes: the same names and sizes, in order (an
+        envelope found before the sweep, or read back from its store)."""
+        axes = tuple(axes)
+        want = [(a.name, a.values.shape) for a in self.axes]
+        got = [(a.name, a.values.shape) for a in axes]
+        if got != want:
+            raise SweepError(f"with_axes: the axes must keep their names and sizes {want}, "
+                             f"got {got}")
+        return dataclasses.replace(self, axes=axes)
+
+    def resolve_envelope(self) -> tuple[Sweep, dict[str, Any]]:
+        """This sweep with its envelope axes found (a ``glm.f2_f3`` sweep with
+        ``[glm.envelope]``), and what was found: ``mode``, ``sd`` and ``hessian``.
+
+        The axes are ``mode + sd * linspace(-width, width, points)`` around the posterior mode
+        (:func:`daskcl.glm.posterior_mode`), ``sd`` the square roots of the diagonal of the
+        inverse Hessian there.  This evaluates the posterior on this process's device."""
+        from ..errors import PosteriorModeError
+        from ..glm import posterior_mode
+
+        if self.glm is None or self.glm.envelope is None:
+            raise SweepError("resolve_envelope: the sweep has no [glm.envelope] table")
+        points, width = self.glm.envelope
+        try:
+            mode, H = posterior_mode(self.glm.posterior())
+        except PosteriorModeError as exc:
+            raise SweepError(f"glm.envelope: {exc}") from exc
+        try:
+            cov = np.linalg.inv(H)
+        except np.linalg.LinAlgError as exc:
+            raise SweepError("glm.envelope: singular Hessian at the mode") from exc
+        sd = np.sqrt(np.diag(cov))
+        axes = [Axis(a.name, mode[k] + sd[k] * np.linspace(-width, width, points),
+                     {"envelope": True, "mode": float(mode[k]), "sd": float(sd[k])})
+                for k, a in enumerate(self.axes)]
+        return self.with_axes(axes), {"mode": mode.tolist(), "sd": sd.tolist(),
+                                      "hessian": H.tolist()}
 
     # -- geometry -----------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The number of values of each axis."""
+        return tuple(a.values.size for a in self.axes)
 
     @property
     def store_chunks(self) -> tuple[int, ...]:
@@ -979,15 +920,17 @@ class Sweep:
         (the Python file's text), ``kernel_source`` (the OpenCL the values come from), ``axes``,
         ``args``, ``chunks``, ``outputs``, ``glm`` (its data and model), and ``sweep`` (all of
         them).  Nothing is imported or run: files are hashed as text."""
-        cached = self.__dict__.get("_identity")
-        if isinstance(cached, dict):
-            return cached
+        return dict(self._identity_parts)
+
+    @functools.cached_property
+    def _identity_parts(self) -> dict[str, str]:
+        """Computed once a spec (a spec is immutable; a new spec computes its own)."""
         parts = {
             "function": _hash(self.function),
             "function_code": _hash(self._function_code()),
             "kernel_source": _hash(self._kernel_source()),
             "axes": _hash([[a.name, a.values.tobytes().hex()] for a in self.axes]),
-            "args": _hash(_jsonable(self.args)),
+            "args": _hash(jsonable(self.args)),
             "chunks": _hash(list(self.chunks)),
             "outputs": _hash(list(self.output_names)),
             "glm": _hash(None if self.glm is None else [self.glm.family, self.glm.link] + [
@@ -996,7 +939,6 @@ class Sweep:
                           self.glm.P)]),
         }
         parts["sweep"] = _hash(parts)
-        self._identity = parts
         return parts
 
     def _function_code(self) -> str | None:
@@ -1015,10 +957,9 @@ class Sweep:
 
         lib = get_library()
         if self.glm is not None:
-            from ..glm import _core as glm
+            from ..glm import program_source
 
-            stem = glm._kernel_stem(self.glm.family, self.glm.link)
-            return [glm._source(stem, str(lib.root))[0].text]
+            return [program_source(self.glm.family, self.glm.link).text]
         assert self.func is not None
         if self.func.kind == "nmath":
             from .. import nmath
@@ -1071,7 +1012,7 @@ class Sweep:
         vals = [a.values[s] for a, s in zip(self.axes, sl)]
         shape = tuple(v.size for v in vals)
         if self.glm is not None:
-            from ..glm._core import FactorialGrid
+            from ..glm import FactorialGrid
 
             qf, grad = _posterior(self).f2_f3(FactorialGrid(vals))
             return {"qf": np.asarray(qf).reshape(shape),
@@ -1094,42 +1035,107 @@ class Sweep:
                                  f"shape {shape}") from None
         return {self.output_names[0]: np.ascontiguousarray(arr)}
 
-    def resolve_envelope(self) -> dict[str, Any]:
-        """Find the posterior mode and set the envelope axes (glm with [glm.envelope])."""
-        assert self.glm is not None and self.glm.envelope is not None
-        points, width = self.glm.envelope
-        mode, H = posterior_mode(self.glm.posterior())
-        try:
-            cov = np.linalg.inv(H)
-        except np.linalg.LinAlgError as exc:
-            raise SweepError("glm.envelope: singular Hessian at the mode") from exc
-        sd = np.sqrt(np.diag(cov))
-        for k, a in enumerate(self.axes):
-            a.values = mode[k] + sd[k] * np.linspace(-width, width, points)
-            a.source = {"envelope": True, "mode": float(mode[k]), "sd": float(sd[k])}
-        self.__dict__.pop("_identity", None)
-        return {"mode": mode.tolist(), "sd": sd.tolist(), "hessian": H.tolist()}
 
-    def run(self, out: str | os.PathLike[str], client: Any = None, *, resume: bool = False,
-            overwrite: bool = False, progress: bool = False, workers: int | str | None = None,
-            storage_options: dict[str, Any] | None = None, listen: str | None = None
-            ) -> SweepResult:
-        """Compute every chunk not yet in the store at ``out`` and write it there.
+def _glm_axes(glm: GlmSpec, axes_spec: dict[str, Any], args: dict[str, Any], base: Path
+              ) -> tuple[Axis, ...]:
+    """A glm.f2_f3 sweep's axes: one per coefficient, in order, from ``[axes]`` or, with an
+    envelope, placeholders of the envelope's size until the mode is found."""
+    if args:
+        raise _err("args", "glm.f2_f3 takes its inputs from [glm], not [args]")
+    names = glm.names
+    if glm.envelope is not None:
+        if axes_spec:
+            raise _err("axes", "give either [axes] or [glm.envelope], not both")
+        points = glm.envelope[0]
+        return tuple(Axis(n, np.zeros(points), {"envelope": True}) for n in names)
+    missing = [n for n in names if n not in axes_spec]
+    extra = [n for n in axes_spec if n not in names]
+    if missing or extra:
+        raise _err("axes", f"glm.f2_f3 needs one axis per coefficient, in order: "
+                   f"{list(names)}; missing {missing}, unknown {extra}")
+    return tuple(parse_axis(n, axes_spec[n], base) for n in names)
 
-        ``client``: a ``distributed.Client`` (its workers compute), ``"sync"`` (this process
-        computes, chunk by chunk), or ``None`` (a :func:`daskcl.cluster.local_cluster` with
-        ``workers`` workers is started and closed).  An existing store is an error unless
-        ``resume`` (continue it: chunks not marked done, or whose data no longer match their
-        checksums, are computed; a store of a different sweep is refused, naming what differs)
-        or ``overwrite`` (start again: only a store that daskcl wrote is replaced).  ``listen``:
-        the address the local cluster listens on (loopback unless given; anyone who reaches it
-        runs code as you).
-        """
-        from . import run as _sweep_run
 
-        return _sweep_run.run(self, str(out), client, resume=resume, overwrite=overwrite,
-                              progress=progress, workers=workers,
-                              storage_options=storage_options, listen=listen)
+def _check_params(function: str, f: _Func, axes: tuple[Axis, ...], args: dict[str, Any]
+                  ) -> None:
+    """Every axis and argument is a named parameter of the function, of its type; every
+    required parameter is given."""
+    given = [a.name for a in axes] + list(args)
+    dup = sorted({n for n in given if given.count(n) > 1})
+    if dup:
+        raise _err("args", f"{dup} given both as an axis and in [args]")
+    for n in given:  # a function taking **kwargs too: only its named parameters
+        if n not in f.params:
+            raise _err(f"axis or arg {n!r}", f"{function} has no parameter {n!r}"
+                       f"{_suggest(n, f.params)}; its parameters are {list(f.params)}")
+    missing = [n for n in f.required if n not in given]
+    if missing:
+        raise _err("axes/args", f"{function} needs {missing} (as an axis or in [args])")
+    for n in f.flags:
+        if n in args and not isinstance(args[n], bool):
+            raise _err(f"args.{n}", f"is a flag: true or false, got {args[n]!r}")
+        if n in [a.name for a in axes]:
+            raise _err(f"axis {n!r}", "is a flag (true/false); give it in [args]")
+    for n, v in args.items():
+        want = f.arg_types.get(n)
+        if want is not None and not _is_type(v, want):
+            names = " or ".join({int: "an integer", float: "a number", bool: "true/false",
+                                 str: "a string"}[t] for t in want if t is not int
+                                or float not in want)
+            raise _err(f"args.{n}", f"{function} takes {names} here, got {v!r}")
+
+
+def _chunks(chunks: Any, names: list[str], shape: tuple[int, ...], glm: bool
+            ) -> tuple[int, ...]:
+    """``sweep.chunks`` checked, or the automatic chunks of a sweep of this shape."""
+    if chunks is None:
+        chunks = {}
+    if not isinstance(chunks, dict):
+        raise _err("sweep.chunks", f"give a table axis = length, got {chunks!r}")
+    for k, v in chunks.items():
+        if k not in names:
+            raise _err("sweep.chunks", f"no axis {k!r}{_suggest(k, names)}; axes: {names}")
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise _err(f"sweep.chunks.{k}", f"must be a positive integer, got {v!r}")
+    out = [min(int(chunks.get(n, s)), s) for n, s in zip(names, shape)]
+    if not chunks:  # automatic: split the leading axes until a chunk is small enough
+        target = _TARGET_GLM_POINTS if glm else _TARGET_ELEMENTS
+        for i in range(len(out)):
+            rest = math.prod(out[i + 1:])
+            if math.prod(out) <= target:
+                break
+            # as many pieces as the target asks for, of equal length (no short last chunk)
+            pieces = -(-out[i] // max(1, target // rest))
+            out[i] = -(-out[i] // pieces)
+    return tuple(out)
+
+
+def _check_names(names: list[str], output_names: tuple[str, ...], shape: tuple[int, ...]
+                 ) -> None:
+    """Every output and axis becomes a zarr array of the store: a safe, distinct name; and
+    the sweep has at most 2**50 points."""
+    for n in names:
+        if not _safe_name(n):
+            raise _err(f"axis {n!r}", "an axis name starts with a letter and holds only "
+                       "letters, digits, '_', '.' and '-' (at most 128), not ending in "
+                       "'.json'")
+    for o in output_names:
+        if not _safe_name(o):
+            raise _err("sweep.name", f"{o!r} is not a usable array name: start with a "
+                       "letter, then letters, digits, '_', '.' or '-' (at most 128), not "
+                       "ending in '.json'")
+    seen: dict[str, str] = {}
+    for n in [*names, *output_names]:
+        if n.lower() in seen:
+            raise _err("sweep.name" if n in output_names else f"axis {n!r}",
+                       f"{n!r} clashes with an axis or output named {seen[n.lower()]!r} "
+                       "(letter case aside: stores on some file systems ignore it); "
+                       "rename it")
+        seen[n.lower()] = n
+    points = math.prod(shape)
+    if points > _MAX_POINTS:
+        raise _err("axes", f"the sweep has {points} points; at most {_MAX_POINTS} "
+                   "(2**50) are allowed: split it into several sweeps")
 
 
 _POSTERIORS: dict[str, Any] = {}
@@ -1145,17 +1151,15 @@ def _posterior(sweep: Sweep) -> Any:
     return post
 
 
+def listing(names: Sequence[str], n: int = 5) -> str:
+    """The first ``n`` names, comma-separated, and how many more there are."""
+    shown = ", ".join(names[:n])
+    return shown + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
 def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"
-
-
-def open_result(out: str | os.PathLike[str], storage_options: dict[str, Any] | None = None
-                ) -> Any:
-    """The zarr group of a sweep, read-only."""
-    import zarr
-
-    return zarr.open_group(str(out), mode="r", storage_options=storage_options)

@@ -36,28 +36,24 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
-import math
 import numbers
+import os
 import re
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import LibraryError
+from ..kernels._elementwise import is_dask_array
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
+from .grid import FactorialGrid
+from .tuning import Tuning, _even
 
-__all__ = [
-    "FAMILIES", "ITEM_MAX_L2", "TILE_MIN_L2", "FactorialGrid", "Posterior", "Tuning", "f2_f3",
-    "mma_capable",
-]
-
-log = logging.getLogger("daskcl.glm")
+__all__ = ["FAMILIES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {
@@ -72,12 +68,6 @@ FAMILIES: dict[tuple[str, str], str] = {
 _ALIASES = {"quasibinomial": "binomial", "quasipoisson": "poisson", "gamma": "Gamma"}
 _DRIVER = "f2_f3_driver"
 
-#: the item kernel keeps 2 * l2 doubles per grid point in registers; above this l2 the group
-#: kernel (any l2) is used
-ITEM_MAX_L2 = 48
-#: on GPUs the tile kernel is used from this l2 on, where it fits the device's local memory
-TILE_MIN_L2 = 8
-
 
 def _supported() -> str:
     names = [f"{f}/{lk}" for f, lk in FAMILIES]
@@ -85,7 +75,16 @@ def _supported() -> str:
     return ", ".join(names)
 
 
-def _kernel_stem(family: str, link: str) -> str:
+def kernel_stem(family: str, link: str) -> str:
+    """The stem of the kernel file (``cl/kernels/<stem>.cl``) of a family and link.
+
+    Raises
+    ------
+    TypeError
+        ``family`` or ``link`` is not a string.
+    ValueError
+        The pair is not supported (the message lists the supported pairs).
+    """
     if not isinstance(family, str) or not isinstance(link, str):
         raise TypeError(
             f"f2_f3: family and link must be strings, got {type(family).__name__} and "
@@ -105,9 +104,10 @@ def _kernel_stem(family: str, link: str) -> str:
 
 
 @functools.cache
-def _source(stem: str, root: str) -> tuple[ProgramSource, int]:
-    """The program of one family file with the driver appended, and its F2F3_NOBS."""
-    lib = get_library()
+def _family_program(stem: str, root: str) -> tuple[ProgramSource, int]:
+    """The program of one family file of the library at ``root`` with the driver appended,
+    and the file's F2F3_NOBS."""
+    lib = get_library(root)
     src = lib.kernel_program_source(stem)
     m = re.search(r"^#define\s+F2F3_NOBS\s+(\d+)", lib.read(f"kernels/{stem}.cl"), re.M)
     if m is None:
@@ -120,311 +120,13 @@ def _source(stem: str, root: str) -> tuple[ProgramSource, int]:
     return ProgramSource(text, (*src.files, name), (*src.line_map, (start, name))), int(m.group(1))
 
 
-def _even(n: int) -> int:
-    return n + (n & 1)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Tuning:
-    """How a launch of the f2_f3 kernels is organised (``cl/kernels/f2_f3_driver.cl``).
-
-    Every field is a keyword; the defaults (``Tuning()``) let :meth:`resolve` choose for the
-    device.  :meth:`Posterior.resolve_tuning` shows what a tuning resolves to.
-
-    Parameters
-    ----------
-    path : {"auto", "item", "tile", "group"}
-        ``"item"``: a work-item per ``points_per_item`` grid points (l2 up to
-        :data:`ITEM_MAX_L2`); ``"tile"``: ``points_per_group`` grid points per work-group, the
-        two products per tile of observations as small matrix products, on fp64 tensor cores
-        where ``mma`` allows (l2 up to about a hundred); ``"group"``: a work-group per grid
-        point (any l2); ``"auto"``: on GPUs the tile path from l2 = :data:`TILE_MIN_L2` on where
-        it fits the device's local memory, else the item path up to :data:`ITEM_MAX_L2`, else
-        the group path.
-    work_group : int
-        Work-items per work-group, a power of two (``F2F3_WG``); 0: the device's default (64 on
-        CPUs; 128 on GPUs, 256 on the tile path with mma from l2 = 17 on).  With mma and 0 it is
-        halved, down to 64, until the tile kernel fits the local memory.
-    tile_rows : int
-        Observations staged in local memory per step (``F2F3_TILE``; item and tile paths); 0:
-        64 (item), 16 (tile with mma), 32 (tile).  Reduced until the kernel fits the device's
-        local memory, kept a multiple of :meth:`tile_step` (tile) or ``rows_unrolled`` (item).
-    points_per_item : int
-        Grid points per work-item (``F2F3_PPW``; item path; 1 measured best on an H200).
-    rows_unrolled : int
-        Observations per step of the item kernel's inner loop (``F2F3_RU``; item path).
-    points_per_group : int
-        Grid points per work-group (``F2F3_PB``; tile path): a power of two, 4 <=
-        points_per_group <= work_group; with mma it is ``work_group // 2`` whatever is given.
-    mma : {-1, 0, 1}
-        The tile path on fp64 tensor cores (``F2F3_MMA``, PTX mma.m8n8k4.f64): 1 yes (an error
-        where the device has none), 0 no, -1 where the device has them (:func:`mma_capable`).
-    """
-
-    path: str = "auto"
-    work_group: int = 0
-    tile_rows: int = 0
-    points_per_item: int = 1
-    rows_unrolled: int = 2
-    points_per_group: int = 64
-    mma: int = -1
-
-    def resolve(self, l2: int, nobsp: int, dev: Any, gpu: bool) -> Tuning:
-        """The tuning a launch uses for ``l2`` coefficients and ``nobsp`` values per
-        observation on ``dev`` (a ``pyopencl.Device``): the path chosen, every 0 replaced by
-        the default and the shape fitted to the device's local memory; ValueError where it
-        cannot fit."""
-        path = self.path
-        local = int(dev.local_mem_size)
-        if path not in ("auto", "item", "group", "tile"):
-            raise ValueError(f"Tuning.path must be 'auto', 'item', 'tile' or 'group', not {path!r}")
-        fit = None
-        if path == "tile" or (path == "auto" and gpu and TILE_MIN_L2 <= l2):
-            fit = self._tile_fit(l2, nobsp, dev, gpu)
-        if path == "auto":
-            path = "tile" if fit else "item" if l2 <= ITEM_MAX_L2 else "group"
-        if path == "tile":
-            if fit is None:
-                wg, pb, _, mma = self._tile_shape(l2, dev, gpu)
-                least = Tuning(path="tile", work_group=wg, points_per_group=pb, mma=mma)
-                least = replace(least, tile_rows=least.tile_step())
-                raise ValueError(
-                    f"f2_f3: l2 = {l2} is too large for the tile kernel on this device with "
-                    f"work_group = {wg}, points_per_group = {pb} (even "
-                    f"{least.local_bytes(l2, nobsp)} bytes of local memory are needed, it has "
-                    f"{local}); use Tuning(path='group'), or a smaller work_group or "
-                    "points_per_group"
-                )
-            wg, pb, tile, mma = fit
-            return Tuning(path="tile", work_group=wg, tile_rows=tile, points_per_group=pb, mma=mma)
-        wg = self.work_group or (128 if gpu else 64)
-        wg = min(wg, dev.max_work_group_size)
-        if wg & (wg - 1):
-            raise ValueError(f"Tuning.work_group must be a power of two, not {wg}")
-        ppw = max(1, self.points_per_item)
-        ru = max(1, self.rows_unrolled)
-        if path == "item":
-            row = (_even(l2) + nobsp) * 8
-            tile = min(self.tile_rows or 64, max(ru, min(local, 32768) // row))
-            tile = max(ru, tile - tile % ru)
-            if tile * row > local:
-                raise ValueError(
-                    f"f2_f3: l2 = {l2} is too large for the item kernel on this device (one "
-                    f"observation needs {row} bytes of local memory, it has {local}); use "
-                    "Tuning(path='group')"
-                )
-        else:
-            tile = 0
-            limit = local // 8 - wg
-            if l2 > limit:
-                raise ValueError(
-                    f"f2_f3: l2 = {l2} coefficients exceed the largest this device supports, "
-                    f"{limit}: the group kernel keeps one coefficient vector and {wg} partial "
-                    f"sums in local memory ({local} bytes on this device)"
-                )
-        return Tuning(path=path, work_group=wg, tile_rows=tile, points_per_item=ppw,
-                      rows_unrolled=ru, points_per_group=self.points_per_group, mma=0)
-
-    def _tile_shape(self, l2: int, dev: Any, gpu: bool) -> tuple[int, int, int, int]:
-        """(work_group, points_per_group, tile_rows, mma) of the tile path as asked, checked;
-        tile_rows not yet fitted."""
-        mma = int(self.mma != 0 and mma_capable(dev))
-        # measured on an H200 (benchmarks/results/glm-gpu-h200.json): with mma, 256 work-items
-        # (128 points) per work-group at l2 = 32, 128 at l2 = 16
-        wg = self.work_group or ((256 if mma and l2 > 16 else 128) if gpu else 64)
-        wg = min(wg, dev.max_work_group_size)
-        if self.mma == 1 and not mma:
-            raise ValueError(
-                "Tuning(mma=1): this device has no fp64 tensor cores that daskcl can use "
-                "(NVIDIA compute capability 8.0 or later)"
-            )
-        if mma:
-            if wg & (wg - 1) or wg < 32:
-                raise ValueError(f"Tuning: the tile path with mma needs a power of two "
-                                 f"work_group >= 32, not {wg}")
-            return wg, wg // 2, max(8, (self.tile_rows or 16) // 8 * 8), 1
-        pb = self.points_per_group
-        if wg & (wg - 1) or pb < 4 or pb & (pb - 1) or pb > wg:
-            raise ValueError(
-                f"Tuning: the tile path needs powers of two work_group and points_per_group "
-                f"with 4 <= points_per_group <= work_group, not work_group = {wg}, "
-                f"points_per_group = {pb}"
-            )
-        cw = Tuning(path="tile", work_group=wg, points_per_group=pb, mma=0).tile_step()
-        return wg, pb, max(cw, (self.tile_rows or 32) // cw * cw), 0
-
-    def _tile_fit(self, l2: int, nobsp: int, dev: Any, gpu: bool
-                  ) -> tuple[int, int, int, int] | None:
-        """(work_group, points_per_group, tile_rows, mma) with tile_rows halved (staying a
-        multiple of :meth:`tile_step`) until the kernel fits the device's local memory, and
-        with mma and the default work_group, work_group halved down to 64 after that; None if
-        it never fits."""
-        wg, pb, tile, mma = self._tile_shape(l2, dev, gpu)
-        while True:
-            t = Tuning(path="tile", work_group=wg, tile_rows=tile, points_per_group=pb, mma=mma)
-            step = t.tile_step()
-            while t.local_bytes(l2, nobsp) > int(dev.local_mem_size) and t.tile_rows > step:
-                t = replace(t, tile_rows=max(step, t.tile_rows // 2 // step * step))
-            if t.local_bytes(l2, nobsp) <= int(dev.local_mem_size):
-                return wg, pb, t.tile_rows, mma
-            if not (mma and self.work_group == 0 and wg > 64):
-                return None
-            wg, pb = wg // 2, pb // 2
-
-    def options(self, l2: int, nobsp: int, fact: bool) -> tuple[str, ...]:
-        """The kernel's build options (``-DF2F3_*``) of a resolved tuning."""
-        opts: tuple[str, ...] = (
-            f"-DF2F3_L2={l2}", f"-DF2F3_L2P={_even(l2)}", f"-DF2F3_NOBSP={nobsp}",
-            f"-DF2F3_WG={self.work_group}", f"-DF2F3_TILE={max(self.tile_rows, 1)}",
-            f"-DF2F3_PPW={self.points_per_item}", f"-DF2F3_RU={self.rows_unrolled}",
-            f"-DF2F3_FACT={int(fact)}",
-        )
-        if self.path == "tile":
-            opts += (f"-DF2F3_PB={self.points_per_group}", f"-DF2F3_L2Q={self.l2q(l2)}",
-                     f"-DF2F3_MMA={int(self.mma == 1)}")
-        return opts
-
-    def tile_step(self) -> int:
-        """What the tile path's ``tile_rows`` must be a multiple of: 8 observations (an mma
-        block), or the ``work_group / (points_per_group / 4)`` work-items that share a point
-        quad."""
-        return 8 if self.mma == 1 else self.work_group // (self.points_per_group // 4)
-
-    def l2q(self, l2: int) -> int:
-        """l2 padded for the tile path: a multiple of 8 (mma) or of twice :meth:`tile_step`."""
-        step = 8 if self.mma == 1 else 2 * self.tile_step()
-        return -(-l2 // step) * step
-
-    def local_bytes(self, l2: int, nobsp: int) -> int:
-        """Bytes of local memory of the tile kernel (``f2_f3_tile`` in f2_f3_driver.cl)."""
-        pad = 4 if self.mma == 1 else 2          # row strides: conflict-free loads
-        sb = self.l2q(l2) + pad
-        pb, tile = self.points_per_group, self.tile_rows
-        return 8 * (pb * sb + tile * sb + tile * (pb + pad) + nobsp * tile)
-
-
-def mma_capable(dev: Any) -> bool:
-    """Whether the tile kernel can use ``dev``'s fp64 tensor cores (PTX mma.m8n8k4.f64 through
-    inline assembly: NVIDIA devices of compute capability 8.0 or later)."""
-    import pyopencl as cl
-
-    if "cl_nv_device_attribute_query" not in getattr(dev, "extensions", ""):
-        return False
-    try:
-        return int(dev.compute_capability_major_nv) >= 8
-    except (AttributeError, cl.Error) as exc:  # an OpenCL layer that does not answer
-        log.debug("daskcl: the device does not tell its compute capability: %s", exc)
-        return False
-
-
-# -- factorial grids --------------------------------------------------------------------------
-
-
-class FactorialGrid:
-    """The full factorial grid of coefficient vectors, one value vector per coefficient.
-
-    Grid point ``j`` combines value ``(j // stride_k) % n_k`` of coefficient ``k``, with
-    ``n_k = len(values[k])`` and ``stride_k = n_{k+1} * ... * n_{l2-1}``: the order of
-    ``itertools.product(*values)``, the last coefficient varying fastest.  It is never
-    materialised by :func:`f2_f3` (the device decodes ``j``); ``np.asarray(grid)`` does
-    materialise it, as a ``(len(grid), l2)`` array.
-
-    Parameters
-    ----------
-    values
-        A sequence of ``l2`` one-dimensional, non-empty arrays of real numbers.
-
-    Slicing with a step of 1 (``grid[1000:2000]``) gives the grid of those points, still
-    undecoded.
-
-    Example
-    -------
-    >>> g = FactorialGrid([[-1.0, 0.0, 1.0], [10.0, 20.0]])
-    >>> g.shape
-    (6, 2)
-    >>> np.asarray(g[1:3]).tolist()
-    [[-1.0, 20.0], [0.0, 10.0]]
-    """
-
-    def __init__(self, values: Sequence[Any]) -> None:
-        if (isinstance(values, np.ndarray) and values.ndim != 2) or isinstance(values, (str, bytes)):
-            raise TypeError("FactorialGrid: values must be a sequence of 1-D arrays, one per coefficient")
-        vals = []
-        for k, v in enumerate(values):
-            a = np.asarray(v)
-            if a.dtype.kind not in "biuf":
-                raise TypeError(f"FactorialGrid: values[{k}] must be real numbers, got dtype {a.dtype}")
-            if a.ndim != 1 or a.size == 0:
-                raise ValueError(
-                    f"FactorialGrid: values[{k}] must be a non-empty 1-D array, got shape {a.shape}"
-                )
-            vals.append(np.ascontiguousarray(a, dtype=np.float64))
-        if not vals:
-            raise ValueError("FactorialGrid: at least one coefficient's values are needed")
-        self.values: tuple[np.ndarray, ...] = tuple(vals)
-        self.counts: tuple[int, ...] = tuple(len(v) for v in vals)
-        self.strides: tuple[int, ...] = tuple(
-            math.prod(self.counts[k + 1:]) for k in range(len(vals))
-        )
-        self.total = math.prod(self.counts)
-        if self.total >= 2**63:
-            raise ValueError(
-                f"FactorialGrid: {self.total} grid points do not fit a 64-bit index; split a "
-                "coefficient's values over several grids"
-            )
-        self.start, self.stop = 0, self.total
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.stop - self.start, len(self.values))
-
-    @property
-    def ndim(self) -> int:
-        return 2
-
-    def __len__(self) -> int:
-        return self.stop - self.start
-
-    def __repr__(self) -> str:
-        return f"FactorialGrid(counts={self.counts}, rows {self.start}:{self.stop})"
-
-    def __getitem__(self, key: slice) -> FactorialGrid:
-        if not isinstance(key, slice):
-            raise TypeError("FactorialGrid supports slices of grid points only, e.g. grid[100:200]")
-        start, stop, step = key.indices(len(self))
-        if step != 1:
-            raise ValueError("FactorialGrid: slices must have step 1")
-        out = object.__new__(FactorialGrid)
-        out.__dict__.update(self.__dict__)
-        out.start, out.stop = self.start + start, self.start + max(start, stop)
-        return out
-
-    def materialize(self) -> np.ndarray:
-        """The grid points as a ``(len(self), l2)`` array."""
-        j = np.arange(self.start, self.stop, dtype=np.int64)
-        out = np.empty(self.shape)
-        for k, (v, n, s) in enumerate(zip(self.values, self.counts, self.strides)):
-            out[:, k] = v[(j // s) % n]
-        return out
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self.materialize()
-        return a if dtype is None else a.astype(dtype)
-
-    def __dask_tokenize__(self) -> Any:
-        h = hashlib.sha1()
-        for v in self.values:
-            h.update(v.tobytes())
-            h.update(b"|")
-        return ("FactorialGrid", h.hexdigest(), self.start, self.stop)
-
-    def _descriptor(self) -> tuple[np.ndarray, np.ndarray]:
-        """The concatenated values and (offset, count, stride) per coefficient, for the device."""
-        offsets = np.cumsum((0, *self.counts[:-1]))
-        desc = np.array(
-            [(o, n, s) for o, n, s in zip(offsets, self.counts, self.strides)], dtype=np.int64
-        ).ravel()
-        return np.concatenate(self.values), desc
+def program_source(family: str, link: str, root: str | os.PathLike[str] | None = None
+                   ) -> ProgramSource:
+    """The OpenCL program the kernels of a family and link are built from: the family's file
+    (``kernels/<stem>.cl``) with the library units it needs, then the driver
+    (``kernels/f2_f3_driver.cl``, the last of ``files``), from the kernel library at ``root``
+    (the shipped one by default)."""
+    return _family_program(kernel_stem(family, link), str(get_library(root).root))[0]
 
 
 # -- the data set -----------------------------------------------------------------------------
@@ -472,7 +174,7 @@ class Posterior:
     def __init__(
         self, family: str, link: str, y: Any, x: Any, mu: Any, P: Any, alpha: Any, wt: Any
     ) -> None:
-        self.stem = _kernel_stem(family, link)
+        self.stem = kernel_stem(family, link)
         self.family, self.link = family, link
         x = _real("x", x)
         if x.ndim != 2:
@@ -554,12 +256,21 @@ class Posterior:
 
     # -- device side --------------------------------------------------------------------------
 
-    def _build(self, tuning: Tuning, fact: bool) -> _program.BuiltProgram:
-        src, nobs = _source(self.stem, str(get_library().root))
-        return _program.build(src, tuning.options(self.l2, _even(nobs), fact))
+    def source(self) -> ProgramSource:
+        """The program this posterior's kernels are built from (:func:`program_source`)."""
+        return _family_program(self.stem, str(get_library().root))[0]
+
+    def build_options(self, tuning: Tuning, fact: bool) -> tuple[str, ...]:
+        """The build options of the kernels for a resolved ``tuning`` (:meth:`resolve_tuning`);
+        ``fact``: the kernels that decode a :class:`FactorialGrid`."""
+        return tuning.options(self.l2, self._nobsp(), fact)
+
+    def build(self, tuning: Tuning, fact: bool) -> _program.BuiltProgram:
+        """The program of :meth:`source` built with :meth:`build_options` (cached)."""
+        return _program.build(self.source(), self.build_options(tuning, fact))
 
     def _nobsp(self) -> int:
-        return _even(_source(self.stem, str(get_library().root))[1])
+        return _even(_family_program(self.stem, str(get_library().root))[1])
 
     def _device_data(self, bound: _device.BoundDevice, prg: _program.BuiltProgram) -> _DeviceData:
         import pyopencl as cl
@@ -602,22 +313,23 @@ class Posterior:
                 )
             return data.x[width]
 
-    def _enqueue(
+    def enqueue(
         self, tuning: Tuning, fact: bool, m: int, j0: int, bsrc: Any, fdesc: Any | None,
         qf: Any, grad: Any, queue: Any = None,
     ) -> Any:
         """Launch the kernel for ``m`` grid points (``tuning`` resolved); returns its event.
 
         ``bsrc`` is a device buffer: the ``(m, l2)`` rows of ``b``, or for ``fact`` the
-        concatenated values of a factorial grid whose descriptor is ``fdesc`` and whose first
-        point of this launch is ``j0``.  ``qf`` and ``grad`` are device buffers of ``m`` and
+        concatenated values of a factorial grid whose descriptor is ``fdesc`` (the two arrays
+        of :meth:`FactorialGrid.descriptor`, uploaded) and whose first point of this launch is
+        ``j0``.  ``qf`` and ``grad`` are device buffers of ``m`` and
         ``m * l2`` doubles.
         """
         import pyopencl as cl
 
         bound = _device.current()
         queue = queue if queue is not None else bound.queue
-        prg = self._build(tuning, fact)
+        prg = self.build(tuning, fact)
         data = self._device_data(bound, prg)
         xbuf = self._x_buffer(bound, data, tuning)
         kern, lock = prg.kernel(f"f2_f3_{tuning.path}")
@@ -659,7 +371,7 @@ class Posterior:
         rows = max(1, min(m, 1 << 22, int(bound.device.max_mem_alloc_size) // (8 * self.l2)))
         fdesc = vals = None
         if grid is not None:
-            v, d = grid._descriptor()
+            v, d = grid.descriptor()
             vals = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
             fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
         qbuf = cl.Buffer(ctx, mf.WRITE_ONLY, min(rows, m) * 8)
@@ -667,11 +379,11 @@ class Posterior:
         for s in range(0, m, rows):
             e = min(m, s + rows)
             if grid is not None:
-                self._enqueue(tun, True, e - s, grid.start + s, vals, fdesc, qbuf, gbuf, queue)
+                self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, qbuf, gbuf, queue)
             else:
                 chunk = np.ascontiguousarray(b[s:e])
                 bbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=chunk)
-                self._enqueue(tun, False, e - s, 0, bbuf, None, qbuf, gbuf, queue)
+                self.enqueue(tun, False, e - s, 0, bbuf, None, qbuf, gbuf, queue)
             cl.enqueue_copy(queue, qf[s:e], qbuf)
             cl.enqueue_copy(queue, grad[s:e], gbuf, is_blocking=True)
         return qf, grad
@@ -694,7 +406,7 @@ class Posterior:
             if chunks is not None:
                 return self._dask_factorial(b, chunks, tuning)
             return self._compute(b, tuning)
-        if _is_dask(b):
+        if is_dask_array(b):
             return self._dask(b, tuning)
         barr = _real("b", b)
         self._check_b(barr.shape)
@@ -769,11 +481,6 @@ def _check_chunks(chunks: Any, m1: Any) -> None:
         return
     raise TypeError(f"f2_f3: chunks must be 'auto', a positive int or a sequence of ints, "
                     f"not {chunks!r}")
-
-
-def _is_dask(b: Any) -> bool:
-    return type(b).__module__.startswith("dask") and hasattr(b, "map_blocks")
-
 
 def _stack(qf: np.ndarray, grad: np.ndarray) -> np.ndarray:
     out = np.empty((len(qf), grad.shape[1] + 1))
@@ -890,4 +597,3 @@ def f2_f3(
     """
     post = Posterior(family, link, y, x, mu, P, alpha, wt)
     return post.f2_f3(b, chunks=chunks, tuning=tuning)
-

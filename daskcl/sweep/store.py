@@ -1,0 +1,411 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The zarr v3 store of a :class:`daskcl.sweep.Sweep`: its layout, who may overwrite it, the
+chunk write protocol and its checksums.
+
+A store holds the result array(s), one coordinate array per axis, ``_checksum`` (a CRC-32 per
+chunk and output) and ``_done`` (one ``uint8`` mark per chunk), and the ``daskcl`` attribute.
+A chunk is written by :func:`write_chunk`: its zarr chunks, then the checksum of what it
+wrote, then its mark; so a chunk is either complete and marked, or written again (a writer
+killed between the writes leaves the chunk unmarked).  A marked chunk counts as done only if it
+still matches its checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is
+written again.
+
+The store is known as daskcl's by its ``daskcl`` attribute (``format``); ``overwrite`` replaces
+only such a store, and deletes only the entries daskcl wrote there.  :func:`open_store` applies
+these rules before anything is computed, :func:`verify` checks a finished store.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import logging
+import math
+import os
+import posixpath
+import shutil
+import uuid
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .._version import __version__
+from .spec import Axis, Sweep, SweepError, jsonable, listing
+
+__all__ = [
+    "DISK_FULL",
+    "FORMAT",
+    "STORE_READ_ERRORS",
+    "checksum",
+    "chunk_marked",
+    "chunk_matches",
+    "create_arrays",
+    "exists",
+    "open_group",
+    "open_result",
+    "open_store",
+    "read_done",
+    "record_run",
+    "verify",
+    "write_chunk",
+    "write_error",
+]
+
+#: what reading a store raises where a chunk, mark or attribute cannot be read: the file system
+#: and fsspec (OSError, zarr's not-found errors among them), zarr's metadata and codec checks
+#: (ValueError), a missing key or index (LookupError), the zstd and blosc codecs' decompression
+#: errors (RuntimeError)
+STORE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, LookupError, RuntimeError)
+
+_log = logging.getLogger("daskcl.sweep")
+
+#: the ``format`` of the ``daskcl`` attribute of a store this module wrote
+FORMAT = "daskcl-sweep/1"
+_BOOKKEEPING = ("_done", "_checksum")
+#: the errno values of a full disk or quota
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def open_group(url: str, mode: str, storage_options: dict[str, Any] | None = None) -> Any:
+    """The zarr group at ``url`` (a path or an fsspec URL), opened in zarr's ``mode``."""
+    import zarr
+
+    return zarr.open_group(url, mode=mode, storage_options=storage_options)  # type: ignore[arg-type]
+
+
+def open_result(out: str | os.PathLike[str], storage_options: dict[str, Any] | None = None
+                ) -> Any:
+    """The zarr group of a sweep, read-only."""
+    return open_group(str(out), "r", storage_options)
+
+
+def exists(url: str, storage_options: dict[str, Any] | None = None) -> bool:
+    """Whether anything is at ``url``: a file, or a directory that is not empty."""
+    entries = _entries(url, storage_options)
+    return entries is None or bool(entries)
+
+
+def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
+    """The ``_done`` marks as a boolean array; a mark that cannot be read counts as not done."""
+    arr = group["_done"]
+    try:
+        done: np.ndarray = np.asarray(arr[...], dtype=np.uint8) == 1
+        return done
+    except STORE_READ_ERRORS as exc:
+        _log.info("daskcl: the done marks cannot be read at once (%s); reading them one by one",
+                 exc)
+        out = np.zeros(grid, dtype=bool)
+        for idx in np.ndindex(*grid):
+            try:
+                out[idx] = arr[idx] == 1
+            except STORE_READ_ERRORS as exc:
+                _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done",
+                         idx, exc)
+                out[idx] = False
+        return out
+
+
+def checksum(values: np.ndarray) -> int:
+    """CRC-32 of an array's float64 values in C order, every NaN counted as the same NaN
+    (zarr stores a chunk of NaNs as its fill value, whose bits may differ from the NaN
+    written)."""
+    a = np.ascontiguousarray(values, dtype="<f8")
+    nan = np.isnan(a)
+    if nan.any():
+        a = np.where(nan, np.nan, a)
+    return zlib.crc32(a.data)
+
+
+def chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
+                   index: tuple[int, ...]) -> bool:
+    """Whether the arrays ``outputs`` of the chunk ``index`` (its slices ``sl``) still hold
+    what its checksums say was written (a chunk or checksum that cannot be read does not
+    match)."""
+    try:
+        want = np.atleast_1d(np.asarray(group["_checksum"][index], dtype=np.uint64))
+        for k, name in enumerate(outputs):
+            arr = group[name]
+            if checksum(arr[sl + (slice(None),) * (arr.ndim - len(sl))]) != int(want[k]):
+                return False
+        return True
+    except STORE_READ_ERRORS as exc:
+        _log.info("daskcl: chunk %s or its checksum cannot be read (%s): it is computed again",
+                 index, exc)
+        return False
+
+
+def chunk_marked(group: Any, index: tuple[int, ...]) -> bool:
+    """Whether the done mark of chunk ``index`` is set (a mark that cannot be read is not)."""
+    try:
+        return int(group["_done"][index]) == 1
+    except STORE_READ_ERRORS as exc:
+        _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
+        return False
+
+
+def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
+                results: Mapping[str, np.ndarray]) -> None:
+    """Write one chunk's result arrays, then their checksums, then the chunk's done mark."""
+    sl = sweep.chunk_slices(index)
+    for name, arr in results.items():
+        target = group[name]
+        target[sl + (slice(None),) * (arr.ndim - len(sl))] = arr
+    group["_checksum"][index] = np.array(
+        [checksum(results[n]) for n in sweep.output_names], dtype=np.uint32)
+    group["_done"][index] = 1
+
+
+def _attrs(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": __version__,
+        "function": sweep.function,
+        "description": sweep.description,
+        "spec": jsonable(sweep.spec),
+        "spec_toml": sweep.text,
+        "identity": sweep.identity(),
+        "identity_parts": sweep.identity_parts(),
+        "axes": [a.name for a in sweep.axes],
+        "outputs": list(sweep.output_names),
+        "chunks": list(sweep.chunks),
+        "store_chunks": list(sweep.store_chunks),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "envelope": envelope,
+        "coefficients": list(sweep.glm.names) if sweep.glm is not None else None,
+        "devices": [],
+    }
+
+
+def _is_ours(info: Any) -> bool:
+    """Whether a group's ``daskcl`` attribute is one this module writes (or wrote before it
+    had a ``format``: a finished sweep's attributes, or ``{"preparing": True}``)."""
+    if not isinstance(info, dict):
+        return False
+    if info.get("format") == FORMAT:
+        return True
+    return info == {"preparing": True} or {"identity", "outputs", "axes"} <= set(info)
+
+
+def _own_entries(info: dict[str, Any]) -> set[str]:
+    """The top-level entries daskcl writes in a store with these attributes."""
+    names = {"zarr.json", *_BOOKKEEPING}
+    for key in ("arrays", "outputs", "axes"):
+        names.update(str(n) for n in info.get(key) or ())
+    return names
+
+
+_PROBLEMS = {
+    "function": "the function", "function_code": "the Python function's code",
+    "kernel_source": "the kernel source", "axes": "the axes", "args": "the arguments",
+    "chunks": "the chunks", "outputs": "the outputs", "glm": "the GLM data or model",
+}
+
+
+def _what_changed(info: dict[str, Any], sweep: Sweep) -> str:
+    stored = info.get("identity_parts")
+    if not isinstance(stored, dict):
+        return "it was written by an older daskcl, whose identity does not say what"
+    now = sweep.identity_parts()
+    changed = [_PROBLEMS.get(k, k) for k in now if k != "sweep" and stored.get(k) != now[k]]
+    return ", ".join(changed) + (" differ" if len(changed) > 1 else " differs")
+
+
+def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
+               options: dict[str, Any] | None) -> tuple[Sweep, Any, np.ndarray | None]:
+    """Check the store and open it.  Returns the sweep, the group and its done marks to resume
+    it (the sweep with the envelope axes the store holds, for a GLM envelope), or the sweep, a
+    fresh, empty group (proven writable) and ``None`` for :func:`create_arrays` to fill.  Runs
+    before any cluster starts or anything is computed.
+
+    ``overwrite`` replaces only a store daskcl wrote (its ``daskcl`` attribute says so) that
+    holds nothing else; anything else at ``url`` is refused and left as it is."""
+    entries = _entries(url, options)
+    if entries is None:
+        raise SweepError(f"{url} exists and is not a zarr group (it is a file); choose another "
+                         "--out")
+    if not entries:
+        return sweep, _create(sweep, url, options), None
+    try:
+        existing = open_group(url, "r", options)
+        info = existing.attrs.get("daskcl")
+    except STORE_READ_ERRORS as exc:  # not a zarr group: said below, with what it holds
+        _log.debug("daskcl: %s is not a readable zarr group: %s", url, exc)
+        existing, info = None, None
+    if not _is_ours(info):
+        what = (f"exists and is not a zarr group (it holds {listing(entries)})"
+                if existing is None else "is a zarr group that daskcl did not write (it has "
+                "no daskcl attributes)")
+        how = (": --overwrite replaces only a store written by daskcl sweep and deletes "
+               "nothing else; choose another --out") if overwrite else "; choose another --out"
+        raise SweepError(f"{url} {what}{how}")
+    assert isinstance(info, dict)
+    if overwrite or (resume and info.get("preparing")):
+        foreign = [e for e in entries if e not in _own_entries(info)]
+        if foreign:
+            raise SweepError(f"{url} is a daskcl sweep store but also holds {listing(foreign)}, "
+                             "which daskcl did not write; it deletes nothing it did not create: "
+                             "move them away or choose another --out")
+        _remove(url, options, entries)
+        return sweep, _create(sweep, url, options), None
+    if not resume:
+        raise SweepError(f"{url} already holds a sweep; pass --resume to finish it or "
+                         "--overwrite to start again")
+    if sweep.has_envelope:  # the envelope found when the sweep started
+        sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
+                                 for a in sweep.axes])
+    if info.get("identity") != sweep.identity():
+        raise SweepError(f"{url} holds a different sweep ({info.get('function')}, axes "
+                         f"{info.get('axes')}): {_what_changed(info, sweep)}; resume needs the "
+                         "same spec and code, or pass --overwrite / another --out")
+    group = open_group(url, "r+", options)
+    _prove_writable(url, options, [*sweep.output_names, *_BOOKKEEPING])
+    return sweep, group, read_done(group, sweep.grid)
+
+
+def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
+    """A new, empty group at ``url`` (which holds nothing: mode ``w-`` deletes nothing)."""
+    names = [*sweep.output_names, *(a.name for a in sweep.axes), *_BOOKKEEPING]
+    try:
+        group = open_group(url, "w-", options)
+        group.attrs["daskcl"] = {"preparing": True, "format": FORMAT, "arrays": names}
+    except Exception as exc:
+        raise write_error(url, exc) from exc
+    return group
+
+
+def write_error(url: str, exc: BaseException) -> SweepError:
+    """The one-line error of a store that cannot be written (a full disk said as such)."""
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+        return SweepError(f"disk full writing {url}; free space and run again with --resume")
+    return SweepError(f"cannot write the store {url}: {exc}; choose a writable --out")
+
+
+def _entries(url: str, options: dict[str, Any] | None) -> list[str] | None:
+    """The names at the top of the store (empty if there is nothing), ``None`` for a file."""
+    if "://" not in url:
+        p = os.path.abspath(url)
+        if not os.path.lexists(p):
+            return []
+        return sorted(os.listdir(p)) if os.path.isdir(p) else None
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url, **(options or {}))
+    if not fs.exists(path):
+        return []
+    if not fs.isdir(path):
+        return None
+    return sorted(posixpath.basename(str(e).rstrip("/")) for e in fs.ls(path, detail=False))
+
+
+def _remove(url: str, options: dict[str, Any] | None, names: list[str]) -> None:
+    """Delete the top-level entries ``names`` of the store (links themselves, not their
+    targets)."""
+    try:
+        if "://" not in url:
+            root = os.path.abspath(url)
+            for n in names:
+                p = os.path.join(root, n)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    shutil.rmtree(p)
+                else:
+                    os.unlink(p)
+            return
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(url, **(options or {}))
+        for n in names:
+            fs.rm(posixpath.join(path, n), recursive=True)
+    except OSError as exc:
+        raise write_error(url, exc) from exc
+
+
+def _prove_writable(url: str, options: dict[str, Any] | None, arrays: list[str]) -> None:
+    """Write and delete a probe at the top of the store and where each array's chunks go."""
+    probe = f"daskcl-probe-{uuid.uuid4().hex[:12]}"
+    keys = [probe, *(f"{a}/c/{probe}" for a in arrays)]
+    try:
+        if "://" not in url:
+            root = os.path.abspath(url)
+            for k in keys:
+                p = os.path.join(root, *k.split("/"))
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                with open(p, "wb"):
+                    pass
+                os.unlink(p)
+            return
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(url, **(options or {}))
+        for k in keys:
+            fs.pipe_file(posixpath.join(path, k), b"")
+            fs.rm_file(posixpath.join(path, k))
+    except OSError as exc:
+        raise write_error(url, exc) from exc
+
+
+def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None) -> None:
+    """The result, coordinate and bookkeeping arrays of a new store, and its attributes."""
+    compressors: Any = "auto" if sweep.compressor == "zstd" else None
+    for o in sweep.outputs:
+        group.create_array(o.name, shape=o.shape, chunks=o.store_chunks, dtype="float64",
+                           fill_value=float("nan"), dimension_names=list(o.dims),
+                           compressors=compressors)
+    for a in sweep.axes:
+        arr = group.create_array(a.name, shape=a.values.shape, chunks=a.values.shape,
+                                 dtype="float64", dimension_names=[a.name])
+        arr[...] = a.values
+    chunk_dims = [f"{a.name}_chunk" for a in sweep.axes]
+    group.create_array("_done", shape=sweep.grid, chunks=(1,) * len(sweep.grid), dtype="uint8",
+                       fill_value=0, compressors=None, dimension_names=chunk_dims)
+    nout = len(sweep.output_names)
+    group.create_array("_checksum", shape=(*sweep.grid, nout),
+                       chunks=(1,) * len(sweep.grid) + (nout,), dtype="uint32", fill_value=0,
+                       compressors=None, dimension_names=[*chunk_dims, "output"])
+    group.attrs["daskcl"] = _attrs(sweep, envelope)
+
+
+def record_run(group: Any, devices: Iterable[str], run: Mapping[str, Any]) -> None:
+    """Add the devices that computed and one run's record (``finished`` is filled in) to the
+    store's ``daskcl`` attribute."""
+    info = dict(group.attrs["daskcl"])
+    info["devices"] = sorted(set(info.get("devices") or []) | set(devices))
+    info["runs"] = [*(info.get("runs") or []), {
+        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **run}]
+    group.attrs["daskcl"] = info
+
+
+def verify(url: str, options: dict[str, Any] | None = None
+           ) -> tuple[int, list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """Read every finished chunk of a sweep store and compare it with its checksums.
+
+    Returns the number of chunks, the finished chunks that no longer match (corrupted or
+    deleted) and the chunks not finished yet.  ``daskcl sweep SPEC --out STORE --resume``
+    computes both kinds again."""
+    try:
+        group = open_group(url, "r", options)
+        info = group.attrs.get("daskcl")
+    except STORE_READ_ERRORS as exc:
+        raise SweepError(f"{url} is not a zarr store ({type(exc).__name__}: {exc})") from None
+    if not _is_ours(info) or info.get("preparing"):
+        raise SweepError(f"{url} is not a finished daskcl sweep store (its daskcl attributes "
+                         "are missing or say it was never prepared)")
+    if "_checksum" not in group:
+        raise SweepError(f"{url} has no checksums (written by daskcl {info.get('version')}, "
+                         "before sweeps recorded them); there is nothing to verify against")
+    outputs = [str(o) for o in info["outputs"]]
+    chunks = [int(c) for c in info["chunks"]]
+    grid = tuple(group["_done"].shape)
+    shape = group[outputs[0]].shape[:len(grid)]
+    done = read_done(group, grid)
+    bad: list[tuple[int, ...]] = []
+    missing: list[tuple[int, ...]] = []
+    for idx in np.ndindex(*grid):
+        if not done[idx]:
+            missing.append(idx)
+            continue
+        sl = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(idx, chunks, shape))
+        if not chunk_matches(group, outputs, sl, idx):
+            bad.append(idx)
+    return math.prod(grid), bad, missing
