@@ -1,14 +1,245 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""SLURM through dask-jobqueue: ``python -m daskcl.deploy slurm SPEC ...``.
+"""daskcl workers on a SLURM cluster, through dask-jobqueue.
 
-The public face of :mod:`daskcl.distributed.slurm`.
+:func:`slurm_cluster` returns a ``dask_jobqueue.SLURMCluster`` whose every job is one dask
+worker on one GPU:
+
+* the job asks SLURM for the GPU (``#SBATCH --gres=gpu:1`` by default); SLURM then sets
+  ``CUDA_VISIBLE_DEVICES`` (``ROCR_VISIBLE_DEVICES``/``GPU_DEVICE_ORDINAL`` on AMD) to the GPU it
+  gave the job, so the vendor's OpenCL driver shows the worker that GPU alone and daskcl binds it;
+* the worker is ``dask worker ... --nthreads 1 --preload daskcl.cluster``: the preload binds the
+  worker's device before the first task (see :mod:`daskcl.cluster`);
+* ``DASKCL_CACHE_DIR`` points at node-local disk (expanded by the job's shell on the compute
+  node), so each node builds a program once and no job writes to a shared filesystem.  The
+  directory is the user's own: the job makes it with mode 0700, and where that path exists but
+  belongs to someone else (who made it first, in a shared ``/tmp``), the job uses a fresh private
+  directory from ``mktemp -d`` instead (see :func:`cache_prologue`).  A cache shared by a group,
+  built once per cluster, is an explicit choice (``cache_shared=True``, a directory prepared for
+  it);
+* ``minimum``/``maximum`` make the worker count adaptive (``cluster.adapt``): jobs are submitted
+  while tasks wait, and retired when idle.
+
+The command form runs a sweep spec on such a cluster, from a login node::
+
+    python -m daskcl.deploy slurm sweep.toml --out /scratch/$USER/out.zarr \\
+        --maximum 8 --queue gpu --walltime 02:00:00
+
+Sites that forbid long-running processes on login nodes use the batch form instead,
+``deploy/slurm/sweep.sbatch`` (scheduler, workers and sweep inside one allocation).
+
+Example
+-------
+>>> from distributed import Client
+>>> from daskcl.deploy import slurm_cluster
+>>> from daskcl.sweep import Sweep, run
+>>> cluster = slurm_cluster(maximum=8, queue="gpu", walltime="02:00:00")  # doctest: +SKIP
+>>> with Client(cluster) as client:                                       # doctest: +SKIP
+...     run(Sweep.from_toml("sweep.toml"), "/scratch/out.zarr", client)
 """
 
-import sys
+from __future__ import annotations
 
-from .distributed.slurm import NODE_LOCAL_CACHE, cache_prologue, main, slurm_cluster
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import ClusterError, DaskclError
 
 __all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "slurm_cluster"]
+
+NODE_LOCAL_CACHE = "${TMPDIR:-/tmp}/daskcl-cache-$(id -u)"
+"""Default ``DASKCL_CACHE_DIR`` of a SLURM worker: shell text, expanded on the compute node."""
+
+_PRIVATE_CACHE = ('{ mkdir -p -m 700 -- "$DASKCL_CACHE_DIR" && [ -O "$DASKCL_CACHE_DIR" ]; } '
+                  '2>/dev/null || DASKCL_CACHE_DIR=$(mktemp -d)')
+
+
+def cache_prologue(cache_dir: str = NODE_LOCAL_CACHE, shared: bool = False) -> list[str]:
+    """Shell lines that set ``DASKCL_CACHE_DIR`` of a job to ``cache_dir`` (shell text).
+
+    A private cache (the default) is made with mode 0700; when the path exists and does not
+    belong to the user (someone else made it first), the job takes a fresh directory from
+    ``mktemp -d`` instead, so a predictable path in a shared ``/tmp`` cannot be planted.  A cache
+    shared by a group (``shared``) is used as it is, with ``DASKCL_CACHE_SHARED=group``: the
+    directory must be prepared beforehand (owned by the group, setgid, not writable by others;
+    see :mod:`daskcl.runtime.program`).
+
+    Example
+    -------
+    >>> print("\n".join(cache_prologue("/shared/daskcl-cache", shared=True)))
+    export DASKCL_CACHE_SHARED=group
+    export DASKCL_CACHE_DIR="/shared/daskcl-cache"
+    """
+    if shared:
+        return ["export DASKCL_CACHE_SHARED=group", f'export DASKCL_CACHE_DIR="{cache_dir}"']
+    return [f'DASKCL_CACHE_DIR="{cache_dir}"', _PRIVATE_CACHE, "export DASKCL_CACHE_DIR"]
+
+
+def slurm_cluster(
+    n_workers: int = 0,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    gres: str | None = "gpu:1",
+    device: str | None = None,
+    cache_dir: str = NODE_LOCAL_CACHE,
+    cache_shared: bool = False,
+    cores: int = 1,
+    memory: str = "16GB",
+    local_directory: str = "${TMPDIR:-/tmp}",
+    **options: Any,
+) -> Any:
+    """A ``dask_jobqueue.SLURMCluster`` of daskcl workers, one SLURM job and one GPU each.
+
+    Parameters
+    ----------
+    n_workers : int
+        Jobs to submit now (``cluster.scale``); ignored when ``maximum`` is given.
+    minimum, maximum : int, optional
+        Adaptive worker count: ``cluster.adapt(minimum=minimum or 0, maximum=maximum)``.
+    gres : str or None
+        The ``--gres`` request of each job (``"gpu:1"``, ``"gpu:a100:1"``); ``None`` for sites
+        that want ``--gpus=1`` or a constraint instead (give it in ``job_extra_directives``).
+    device : str, optional
+        ``DASKCL_DEVICE`` of every worker, e.g. ``"NVIDIA"``: a worker that cannot bind such a
+        device fails at start-up instead of falling back to a CPU driver.
+    cache_dir : str
+        ``DASKCL_CACHE_DIR`` of every worker, shell text expanded on the node (node-local disk),
+        made private to the user (see :func:`cache_prologue`).
+    cache_shared : bool
+        ``cache_dir`` is a cache shared by the user's group, prepared for it (group-owned,
+        setgid, not writable by others), e.g. on a shared filesystem so that a cluster builds
+        each program once; the workers get ``DASKCL_CACHE_SHARED=group``.
+    cores : int
+        Threads of the worker and ``--cpus-per-task`` (give ``job_cpu=`` to book more CPUs).
+    memory : str
+        Memory of the job (``--mem``) and the worker's memory limit.
+    local_directory : str
+        The worker's scratch directory (shell text, node-local).
+    **options
+        Passed to ``SLURMCluster``: ``queue``, ``account``, ``walltime``, ``job_cpu``,
+        ``job_extra_directives``, ``job_script_prologue`` (both extended, not replaced),
+        ``worker_extra_args``, ``interface``, ``log_directory``, ``python``, ...
+
+    Returns
+    -------
+    dask_jobqueue.SLURMCluster
+
+    Raises
+    ------
+    ClusterError
+        dask-jobqueue is not installed.
+    ValueError
+        ``cache_shared`` without a ``cache_dir`` of its own.
+    """
+    if cache_shared and cache_dir == NODE_LOCAL_CACHE:
+        raise ValueError("slurm_cluster: cache_shared=True needs cache_dir=, the directory "
+                         "prepared for your group's cache")
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError as exc:
+        raise ClusterError("SLURM clusters need dask-jobqueue: pip install dask-jobqueue") from exc
+
+    directives = [f"--gres={gres}"] if gres else []
+    directives += list(options.pop("job_extra_directives", None) or ())
+    prologue = cache_prologue(cache_dir, cache_shared)
+    if device:
+        prologue.append(f'export DASKCL_DEVICE="{device}"')
+    prologue += list(options.pop("job_script_prologue", None) or ())
+    extra = ["--preload", "daskcl.cluster", *(options.pop("worker_extra_args", None) or ())]
+    options.setdefault("job_name", "daskcl-worker")
+    cluster = SLURMCluster(
+        cores=cores, processes=1, memory=memory, local_directory=local_directory,
+        job_extra_directives=directives, job_script_prologue=prologue,
+        worker_extra_args=extra, **options,
+    )
+    if maximum is not None:
+        cluster.adapt(minimum=minimum or 0, maximum=maximum)
+    elif n_workers:
+        cluster.scale(n_workers)
+    return cluster
+
+
+def _slurm(args: argparse.Namespace) -> int:
+    from distributed import Client
+
+    from .sweep import Sweep, run
+
+    if args.maximum is None and args.workers is None and not args.print_job_script:
+        print("error: give --workers N (a fixed count) or --maximum N (adaptive)", file=sys.stderr)
+        return 2
+    sweep = None if args.print_job_script else Sweep.from_toml(args.spec)
+    options: dict[str, Any] = {
+        k: v for k, v in (("queue", args.queue), ("account", args.account),
+                          ("walltime", args.walltime), ("job_cpu", args.job_cpu),
+                          ("interface", args.interface), ("log_directory", args.log_directory))
+        if v is not None
+    }
+    cluster = slurm_cluster(
+        0 if args.print_job_script else args.workers or 0,
+        minimum=args.minimum, maximum=None if args.print_job_script else args.maximum,
+        gres=args.gres or None, device=args.device, cache_dir=args.cache_dir,
+        cache_shared=args.cache_shared,
+        cores=args.cores, memory=args.memory, job_extra_directives=args.job_extra, **options,
+    )
+    with cluster:
+        if sweep is None:
+            print(cluster.job_script())
+            return 0
+        with Client(cluster) as client:
+            res = run(sweep, args.out, client, resume=args.resume, overwrite=args.overwrite,
+                      progress=not args.quiet)
+    print(f"wrote {res.store}: {res.computed} chunks computed, {res.skipped} already done, "
+          f"{res.seconds:.1f} s on {', '.join(res.devices) or 'no device (nothing to do)'}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m daskcl.deploy slurm SPEC --out STORE ...``: a sweep on SLURM GPU jobs."""
+    parser = argparse.ArgumentParser(prog="python -m daskcl.deploy", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("slurm", help="run a sweep spec on SLURM jobs, one GPU worker per job")
+    p.add_argument("spec", help="the sweep spec (TOML)")
+    p.add_argument("--out", help="the zarr store: a path on a shared filesystem or an fsspec URL")
+    p.add_argument("--workers", type=int, default=None, help="a fixed number of worker jobs")
+    p.add_argument("--maximum", type=int, default=None, help="adaptive: at most this many jobs")
+    p.add_argument("--minimum", type=int, default=None, help="adaptive: at least this many jobs")
+    p.add_argument("--gres", default="gpu:1", help="--gres of each job ('' for none)")
+    p.add_argument("--job-extra", action="append", default=[],
+                   help="another #SBATCH directive, e.g. --job-extra=--gpus=1 (repeatable)")
+    p.add_argument("--device", default=None, help="DASKCL_DEVICE of the workers, e.g. NVIDIA")
+    p.add_argument("--cache-dir", default=NODE_LOCAL_CACHE,
+                   help="DASKCL_CACHE_DIR on the node (shell text; default %(default)s), "
+                        "made private to you (mode 0700)")
+    p.add_argument("--cache-shared", action="store_true",
+                   help="--cache-dir is a cache shared by your group, prepared for it "
+                        "(group-owned, setgid, not writable by others)")
+    p.add_argument("--cores", type=int, default=1, help="worker threads (default 1)")
+    p.add_argument("--job-cpu", type=int, default=None, help="CPUs booked per job")
+    p.add_argument("--memory", default="16GB", help="memory per job (default %(default)s)")
+    p.add_argument("--queue", default=None, help="partition (-p)")
+    p.add_argument("--account", default=None, help="account (-A)")
+    p.add_argument("--walltime", default=None, help="time limit per job (-t)")
+    p.add_argument("--interface", default=None, help="network interface of the workers, e.g. ib0")
+    p.add_argument("--log-directory", default=None, help="where the jobs' logs go")
+    p.add_argument("--resume", action="store_true", help="compute only the missing chunks")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--print-job-script", action="store_true",
+                   help="print the job script a worker would be submitted with; submit nothing")
+    args = parser.parse_args(argv)
+    if not args.print_job_script and not args.out:
+        parser.error("--out STORE is needed")
+    if args.cache_shared and args.cache_dir == NODE_LOCAL_CACHE:
+        parser.error("--cache-shared needs --cache-dir, the directory prepared for your group")
+    try:
+        return _slurm(args)
+    except DaskclError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
 
 if __name__ == "__main__":
     sys.exit(main())
