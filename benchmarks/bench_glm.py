@@ -105,7 +105,7 @@ def make_problem(case: Case, m1: int, seed: int = 20261121) -> dict[str, Any]:
 
 def array_f2_f3(xp: Any, sp: Any, family: str, link: str, b: Any, y: Any, x: Any, mu: Any,
                 P: Any, alpha: Any, wt: Any) -> tuple[Any, Any]:
-    """The mathematics of shared/glm_f2_f3.md as array code (NumPy or CuPy), as a user writes it."""
+    """The mathematics of f2_f3's docstring as array code (NumPy or CuPy), as a user writes it."""
     eta = b @ x.T + alpha                                   # (m1, l1)
     if family == "binomial":
         n, s = xp.round(wt), xp.round(y * wt)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""daskcl.glm.f2_f3 against a NumPy reference of shared/glm_f2_f3.md.
+"""daskcl.glm.f2_f3 against a NumPy reference of the mathematics in f2_f3's docstring.
 
 The reference (``reference`` below) is the specification written out in NumPy/SciPy for
 clarity, not speed: eta as an (m1, l1) matrix, each family's l and g elementwise from the table

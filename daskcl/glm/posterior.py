@@ -8,7 +8,7 @@ For every grid point ``b_j`` (a row of ``b``), with ``d = b_j - mu`` and
     grad_j = P d        + sum_i x_i g_i(eta_i)     (f3, its gradient), g_i = dl_i / deta
 
 where ``l_i`` is the negative log-likelihood of observation ``i`` under the family and link
-(``shared/glm_f2_f3.md`` is the specification; :func:`f2_f3` lists the families).  The grid
+(:func:`f2_f3`'s docstring states the mathematics and lists the families).  The grid
 points are independent and all of them read the whole data set, so one fused OpenCL kernel per
 family/link evaluates them without ever storing ``eta`` (``cl/kernels/f2_f3_driver.cl`` describes
 the work decomposition).

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Every public function of :mod:`daskcl.nmath`, one row each (see :class:`daskcl.kernels._table.Fn`).
 
-Argument order and meaning are Rmath.h's (``shared/rmath_api.tsv``); defaults are R's.
+Argument order and meaning are Rmath.h's (``tests/data/rmath_api.tsv``); defaults are R's.
 Sections group the rows by family.
 """
 

@@ -96,7 +96,7 @@ class RFn:
     Parameters
     ----------
     name
-        Public name, ``daskcl.nmath.<name>`` (the row of ``shared/rmath_api.tsv``).
+        Public name, ``daskcl.nmath.<name>`` (a row of ``tests/data/rmath_api.tsv``).
     csym
         The C function of the kernel library, called as ``csym(&stream, a0, a1, ...)``.
     args

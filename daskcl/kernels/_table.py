@@ -39,7 +39,7 @@ class Fn:
     Parameters
     ----------
     name
-        Public name, ``daskcl.nmath.<name>`` (the row of ``shared/rmath_api.tsv``).
+        Public name, ``daskcl.nmath.<name>`` (a row of ``tests/data/rmath_api.tsv``).
     csym
         The C function of the kernel library that computes it (Rmath.h symbol, or its ``R_``
         spelling where the Rmath.h name is an OpenCL built-in).
