@@ -441,7 +441,7 @@ def test_daskjob_sweeps_to_s3_and_equals_the_local_run(scheduler: str, tmp_path:
                    "endpoint_url": store["AWS_ENDPOINT_URL"]}
         g = open_result(url, storage_options=options)
         np.testing.assert_array_equal(g["q"][...], want)
-        assert g["_done"][...].all()
+        assert g["_daskcl/done"][...].all()
         assert not any((tmp_path / "job" / "results").iterdir())  # nothing went to the volume
     for i in range(cluster["worker"]["replicas"]):  # each worker's private program cache
         cache = tmp_path / f"worker-{i}" / "scratch" / "daskcl-cache"

@@ -203,8 +203,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarra
 def _check_store(store: Path, want: np.ndarray) -> None:
     g = open_result(store)
     np.testing.assert_array_equal(g["qgamma"][...], want)
-    assert g["_done"][...].all()
-    assert g.attrs["daskcl"]["function"] == "qgamma"
+    assert g["_daskcl/done"][...].all()
+    assert g.attrs["daskcl_function"] == "qgamma"
 
 
 def test_job_script_is_one_gpu_worker_bound_by_the_preload() -> None:

@@ -133,7 +133,7 @@ def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
     t.start()
     deadline = time.time() + 120
     while time.time() < deadline:
-        done = zarr.open_group(str(out), mode="r")["_done"][...].sum() if (out / "_done").exists() \
+        done = zarr.open_group(str(out), mode="r")["_daskcl/done"][...].sum() if (out / "_daskcl" / "done").exists() \
             else 0
         if done >= 3:
             break
@@ -143,7 +143,7 @@ def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
     t.join(300)
     assert not t.is_alive() and "r" in result
     g = open_result(out)
-    assert g["_done"][...].sum() == 16
+    assert g["_daskcl/done"][...].sum() == 16
     ref = tmp_path / "ref.zarr"
     run(_slow_sweep(tmp_path, tmp_path / "ref.log"), ref, client="sync")
     want = open_result(ref)["p"]
@@ -174,8 +174,8 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path: Path) -> None:
     deadline = time.time() + 120
     done = 0
     while time.time() < deadline and proc.poll() is None:
-        if (out / "_done").exists():
-            done = int(zarr.open_group(str(out), mode="r")["_done"][...].sum())
+        if (out / "_daskcl" / "done").exists():
+            done = int(zarr.open_group(str(out), mode="r")["_daskcl/done"][...].sum())
             if done >= 4:
                 break
         time.sleep(0.05)
@@ -183,7 +183,7 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "run again with --resume" in err
-    partial = int(open_result(out)["_done"][...].sum())
+    partial = int(open_result(out)["_daskcl/done"][...].sum())
     assert 4 <= partial < 16
     first = _evaluations(log)
     proc = _cli("sweep", str(spec), "--out", str(out), "--resume", "--sync", "-q")
@@ -197,7 +197,7 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path: Path) -> None:
     ref = tmp_path / "ref.zarr"
     run(_slow_sweep(tmp_path, tmp_path / "ref.log"), ref, client="sync")
     g, want = open_result(out), open_result(ref)
-    assert g["_done"][...].sum() == 16
+    assert g["_daskcl/done"][...].sum() == 16
     for idx in s.chunk_indices():  # chunk for chunk
         sl = s.chunk_slices(idx)
         assert np.array_equal(g["p"][sl], want["p"][sl])

@@ -29,6 +29,7 @@ from procs import run_python
 from daskcl import cli, nmath
 from daskcl.runtime.library import default_root
 from daskcl.sweep import Sweep, SweepError, open_result, run, runner, store
+from daskcl.sweep.store import read_info
 
 
 def _spec(**sweep: Any) -> dict[str, Any]:
@@ -91,8 +92,8 @@ def test_overwrite_leaves_what_daskcl_did_not_write(tmp_path: Path, capsys: Any)
 def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path) -> None:
     out = tmp_path / "o.zarr"
     run(Sweep.from_dict(_spec()), out, client="sync")
-    info = open_result(out).attrs["daskcl"]
-    assert info["format"] == "daskcl-sweep/1"
+    info = read_info(open_result(out))
+    assert info["format"] == "daskcl-sweep/2"
     # A file the user put inside the store: daskcl did not write it, so it is not deleted.
     (out / "notes.txt").write_text("keep me")
     other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})
@@ -114,12 +115,12 @@ def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> 
         raise KeyboardInterrupt
 
     out = tmp_path / "o.zarr"
-    monkeypatch.setattr(store, "_attrs", killed)  # after the arrays, before the attributes
+    monkeypatch.setattr(store, "_info", killed)  # after the arrays, before the attributes
     with pytest.raises(KeyboardInterrupt):
         run(Sweep.from_dict(_spec()), out, client="sync")
     monkeypatch.undo()
-    assert open_result(out).attrs["daskcl"]["preparing"] is True
-    assert sorted(os.listdir(out)) == ["_checksum", "_done", "pgamma", "q", "shape", "zarr.json"]
+    assert read_info(open_result(out))["preparing"] is True
+    assert sorted(os.listdir(out)) == ["_daskcl", "pgamma", "q", "shape", "zarr.json"]
     assert run(Sweep.from_dict(_spec()), out, client="sync", resume=True).computed == 6
     np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
 
@@ -134,7 +135,7 @@ def test_changed_function_code_refuses_resume(tmp_path: Path) -> None:
             "axes": {"x": {"values": [1.0, 2.0, 3.0, 4.0]}}}
     out = tmp_path / "o.zarr"
     run(Sweep.from_dict(spec, tmp_path), out, client="sync")
-    zarr.open_group(str(out), mode="r+")["_done"][1] = 0  # interrupted: one chunk to go
+    zarr.open_group(str(out), mode="r+")["_daskcl/done"][1] = 0  # interrupted: one chunk to go
     # Same name, same parameters, other code: resuming would mix 2x and 3x.
     f.write_text("def g(x, k=1.0):\n    return 3.0 * x * k\n")
     with pytest.raises(SweepError, match=r"holds a different sweep \(f.py:g, axes \['x'\]\): "
@@ -196,14 +197,14 @@ def test_corrupted_and_deleted_chunks_are_found_and_recomputed(tmp_path: Path,
     assert (res.computed, res.skipped) == (2, 4)
     assert np.array_equal(open_result(out)["pgamma"][...], _want())
     assert store.verify(str(out)) == (6, [], [])
-    assert open_result(out).attrs["daskcl"]["runs"][-1]["chunks_repaired"] == 2
+    assert read_info(open_result(out))["runs"][-1]["chunks_repaired"] == 2
 
 
 def test_verify_reports_unfinished_chunks_and_refuses_foreign_stores(tmp_path: Path,
                                                                     capsys: Any) -> None:
     out = tmp_path / "o.zarr"
     run(Sweep.from_dict(_spec()), out, client="sync")
-    zarr.open_group(str(out), mode="r+")["_done"][0, 1] = 0
+    zarr.open_group(str(out), mode="r+")["_daskcl/done"][0, 1] = 0
     assert store.verify(str(out)) == (6, [], [(0, 1)])
     assert cli.main(["sweep", "verify", str(out)]) == 1
     assert "1 of 6 chunks are not computed yet" in capsys.readouterr().out
@@ -239,7 +240,7 @@ def test_read_only_store_fails_before_computing(tmp_path: Path) -> None:
                     'x = { values = [1.0, 4.0, 9.0, 16.0] }\n')
     out = tmp_path / "o.zarr"
     run(Sweep.from_toml(spec), out, client="sync")
-    zarr.open_group(str(out), mode="r+")["_done"][1] = 0
+    zarr.open_group(str(out), mode="r+")["_daskcl/done"][1] = 0
     calls.write_text("")
     for p in [out, *out.rglob("*")]:
         p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
@@ -284,7 +285,7 @@ def test_disk_full_is_one_line_and_the_store_resumes(tmp_path: Path, monkeypatch
     assert cli.main(["sweep", str(spec), "--out", str(out), "--sync", "-q"]) == 1
     err = capsys.readouterr().err
     assert err == f"error: disk full writing {out}; free space and run again with --resume\n"
-    assert int(open_result(out)["_done"][...].sum()) == 3
+    assert int(open_result(out)["_daskcl/done"][...].sum()) == 3
     monkeypatch.setattr(local, "_put", real_put)
     assert cli.main(["sweep", str(spec), "--out", str(out), "--resume", "--sync", "-q"]) == 0
     assert "3 chunks computed" in capsys.readouterr().out

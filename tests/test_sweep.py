@@ -22,6 +22,7 @@ from procs import run_python
 from daskcl import glm, nmath
 from daskcl.runtime.library import default_root
 from daskcl.sweep import Sweep, SweepError, open_result, run
+from daskcl.sweep.store import read_info
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDWORM = ROOT / "workflows" / "glm_envelope"
@@ -53,8 +54,9 @@ def test_values_equal_the_numpy_call(tmp_path: Path) -> None:
     np.testing.assert_array_equal(g["shape"][...], shape)
     assert g["pgamma"].metadata.dimension_names == ("q", "shape")
     assert g["pgamma"].chunks == (8, 3)
-    assert g["_done"][...].tolist() == [[1, 1], [1, 1], [1, 1]]
-    info = g.attrs["daskcl"]
+    assert g["_daskcl/done"][...].tolist() == [[1, 1], [1, 1], [1, 1]]
+    info = read_info(g)
+    assert info is not None
     assert info["function"] == "pgamma" and info["outputs"] == ["pgamma"]
     assert info["spec"]["args"]["scale"] == 0.5 and info["version"]
     assert len(info["devices"]) == 1 and "driver" in info["devices"][0]
@@ -147,17 +149,17 @@ def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
     g = zarr.open_group(str(out), mode="r+")
     # A chunk whose mark was never written (worker killed after writing data), one whose data
     # is gone too, and a mark truncated on disk: all three are computed again.
-    g["_done"][0, 1] = 0
-    g["_done"][2, 0] = 0
+    g["_daskcl/done"][0, 1] = 0
+    g["_daskcl/done"][2, 0] = 0
     g["pgamma"][16:21, 0:3] = -1.0
-    mark = out / "_done" / "c" / "1" / "1"
+    mark = out / "_daskcl" / "done" / "c" / "1" / "1"
     assert mark.is_file()
     mark.write_bytes(b"")
     res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (3, 3)
     assert np.array_equal(open_result(out)["pgamma"][...], full)
-    assert open_result(out)["_done"][...].sum() == 6
-    runs = open_result(out).attrs["daskcl"]["runs"]
+    assert open_result(out)["_daskcl/done"][...].sum() == 6
+    runs = read_info(open_result(out))["runs"]
     assert [r["chunks_computed"] for r in runs] == [6, 3]
 
 
@@ -168,7 +170,7 @@ def test_all_nan_chunk_is_a_completed_chunk(tmp_path: Path) -> None:
     with pytest.warns(RuntimeWarning, match=r"dnorm: 2 of 2 chunks warned: RuntimeWarning: dnorm: 2 NaN\(s\) produced \(2 chunks\)"):
         run(s, tmp_path / "o.zarr", client="sync")
     g = open_result(tmp_path / "o.zarr")
-    assert np.isnan(g["dnorm"][...]).all() and g["_done"][...].tolist() == [1, 1]
+    assert np.isnan(g["dnorm"][...]).all() and g["_daskcl/done"][...].tolist() == [1, 1]
     res = run(Sweep.from_dict(s.spec), tmp_path / "o.zarr", client="sync", resume=True)
     assert res.computed == 0
 
@@ -189,7 +191,8 @@ def test_glm_envelope_workflow(tmp_path: Path) -> None:
     assert s.shape == (3, 3, 3, 3) and s.output_names == ("qf", "grad")
     run(s, tmp_path / "e.zarr", client="sync")
     g = open_result(tmp_path / "e.zarr")
-    info = g.attrs["daskcl"]
+    info = read_info(g)
+    assert info is not None
     data = np.genfromtxt(BUDWORM / "budworm.csv", delimiter=",", names=True)
     x = np.column_stack([np.ones(12), data["male"], data["ldose"], data["male_ldose"]])
     y, n = data["dead"] / data["n"], data["n"]
@@ -240,7 +243,7 @@ def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
     r = _cli("sweep", str(bad), "--out", str(tmp_path / "b.zarr"))
     assert r.returncode == 1 and "qt has no parameter 'dof'" in r.stderr
     assert not (tmp_path / "b.zarr").exists()
-    json.dumps(open_result(tmp_path / "o.zarr").attrs["daskcl"])  # plain JSON attributes
+    json.dumps(read_info(open_result(tmp_path / "o.zarr")))  # plain JSON attributes
 
 
 def test_automatic_chunks_are_even_and_bounded() -> None:
@@ -336,7 +339,7 @@ def test_an_envelope_found_on_a_worker_gives_the_same_store(tmp_path: Path) -> N
         res = run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "worker.zarr", client)
     assert res.computed == 1
     want, got = open_result(tmp_path / "sync.zarr"), open_result(tmp_path / "worker.zarr")
-    assert got.attrs["daskcl"]["envelope"] == want.attrs["daskcl"]["envelope"]
-    assert got.attrs["daskcl"]["identity"] == want.attrs["daskcl"]["identity"]
+    assert read_info(got)["envelope"] == read_info(want)["envelope"]
+    assert read_info(got)["identity"] == read_info(want)["identity"]
     for name in ("intercept", "ldose", "qf", "grad"):
         np.testing.assert_array_equal(got[name][...], want[name][...])

@@ -92,7 +92,7 @@ def test_power_sweep(tmp_path: Path) -> None:
     assert res.computed == s.n_chunks == 4
     g = open_result(tmp_path / "out.zarr")
     assert g["power"].metadata.dimension_names == ("n", "d")
-    assert g.attrs["daskcl"]["function"] == "power.py:power"
+    assert g.attrs["daskcl_function"] == "power.py:power"
     _check_power_table(g["n"][...], g["d"][...], g["power"][...])
 
 

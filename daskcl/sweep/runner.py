@@ -35,6 +35,7 @@ from .store import (
     create_arrays,
     open_group,
     open_store,
+    read_info,
     record_run,
     write_chunk,
     write_error,
@@ -64,7 +65,8 @@ class SweepResult:
     @property
     def arrays(self) -> dict[str, np.ndarray]:
         """Every result array, read into memory."""
-        return {name: self.group[name][...] for name in self.group.attrs["daskcl"]["outputs"]}
+        info = read_info(self.group) or {}
+        return {name: self.group[name][...] for name in info.get("outputs") or ()}
 
 
 def _device_label() -> str:
@@ -253,7 +255,7 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
             if sweep.has_envelope:  # found on a worker's device unless this process computes
                 sweep, env_info = (sweep.resolve_envelope() if sync else client.submit(
                     Sweep.resolve_envelope, sweep, pure=False).result())
-            create_arrays(sweep, group, env_info)
+            create_arrays(sweep, group, env_info, url, storage_options)
         # Every chunk is a task: those marked done check their data and skip themselves.
         bar = Progress(sweep.n_chunks, math.prod(sweep.chunks)) if progress else None
         if sync:
@@ -265,9 +267,10 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
             _run_client(sweep, url, storage_options, client, sweep.chunk_indices(), bar, tally)
         seconds = time.perf_counter() - t0
         record_run(group, tally.devices, {
-            "chunks_computed": tally.computed, "chunks_repaired": len(tally.repaired),
-            "seconds": round(seconds, 3), "chunks_warned": tally.warned,
-            "warnings": dict(tally.summary())})
+            "resumed": not fresh, "chunks_computed": tally.computed,
+            "chunks_repaired": len(tally.repaired), "seconds": round(seconds, 3),
+            "chunks_warned": tally.warned, "warnings": dict(tally.summary())},
+            url, storage_options)
     except OSError as exc:
         if exc.errno in DISK_FULL:
             raise write_error(url, exc) from exc

@@ -2,13 +2,35 @@
 """The zarr v3 store of a :class:`daskcl.sweep.Sweep`: its layout, who may overwrite it, the
 chunk write protocol and its checksums.
 
-A store holds the result array(s), one coordinate array per axis, ``_checksum`` (a CRC-32 per
-chunk and output) and ``_done`` (one ``uint8`` mark per chunk), and the ``daskcl`` attribute.
+Layout (``format`` ``daskcl-sweep/2``), as ``xr.open_zarr(store)`` reads it with no warning:
+
+- the result array(s), float64, each with a ``long_name`` (``"pnorm(q, mean, sd)"``);
+- one coordinate array per axis, with a ``long_name``; integers where the spec gave integers
+  (``values`` or ``arange`` of integers) and every value is one (int32, or int64 beyond int32's
+  range), float64 otherwise; a GLM's ``grad`` also has a ``coefficient`` coordinate holding
+  the coefficients' names;
+- the bookkeeping, in the sub-group ``_daskcl/`` (which xarray does not show as data):
+  ``_daskcl/checksum`` (a CRC-32 per chunk and output) and ``_daskcl/done`` (one ``uint8``
+  mark per chunk);
+- the group's attributes, every one a string or a number as NetCDF takes them:
+  ``Conventions = "CF-1.10"``, ``title``, ``source``, ``history`` (one line per run, resumes
+  included), ``daskcl_format``, ``daskcl_version``, ``daskcl_function``, ``daskcl_identity``,
+  ``daskcl_created``, ``daskcl_spec`` (the spec as JSON), ``daskcl_spec_toml`` (its text) and
+  ``daskcl``: everything daskcl records (spec, identity and its parts, axes, outputs, chunks,
+  envelope, coefficients, devices, the log of every run) as one JSON string, read by
+  :func:`read_info`;
+- consolidated metadata (zarr v3's ``consolidate_metadata``), written once the arrays exist
+  and again after each run.
+
+Stores of ``format`` ``daskcl-sweep/1`` (``_done`` and ``_checksum`` at the top, ``daskcl`` a
+nested attribute) are still read, resumed and verified.
+
 A chunk is written by :func:`write_chunk`: its zarr chunks, then the checksum of what it
 wrote, then its mark; so a chunk is either complete and marked, or written again (a writer
 killed between the writes leaves the chunk unmarked).  A marked chunk counts as done only if it
 still matches its checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is
-written again.
+written again.  Chunk writes change no metadata, so the consolidated metadata stays true while
+a sweep runs.
 
 The store is known as daskcl's by its ``daskcl`` attribute (``format``); ``overwrite`` replaces
 only such a store, and deletes only the entries daskcl wrote there.  :func:`open_store` applies
@@ -19,12 +41,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
+import json
 import logging
 import math
 import os
 import posixpath
 import shutil
 import uuid
+import warnings
 import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -41,12 +65,14 @@ __all__ = [
     "checksum",
     "chunk_marked",
     "chunk_matches",
+    "consolidate",
     "create_arrays",
     "exists",
     "open_group",
     "open_result",
     "open_store",
     "read_done",
+    "read_info",
     "record_run",
     "verify",
     "write_chunk",
@@ -61,9 +87,16 @@ STORE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, LookupErr
 
 _log = logging.getLogger("daskcl.sweep")
 
-#: the ``format`` of the ``daskcl`` attribute of a store this module wrote
-FORMAT = "daskcl-sweep/1"
-_BOOKKEEPING = ("_done", "_checksum")
+#: the ``format`` of the ``daskcl`` attribute of a store this module writes
+FORMAT = "daskcl-sweep/2"
+#: the formats this module reads: its own and the first (bookkeeping at the top of the store)
+_FORMATS = ("daskcl-sweep/1", FORMAT)
+#: the sub-group of the bookkeeping arrays, and their paths in it
+_BOOK = "_daskcl"
+_DONE, _CHECKSUM = f"{_BOOK}/done", f"{_BOOK}/checksum"
+#: where a ``daskcl-sweep/1`` store keeps them
+_OLD_DONE, _OLD_CHECKSUM = "_done", "_checksum"
+_BOOKKEEPING = (_BOOK, _OLD_DONE, _OLD_CHECKSUM)
 #: the errno values of a full disk or quota
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -87,9 +120,39 @@ def exists(url: str, storage_options: dict[str, Any] | None = None) -> bool:
     return entries is None or bool(entries)
 
 
+def read_info(group: Any) -> dict[str, Any] | None:
+    """What daskcl recorded in a store: its ``daskcl`` attribute, a JSON string (or, in a
+    ``daskcl-sweep/1`` store, a nested mapping); ``None`` where there is none or it is not
+    JSON of a mapping."""
+    info = group.attrs.get("daskcl")
+    if isinstance(info, str):
+        try:
+            info = json.loads(info)
+        except ValueError:
+            return None
+    return dict(info) if isinstance(info, dict) else None
+
+
+def _book(group: Any, path: str, old: str) -> Any:
+    """The bookkeeping array at ``path`` (``_daskcl/...``), or at ``old`` in a
+    ``daskcl-sweep/1`` store."""
+    try:
+        return group[path]
+    except KeyError:
+        return group[old]
+
+
+def _done(group: Any) -> Any:
+    return _book(group, _DONE, _OLD_DONE)
+
+
+def _checksums(group: Any) -> Any:
+    return _book(group, _CHECKSUM, _OLD_CHECKSUM)
+
+
 def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
-    """The ``_done`` marks as a boolean array; a mark that cannot be read counts as not done."""
-    arr = group["_done"]
+    """The done marks as a boolean array; a mark that cannot be read counts as not done."""
+    arr = _done(group)
     try:
         done: np.ndarray = np.asarray(arr[...], dtype=np.uint8) == 1
         return done
@@ -124,7 +187,7 @@ def chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
     what its checksums say was written (a chunk or checksum that cannot be read does not
     match)."""
     try:
-        want = np.atleast_1d(np.asarray(group["_checksum"][index], dtype=np.uint64))
+        want = np.atleast_1d(np.asarray(_checksums(group)[index], dtype=np.uint64))
         for k, name in enumerate(outputs):
             arr = group[name]
             if checksum(arr[sl + (slice(None),) * (arr.ndim - len(sl))]) != int(want[k]):
@@ -139,7 +202,7 @@ def chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
 def chunk_marked(group: Any, index: tuple[int, ...]) -> bool:
     """Whether the done mark of chunk ``index`` is set (a mark that cannot be read is not)."""
     try:
-        return int(group["_done"][index]) == 1
+        return int(_done(group)[index]) == 1
     except STORE_READ_ERRORS as exc:
         _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
         return False
@@ -152,12 +215,16 @@ def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
     for name, arr in results.items():
         target = group[name]
         target[sl + (slice(None),) * (arr.ndim - len(sl))] = arr
-    group["_checksum"][index] = np.array(
+    _checksums(group)[index] = np.array(
         [checksum(results[n]) for n in sweep.output_names], dtype=np.uint32)
-    group["_done"][index] = 1
+    _done(group)[index] = 1
 
 
-def _attrs(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _info(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": __version__,
@@ -169,13 +236,66 @@ def _attrs(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
         "identity_parts": sweep.identity_parts(),
         "axes": [a.name for a in sweep.axes],
         "outputs": list(sweep.output_names),
+        "arrays": _arrays(sweep),
         "chunks": list(sweep.chunks),
         "store_chunks": list(sweep.store_chunks),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _now(),
         "envelope": envelope,
         "coefficients": list(sweep.glm.names) if sweep.glm is not None else None,
         "devices": [],
+        "runs": [],
     }
+
+
+def _arrays(sweep: Sweep) -> list[str]:
+    """The top-level arrays of the sweep's store (results and coordinates)."""
+    coef = ["coefficient"] if sweep.glm is not None else []
+    return [*sweep.output_names, *(a.name for a in sweep.axes), *coef]
+
+
+def _write_info(group: Any, info: dict[str, Any]) -> None:
+    """The group's attributes: CF's, the flat ``daskcl_*`` scalars and ``daskcl`` as JSON."""
+    runs = info.get("runs") or []
+    created = str(info.get("created", ""))
+    history = [f"{created} daskcl {info.get('version')}: created for sweep "
+               f"{info.get('function')}"] if created else []
+    for r in runs:
+        how = "resumed" if r.get("resumed") else "ran"
+        history.append(f"{r.get('finished')} daskcl {r.get('version', info.get('version'))}: "
+                       f"{how} sweep {info.get('function')}: {r.get('chunks_computed')} chunks "
+                       f"computed, {r.get('chunks_repaired', 0)} repaired in "
+                       f"{r.get('seconds')} s")
+    attrs: dict[str, Any] = {
+        "Conventions": "CF-1.10",
+        "title": str(info.get("description") or f"daskcl sweep of {info.get('function')}"),
+        "source": f"daskcl {info.get('version')}",
+        "history": "\n".join(history),
+        "daskcl_format": str(info.get("format")),
+        "daskcl_version": str(info.get("version")),
+        "daskcl_function": str(info.get("function")),
+        "daskcl_identity": str(info.get("identity")),
+        "daskcl_created": created,
+        "daskcl_spec": json.dumps(info.get("spec"), sort_keys=True),
+        "daskcl": json.dumps(info, sort_keys=True),
+    }
+    if info.get("spec_toml"):
+        attrs["daskcl_spec_toml"] = str(info["spec_toml"])
+    group.update_attributes(attrs)
+
+
+def consolidate(url: str, options: dict[str, Any] | None = None) -> None:
+    """Write the store's consolidated metadata (zarr v3's, which zarr warns is not yet in the
+    v3 specification: xarray reads it, and warns where it is missing)."""
+    import zarr
+
+    store: Any = url
+    if "://" in url:
+        from zarr.storage import FsspecStore
+
+        store = FsspecStore.from_url(url, storage_options=options)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part")
+        zarr.consolidate_metadata(store)
 
 
 def _is_ours(info: Any) -> bool:
@@ -183,7 +303,7 @@ def _is_ours(info: Any) -> bool:
     had a ``format``: a finished sweep's attributes, or ``{"preparing": True}``)."""
     if not isinstance(info, dict):
         return False
-    if info.get("format") == FORMAT:
+    if info.get("format") in _FORMATS:
         return True
     return info == {"preparing": True} or {"identity", "outputs", "axes"} <= set(info)
 
@@ -193,6 +313,8 @@ def _own_entries(info: dict[str, Any]) -> set[str]:
     names = {"zarr.json", *_BOOKKEEPING}
     for key in ("arrays", "outputs", "axes"):
         names.update(str(n) for n in info.get(key) or ())
+    if info.get("coefficients"):
+        names.add("coefficient")
     return names
 
 
@@ -229,7 +351,7 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
         return sweep, _create(sweep, url, options), None
     try:
         existing = open_group(url, "r", options)
-        info = existing.attrs.get("daskcl")
+        info = read_info(existing)
     except STORE_READ_ERRORS as exc:  # not a zarr group: said below, with what it holds
         _log.debug("daskcl: %s is not a readable zarr group: %s", url, exc)
         existing, info = None, None
@@ -260,16 +382,17 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                          f"{info.get('axes')}): {_what_changed(info, sweep)}; resume needs the "
                          "same spec and code, or pass --overwrite / another --out")
     group = open_group(url, "r+", options)
-    _prove_writable(url, options, [*sweep.output_names, *_BOOKKEEPING])
+    book = [_DONE, _CHECKSUM] if _BOOK in group else [_OLD_DONE, _OLD_CHECKSUM]
+    _prove_writable(url, options, [*sweep.output_names, *book])
     return sweep, group, read_done(group, sweep.grid)
 
 
 def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
     """A new, empty group at ``url`` (which holds nothing: mode ``w-`` deletes nothing)."""
-    names = [*sweep.output_names, *(a.name for a in sweep.axes), *_BOOKKEEPING]
     try:
         group = open_group(url, "w-", options)
-        group.attrs["daskcl"] = {"preparing": True, "format": FORMAT, "arrays": names}
+        group.update_attributes({"daskcl_format": FORMAT, "daskcl": json.dumps(
+            {"preparing": True, "format": FORMAT, "arrays": [*_arrays(sweep), _BOOK]})})
     except Exception as exc:
         raise write_error(url, exc) from exc
     return group
@@ -345,35 +468,90 @@ def _prove_writable(url: str, options: dict[str, Any] | None, arrays: list[str])
         raise write_error(url, exc) from exc
 
 
-def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None) -> None:
-    """The result, coordinate and bookkeeping arrays of a new store, and its attributes."""
+def _function_call(sweep: Sweep) -> str:
+    """The result's ``long_name``: the function and its numeric parameters, ``pnorm(q, mean,
+    sd)``."""
+    if sweep.func is None:
+        return sweep.function
+    flags = set(sweep.func.flags)
+    params = [p for p in sweep.func.params if p not in flags] or [a.name for a in sweep.axes]
+    return f"{sweep.function}({', '.join(params)})"
+
+
+def _coordinate(axis: Axis) -> np.ndarray:
+    """An axis's values as its coordinate: integers where the spec gave integers (``values``
+    or ``arange``) and every value is one (int32 where they fit, as NetCDF-3 takes them),
+    float64 otherwise."""
+    v = axis.values
+    given = axis.source.get("values", axis.source.get("arange"))
+    if (isinstance(given, list) and given and all(isinstance(t, int) and not isinstance(t, bool)
+                                                   for t in given)
+            and np.all(np.isfinite(v)) and np.all(v == np.round(v))):
+        i32 = np.iinfo(np.int32)
+        if v.min() >= i32.min and v.max() <= i32.max:
+            return v.astype(np.int32)
+        if np.all(np.abs(v) <= 2.0 ** 53):
+            return v.astype(np.int64)
+    return np.asarray(v, dtype=np.float64)
+
+
+def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None,
+                  url: str | None = None, options: dict[str, Any] | None = None) -> None:
+    """The result, coordinate and bookkeeping arrays of a new store, its attributes and (given
+    the store's ``url``) its consolidated metadata."""
     compressors: Any = "auto" if sweep.compressor == "zstd" else None
+    call = _function_call(sweep)
     for o in sweep.outputs:
-        group.create_array(o.name, shape=o.shape, chunks=o.store_chunks, dtype="float64",
-                           fill_value=float("nan"), dimension_names=list(o.dims),
-                           compressors=compressors)
+        arr = group.create_array(o.name, shape=o.shape, chunks=o.store_chunks, dtype="float64",
+                                 fill_value=float("nan"), dimension_names=list(o.dims),
+                                 compressors=compressors)
+        if sweep.glm is None:
+            arr.attrs["long_name"] = call
+        elif o.name == "qf":
+            arr.attrs["long_name"] = "quadratic form of the GLM's log posterior (f2)"
+        else:
+            arr.attrs["long_name"] = "gradient of qf by coefficient (f3)"
     for a in sweep.axes:
-        arr = group.create_array(a.name, shape=a.values.shape, chunks=a.values.shape,
-                                 dtype="float64", dimension_names=[a.name])
-        arr[...] = a.values
+        values = _coordinate(a)
+        arr = group.create_array(a.name, shape=values.shape, chunks=values.shape,
+                                 dtype=values.dtype, dimension_names=[a.name])
+        arr[...] = values
+        arr.attrs["long_name"] = (f"coefficient {a.name}" if sweep.glm is not None
+                                  else f"{a.name} (argument of {sweep.function})")
+    if sweep.glm is not None:
+        names = [str(n) for n in sweep.glm.names]
+        arr = group.create_array("coefficient", shape=(len(names),), chunks=(len(names),),
+                                 dtype=str, dimension_names=["coefficient"])
+        arr[...] = np.array(names)
+        arr.attrs["long_name"] = "coefficient of the GLM"
+    book = group.create_group(_BOOK)
     chunk_dims = [f"{a.name}_chunk" for a in sweep.axes]
-    group.create_array("_done", shape=sweep.grid, chunks=(1,) * len(sweep.grid), dtype="uint8",
-                       fill_value=0, compressors=None, dimension_names=chunk_dims)
+    book.create_array("done", shape=sweep.grid, chunks=(1,) * len(sweep.grid), dtype="uint8",
+                      fill_value=0, compressors=None, dimension_names=chunk_dims)
     nout = len(sweep.output_names)
-    group.create_array("_checksum", shape=(*sweep.grid, nout),
-                       chunks=(1,) * len(sweep.grid) + (nout,), dtype="uint32", fill_value=0,
-                       compressors=None, dimension_names=[*chunk_dims, "output"])
-    group.attrs["daskcl"] = _attrs(sweep, envelope)
+    book.create_array("checksum", shape=(*sweep.grid, nout),
+                      chunks=(1,) * len(sweep.grid) + (nout,), dtype="uint32", fill_value=0,
+                      compressors=None, dimension_names=[*chunk_dims, "output"])
+    _write_info(group, _info(sweep, envelope))
+    if url is not None:
+        consolidate(url, options)
 
 
-def record_run(group: Any, devices: Iterable[str], run: Mapping[str, Any]) -> None:
-    """Add the devices that computed and one run's record (``finished`` is filled in) to the
-    store's ``daskcl`` attribute."""
-    info = dict(group.attrs["daskcl"])
+def record_run(group: Any, devices: Iterable[str], run: Mapping[str, Any],
+               url: str | None = None, options: dict[str, Any] | None = None) -> None:
+    """Add the devices that computed and one run's record (``finished`` and ``version`` are
+    filled in) to the store's attributes (the run log and ``history`` keep every run), and
+    (given the store's ``url``) write its consolidated metadata again."""
+    info = read_info(group) or {}
     info["devices"] = sorted(set(info.get("devices") or []) | set(devices))
     info["runs"] = [*(info.get("runs") or []), {
-        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **run}]
-    group.attrs["daskcl"] = info
+        "finished": _now(), "version": __version__, **run}]
+    if info.get("format") == FORMAT:
+        _write_info(group, info)
+    else:  # a daskcl-sweep/1 store keeps its nested attribute
+        group.attrs["daskcl"] = info
+    if url is not None:
+        consolidate(url, options)
 
 
 def verify(url: str, options: dict[str, Any] | None = None
@@ -385,18 +563,18 @@ def verify(url: str, options: dict[str, Any] | None = None
     computes both kinds again."""
     try:
         group = open_group(url, "r", options)
-        info = group.attrs.get("daskcl")
+        info = read_info(group)
     except STORE_READ_ERRORS as exc:
         raise SweepError(f"{url} is not a zarr store ({type(exc).__name__}: {exc})") from None
-    if not _is_ours(info) or info.get("preparing"):
+    if info is None or not _is_ours(info) or info.get("preparing"):
         raise SweepError(f"{url} is not a finished daskcl sweep store (its daskcl attributes "
                          "are missing or say it was never prepared)")
-    if "_checksum" not in group:
+    if _BOOK not in group and _OLD_CHECKSUM not in group:
         raise SweepError(f"{url} has no checksums (written by daskcl {info.get('version')}, "
                          "before sweeps recorded them); there is nothing to verify against")
     outputs = [str(o) for o in info["outputs"]]
     chunks = [int(c) for c in info["chunks"]]
-    grid = tuple(group["_done"].shape)
+    grid = tuple(_done(group).shape)
     shape = group[outputs[0]].shape[:len(grid)]
     done = read_done(group, grid)
     bad: list[tuple[int, ...]] = []

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A sweep's store as xarray and NetCDF read it: consolidated metadata, only results and
+coordinates as variables, typed and labelled coordinates, CF attributes, every run in its
+history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+from daskcl import nmath
+from daskcl.sweep import Sweep, open_result, run, verify
+from daskcl.sweep.store import read_info
+
+xr = pytest.importorskip("xarray")
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDWORM = ROOT / "workflows" / "glm_envelope"
+
+
+def _spec() -> dict:
+    return {"sweep": {"function": "ptukey", "chunks": {"q": 3, "nmeans": 2}},
+            "axes": {"q": {"linspace": [1.0, 4.0, 4]}, "nmeans": {"arange": [2, 6]},
+                     "df": {"values": [5, 10]}},
+            "args": {"nranges": 1.0}}
+
+
+def test_store_opens_in_xarray_with_typed_labelled_coordinates(tmp_path: Path) -> None:
+    out = tmp_path / "t.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    ds = xr.open_zarr(out)  # warnings are errors: no consolidated-metadata warning
+    assert list(ds.data_vars) == ["ptukey"]
+    assert set(ds.coords) == {"q", "nmeans", "df"}
+    assert ds["ptukey"].dims == ("q", "nmeans", "df")
+    assert ds["nmeans"].dtype == np.int32 and ds["nmeans"].values.tolist() == [2, 3, 4, 5]
+    assert ds["df"].dtype == np.int32 and ds["df"].values.tolist() == [5, 10]
+    assert ds["q"].dtype == np.float64 and ds["q"].values.tolist() == [1.0, 2.0, 3.0, 4.0]
+    want = nmath.ptukey(np.array([1.0, 2, 3, 4])[:, None, None], 1.0,
+                        np.array([2.0, 3, 4, 5])[None, :, None], np.array([5.0, 10])[None, None])
+    np.testing.assert_array_equal(ds["ptukey"].values, want)
+    np.testing.assert_array_equal(ds["ptukey"].sel(nmeans=3, df=10).values, want[:, 1, 1])
+    # CF attributes, and the spec as JSON
+    assert ds["ptukey"].attrs["long_name"] == "ptukey(q, nranges, nmeans, df)"
+    assert all("long_name" in ds[c].attrs for c in ds.coords)
+    assert ds.attrs["Conventions"] == "CF-1.10"
+    assert ds.attrs["daskcl_function"] == "ptukey"
+    assert ds.attrs["daskcl_format"] == "daskcl-sweep/2"
+    assert json.loads(ds.attrs["daskcl_spec"])["axes"]["nmeans"] == {"arange": [2, 6]}
+    assert all(isinstance(v, (str, int, float)) for v in ds.attrs.values())
+    # the bookkeeping is there for daskcl, not a variable
+    g = open_result(out)
+    assert g["_daskcl/done"][...].all()
+    assert verify(str(out)) == (4, [], [])
+
+
+def test_store_round_trips_through_netcdf(tmp_path: Path) -> None:
+    out = tmp_path / "t.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    ds = xr.open_zarr(out)
+    nc = tmp_path / "t.nc"
+    ds.to_netcdf(nc, engine="scipy")  # NETCDF3: string, number and 1-D attributes only
+    back = xr.open_dataset(nc, engine="scipy")
+    try:
+        xr.testing.assert_identical(back.load(), ds.load())
+        assert back["nmeans"].dtype == np.int32
+        assert back.attrs["history"] == ds.attrs["history"]
+    finally:
+        back.close()
+
+
+def test_glm_gradient_is_labelled_by_coefficient(tmp_path: Path) -> None:
+    out = tmp_path / "e.zarr"
+    run(Sweep.from_toml(BUDWORM / "envelope.toml"), out, client="sync")
+    ds = xr.open_zarr(out)
+    assert sorted(ds.data_vars) == ["grad", "qf"]
+    assert ds["coefficient"].values.tolist() == ["intercept", "male", "ldose", "male_ldose"]
+    assert ds["grad"].dims[-1] == "coefficient"
+    assert ds["grad"].attrs["long_name"] and ds["qf"].attrs["long_name"]
+    assert ds["intercept"].dtype == np.float64
+    ds.to_netcdf(tmp_path / "e.nc", engine="scipy")
+    back = xr.open_dataset(tmp_path / "e.nc", engine="scipy")
+    try:
+        assert back["coefficient"].values.tolist() == ["intercept", "male", "ldose",
+                                                       "male_ldose"]
+        np.testing.assert_array_equal(back["grad"].values, ds["grad"].values)
+    finally:
+        back.close()
+
+
+def test_a_resumed_store_keeps_every_run_in_its_history(tmp_path: Path) -> None:
+    out = tmp_path / "t.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    zarr.open_group(str(out), mode="r+")["_daskcl/done"][1, 0] = 0  # one chunk to go
+    res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
+    assert res.computed == 1
+    ds = xr.open_zarr(out)
+    lines = ds.attrs["history"].splitlines()
+    assert len(lines) == 3 and "created" in lines[0]
+    assert " ran sweep ptukey: 4 chunks computed" in lines[1]
+    assert " resumed sweep ptukey: 1 chunks computed" in lines[2]
+    runs = read_info(open_result(out))["runs"]  # type: ignore[index]
+    assert [(r["resumed"], r["chunks_computed"]) for r in runs] == [(False, 4), (True, 1)]
