@@ -280,7 +280,7 @@ def _write_info(group: Any, info: dict[str, Any]) -> None:
     }
     if info.get("spec_toml"):
         attrs["daskcl_spec_toml"] = str(info["spec_toml"])
-    group.update_attributes(attrs)
+    group.attrs.put(attrs)  # replaces them all: the preparing marker goes
 
 
 def consolidate(url: str, options: dict[str, Any] | None = None) -> None:
