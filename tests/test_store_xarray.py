@@ -104,3 +104,36 @@ def test_a_resumed_store_keeps_every_run_in_its_history(tmp_path: Path) -> None:
     assert " resumed sweep ptukey: 1 chunks computed" in lines[2]
     runs = read_info(open_result(out))["runs"]  # type: ignore[index]
     assert [(r["resumed"], r["chunks_computed"]) for r in runs] == [(False, 4), (True, 1)]
+
+
+def test_a_store_of_the_first_layout_still_resumes_and_verifies(tmp_path: Path) -> None:
+    out = tmp_path / "t.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    want = open_result(out)["ptukey"][...]
+    # the first layout: bookkeeping at the top, one nested attribute, no consolidated metadata
+    info = read_info(open_result(out))
+    assert info is not None
+    info["format"] = "daskcl-sweep/1"
+    (out / "_daskcl" / "done").rename(out / "_done")
+    (out / "_daskcl" / "checksum").rename(out / "_checksum")
+    (out / "_daskcl" / "zarr.json").unlink()
+    (out / "_daskcl").rmdir()
+    meta = json.loads((out / "zarr.json").read_text())
+    meta.pop("consolidated_metadata", None)
+    meta["attributes"] = {"daskcl": info}
+    (out / "zarr.json").write_text(json.dumps(meta))
+    g = zarr.open_group(str(out), mode="r+")
+    g["_done"][0, 1, 0] = 0
+    g["ptukey"][0:3, 2:4] = -1.0
+    assert verify(str(out)) == (4, [], [(0, 1, 0)])
+    res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
+    assert (res.computed, res.skipped) == (1, 3)
+    np.testing.assert_array_equal(open_result(out)["ptukey"][...], want)
+    again = read_info(open_result(out))
+    assert again is not None and again["format"] == "daskcl-sweep/1"
+    assert [r["chunks_computed"] for r in again["runs"]] == [4, 1]
+    assert verify(str(out)) == (4, [], [])
+    # --overwrite replaces it with the current layout
+    run(Sweep.from_dict(_spec()), out, client="sync", overwrite=True)
+    assert sorted(p.name for p in out.iterdir()) == ["_daskcl", "df", "nmeans", "ptukey", "q",
+                                                      "zarr.json"]
