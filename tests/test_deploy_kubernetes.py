@@ -31,16 +31,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import dask_kubernetes
+import jsonschema
 import numpy as np
 import pytest
+import yaml
+from distributed import Client
 
-yaml = pytest.importorskip("yaml")
-jsonschema = pytest.importorskip("jsonschema")
-dask_kubernetes = pytest.importorskip("dask_kubernetes")
-
-from distributed import Client  # noqa: E402
-
-from daskcl.sweep import Sweep, open_result, run  # noqa: E402
+from daskcl.sweep import Sweep, open_result, run
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "kubernetes"
@@ -166,7 +164,6 @@ def test_the_strict_validation_has_teeth(crd_schemas: dict[str, Any]) -> None:
 
 
 def test_core_objects_match_the_kubernetes_models(tmp_path: Path) -> None:
-    pytest.importorskip("kubernetes")
     pvc = _kind("storage.yaml", "PersistentVolumeClaim")
     assert pvc["apiVersion"] == "v1"
     body = {k: v for k, v in pvc.items() if k != "apiVersion" and k != "kind"}
@@ -381,8 +378,8 @@ def test_helm_worker_command_registers_and_is_bound(scheduler: str, tmp_path: Pa
 @contextmanager
 def _s3_server(tmp_path: Path) -> Iterator[dict[str, str]]:
     """A local S3 (moto) and the variables the daskcl-store secret would hold for it."""
-    pytest.importorskip("s3fs")
-    pytest.importorskip("moto.server")
+    import moto.server  # noqa: F401  (run by the child below)
+    import s3fs  # noqa: F401  (zarr's s3:// stores)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

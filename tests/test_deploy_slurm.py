@@ -208,7 +208,6 @@ def _check_store(store: Path, want: np.ndarray) -> None:
 
 
 def test_job_script_is_one_gpu_worker_bound_by_the_preload() -> None:
-    pytest.importorskip("dask_jobqueue")
     from daskcl.deploy import cache_prologue, slurm_cluster
 
     with slurm_cluster(device="NVIDIA", queue="gpu", account="proj", walltime="01:00:00",
@@ -275,7 +274,6 @@ def test_node_local_cache_is_private_to_the_user(tmp_path: Path) -> None:
 
 
 def test_group_cache_is_an_explicit_choice() -> None:
-    pytest.importorskip("dask_jobqueue")
     from daskcl.deploy import cache_prologue, slurm_cluster
 
     assert cache_prologue("/shared/daskcl", shared=True) == [
@@ -296,7 +294,6 @@ def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[
                                                  tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """dask-jobqueue path: two adaptive GPU jobs run the sweep; then they are retired."""
-    pytest.importorskip("dask_jobqueue")
     from distributed import Client, get_task_stream
 
     from daskcl.cluster import worker_devices

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
 import zarr
@@ -27,9 +29,6 @@ import zarr
 from daskcl import glm, nmath
 from daskcl.cluster import DaskclPlugin, local_cluster, worker_devices
 from daskcl.sweep import Sweep, open_result, run
-
-distributed = pytest.importorskip("distributed")
-da = pytest.importorskip("dask.array")
 
 # Chunks of a slow Python function (0.15 s each) that logs every evaluation: the fault tests
 # count how often each chunk was computed.
