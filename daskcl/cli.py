@@ -267,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"daskcl {__version__}")
-    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="cmd")
     p = sub.add_parser("devices", help="list OpenCL devices and the one daskcl would bind")
     p.add_argument("--device", default=None, help="'P:D' or a name substring (default: DASKCL_DEVICE)")
     p.add_argument("--scheduler", default=None,
