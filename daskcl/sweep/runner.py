@@ -117,19 +117,20 @@ class Progress:
         self.last_decile = -1
         self.width = 0
 
-    def rate(self) -> float | None:
+    def rate(self, now: float) -> float | None:
         """Chunks per second since the first chunk finished; None before a second one has."""
         if self.first is None:
             return None
         t1, n1 = self.first
-        elapsed = time.perf_counter() - t1
+        elapsed = now - t1
         return (self.done - n1) / elapsed if self.done > n1 and elapsed > 0 else None
 
     def update(self, n: int = 1) -> None:
+        now = time.perf_counter()
         self.done += n
         if self.first is None:
-            self.first = (time.perf_counter(), self.done)
-        rate = self.rate()
+            self.first = (now, self.done)
+        rate = self.rate(now)
         frac = self.done / self.total if self.total else 1.0
         bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
         if rate is None:
