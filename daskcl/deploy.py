@@ -46,7 +46,7 @@ from typing import Any
 
 from .errors import ClusterError, DaskclError
 
-__all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "slurm_cluster"]
+__all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "run_slurm", "slurm_arguments", "slurm_cluster"]
 
 NODE_LOCAL_CACHE = "${TMPDIR:-/tmp}/daskcl-cache-$(id -u)"
 """Default ``DASKCL_CACHE_DIR`` of a SLURM worker: shell text, expanded on the compute node."""

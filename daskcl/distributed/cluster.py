@@ -316,8 +316,12 @@ def local_cluster(
     ``n_workers`` is passed to :func:`device_slots` (``None``: one worker per GPU, or one on the
     CPU device without a GPU).  Each worker is a nanny-supervised process (restarted if it dies),
     with ``threads_per_worker`` threads, bound and warmed by :class:`DaskclPlugin` through the
-    ``daskcl.cluster`` preload.  ``silence_logs``: a logging level for distributed's loggers
-    (``logging.WARNING`` keeps a command's output readable).  Extra keyword arguments go to
+    ``daskcl.cluster`` preload.  ``silence_logs``: a logging level for distributed's loggers,
+    in this process and in the workers from their start (``logging.WARNING`` keeps a command's
+    output readable; ``DASK_LOGGING__DISTRIBUTED`` in this process's environment, when set,
+    decides the workers' level instead).  The workers ignore SIGINT: a Ctrl-C reaches the
+    process that started the cluster, which closes it (a Ctrl-C while the workers start is
+    lost).  Extra keyword arguments go to
     every ``distributed.Nanny`` (``memory_limit``, ``local_directory``, ...).
 
     ``host``: the address that the scheduler, the nannies, the workers and the dashboard listen
