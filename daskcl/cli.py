@@ -42,6 +42,9 @@ def _client(args: argparse.Namespace) -> object:
 
     timeout = getattr(args, "timeout", _CONNECT_TIMEOUT)
     where = args.scheduler_file or args.scheduler
+    if args.scheduler_file and not os.path.isfile(args.scheduler_file):
+        # distributed would wait for the file to appear, without end
+        raise ClusterError(f"no scheduler file {args.scheduler_file}")
     try:
         if args.scheduler_file:
             return Client(scheduler_file=args.scheduler_file, timeout=timeout)

@@ -86,6 +86,14 @@ def test_an_unreachable_scheduler_fails_within_the_timeout(spec: Path, tmp_path:
     _one_error_line(r, 1, f"cannot reach the scheduler {address} within 2 s")
     r = _cli("devices", "--scheduler", address, "--timeout", "1", timeout=60)
     _one_error_line(r, 1, f"cannot reach the scheduler {address} within 1 s")
+    missing = tmp_path / "scheduler.json"  # distributed alone waits for it without end
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler-file",
+             str(missing), "--timeout", "2", timeout=60)
+    _one_error_line(r, 1, f"no scheduler file {missing}")
+    missing.write_text(f'{{"address": "{address}"}}')
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler-file",
+             str(missing), "--timeout", "2", timeout=60)
+    _one_error_line(r, 1, f"cannot reach the scheduler {missing} within 2 s")
 
 
 def test_ctrl_c_to_the_process_group_says_one_line(tmp_path: Path) -> None:
