@@ -9,6 +9,7 @@ commands:
   daskcl stubs build | check       regenerate or check daskcl/nmath.pyi (the type stub)
   daskcl sweep SPEC --out STORE    evaluate a sweep spec (TOML) into a zarr store
   daskcl sweep verify STORE        exit 1 if a finished chunk no longer matches its checksum
+  daskcl slurm SPEC --out STORE    a sweep on SLURM jobs, one GPU worker per job
   daskcl cache info | clear        the program cache: what it holds; delete its programs
   daskcl cache warm --all          build programs ahead of time on this device
   daskcl worker ADDRESS            one dask worker per device of this host, joined to a scheduler
@@ -26,17 +27,32 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .errors import DaskclError
+from .errors import ClusterError, DaskclError
 
 __all__ = ["main"]
 
+#: Seconds to wait for a scheduler (``--timeout``) before giving up.
+_CONNECT_TIMEOUT = 10.0
+
 
 def _client(args: argparse.Namespace) -> object:
+    """A client of the scheduler at ``--scheduler`` (or in ``--scheduler-file``); one that does
+    not answer within ``--timeout`` seconds is a :class:`ClusterError`, said in one line."""
     from distributed import Client
 
-    if args.scheduler_file:
-        return Client(scheduler_file=args.scheduler_file)
-    return Client(args.scheduler)
+    timeout = getattr(args, "timeout", _CONNECT_TIMEOUT)
+    where = args.scheduler_file or args.scheduler
+    if args.scheduler_file and not os.path.isfile(args.scheduler_file):
+        # distributed would wait for the file to appear, without end
+        raise ClusterError(f"no scheduler file {args.scheduler_file}")
+    try:
+        if args.scheduler_file:
+            return Client(scheduler_file=args.scheduler_file, timeout=timeout)
+        return Client(args.scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ClusterError(f"cannot reach the scheduler {where} within {timeout:g} s: "
+                           f"{why}") from None
 
 
 def _worker_devices(args: argparse.Namespace) -> int:
@@ -194,6 +210,25 @@ def _verify(store: str) -> int:
     return 1
 
 
+def _clash(args: argparse.Namespace) -> str | None:
+    """What contradicts what among the options of ``daskcl sweep``, or None."""
+    remote = [o for o, v in (("--scheduler", args.scheduler),
+                             ("--scheduler-file", args.scheduler_file)) if v]
+    if len(remote) == 2:
+        return "give --scheduler or --scheduler-file, not both"
+    if args.resume and args.overwrite:
+        return "--resume keeps the store's finished chunks, --overwrite replaces them: give one"
+    if args.quiet and args.verbose:
+        return "--quiet and --verbose contradict each other: give one"
+    if args.sync and remote:
+        return f"--sync computes in this process; it cannot go with {remote[0]}"
+    for opt, value in (("--workers", args.workers), ("--listen", args.listen)):
+        if value is not None and (args.sync or remote):
+            return (f"{opt} is for the local cluster; it cannot go with "
+                    f"{'--sync' if args.sync else remote[0]}")
+    return None
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from .sweep import Sweep, run
 
@@ -205,6 +240,10 @@ def _sweep(args: argparse.Namespace) -> int:
         return _verify(args.store)
     if args.spec == "verify" and not os.path.exists(args.spec):
         print("error: daskcl sweep verify STORE: name the store to check", file=sys.stderr)
+        return 2
+    clash = _clash(args)
+    if clash:
+        print(f"error: {clash}", file=sys.stderr)
         return 2
     sweep = Sweep.from_toml(args.spec)
     if args.dry_run:
@@ -227,10 +266,6 @@ def _sweep(args: argparse.Namespace) -> int:
         print("error: --out STORE is needed (a directory path or an fsspec URL)", file=sys.stderr)
         return 2
     client: object = None
-    if args.listen is not None and (args.sync or args.scheduler or args.scheduler_file):
-        print("error: --listen is for the local cluster; it cannot go with --sync, --scheduler "
-              "or --scheduler-file", file=sys.stderr)
-        return 2
     if args.sync:
         client = "sync"
     elif args.scheduler or args.scheduler_file:
@@ -249,6 +284,12 @@ def _sweep(args: argparse.Namespace) -> int:
     print(f"wrote {res.store}: {res.computed} chunks computed, {res.skipped} already done, "
           f"{res.seconds:.1f} s on {', '.join(res.devices) or 'no device (nothing to do)'}")
     return 0
+
+
+def _slurm(args: argparse.Namespace) -> int:
+    from .deploy import run_slurm
+
+    return run_slurm(args)
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -273,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--scheduler", default=None,
                    help="show the device of every worker of the cluster at this address")
     p.add_argument("--scheduler-file", default=None, help="the same, scheduler from a file")
+    p.add_argument("--timeout", type=float, default=_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="give up on a scheduler that does not answer within this time "
+                   "(default %(default)g s)")
     p.set_defaults(run=_devices)
     p = sub.add_parser("index", help="the kernel dependency index")
     p.add_argument("--root", default=None, help="library directory (default: the shipped cl/)")
@@ -308,8 +352,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--listen", default=None, metavar="HOST",
                    help="local cluster: listen on HOST instead of 127.0.0.1 (anyone who reaches "
                    "its ports runs code as you: only on a network you trust)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--timeout", type=float, default=_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="give up on a --scheduler that does not answer within this time "
+                   "(default %(default)g s)")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print nothing but errors and the result line")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="show the log of dask's workers (hidden otherwise)")
     p.set_defaults(run=_sweep)
+    from .deploy import slurm_arguments
+
+    p = slurm_arguments(sub.add_parser(
+        "slurm", help="run a sweep spec on SLURM jobs, one GPU worker per job"))
+    p.set_defaults(run=_slurm)
     p = sub.add_parser("cache", help="the program cache: info, clear, warm")
     csub = p.add_subparsers(dest="cache_cmd", required=True)
     csub.add_parser("info", help="where the cache is and what it holds")
@@ -337,6 +392,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd is None:
         parser.print_help()
         return 0
+    if args.cmd in ("sweep", "slurm"):
+        # dask's own log (each worker's start-up, its preload, cancelled tasks at Ctrl-C) only
+        # with -v; errors always.  Worker processes read it from their environment at start.
+        level = "info" if getattr(args, "verbose", False) else "error"
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", level)
     try:
         return int(args.run(args))
     except DaskclError as exc:

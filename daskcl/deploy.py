@@ -46,7 +46,7 @@ from typing import Any
 
 from .errors import ClusterError, DaskclError
 
-__all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "slurm_cluster"]
+__all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "run_slurm", "slurm_arguments", "slurm_cluster"]
 
 NODE_LOCAL_CACHE = "${TMPDIR:-/tmp}/daskcl-cache-$(id -u)"
 """Default ``DASKCL_CACHE_DIR`` of a SLURM worker: shell text, expanded on the compute node."""
@@ -195,12 +195,9 @@ def _slurm(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m daskcl.deploy slurm SPEC --out STORE ...``: a sweep on SLURM GPU jobs."""
-    parser = argparse.ArgumentParser(prog="python -m daskcl.deploy", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("slurm", help="run a sweep spec on SLURM jobs, one GPU worker per job")
+def slurm_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the arguments of ``slurm SPEC --out STORE ...`` to ``p`` (``python -m
+    daskcl.deploy slurm`` and ``daskcl slurm`` share them); return ``p``."""
     p.add_argument("spec", help="the sweep spec (TOML)")
     p.add_argument("--out", help="the zarr store: a path on a shared filesystem or an fsspec URL")
     p.add_argument("--workers", type=int, default=None, help="a fixed number of worker jobs")
@@ -226,19 +223,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--log-directory", default=None, help="where the jobs' logs go")
     p.add_argument("--resume", action="store_true", help="compute only the missing chunks")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print nothing but errors and the result line")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="show the log of dask's workers (hidden otherwise)")
     p.add_argument("--print-job-script", action="store_true",
                    help="print the job script a worker would be submitted with; submit nothing")
-    args = parser.parse_args(argv)
+    return p
+
+
+def run_slurm(args: argparse.Namespace) -> int:
+    """Run the command that :func:`slurm_arguments` parsed: 0 done, 1 an error, 2 a usage
+    error (each said in one line on stderr)."""
+    usage = None
     if not args.print_job_script and not args.out:
-        parser.error("--out STORE is needed")
-    if args.cache_shared and args.cache_dir == NODE_LOCAL_CACHE:
-        parser.error("--cache-shared needs --cache-dir, the directory prepared for your group")
+        usage = "--out STORE is needed"
+    elif args.cache_shared and args.cache_dir == NODE_LOCAL_CACHE:
+        usage = "--cache-shared needs --cache-dir, the directory prepared for your group"
+    elif args.resume and args.overwrite:
+        usage = "--resume keeps the store's finished chunks, --overwrite replaces them: give one"
+    elif args.quiet and args.verbose:
+        usage = "--quiet and --verbose contradict each other: give one"
+    if usage:
+        print(f"error: {usage}", file=sys.stderr)
+        return 2
     try:
         return _slurm(args)
     except DaskclError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m daskcl.deploy slurm SPEC --out STORE ...``: a sweep on SLURM GPU jobs (the
+    same as ``daskcl slurm``)."""
+    parser = argparse.ArgumentParser(prog="python -m daskcl.deploy", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    slurm_arguments(sub.add_parser(
+        "slurm", help="run a sweep spec on SLURM jobs, one GPU worker per job"))
+    return run_slurm(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -302,3 +302,14 @@ def test_f2_f3_prior_precision_positive_semidefinite():
     Posterior("poisson", "log", a["y"], a["x"], a["mu"], np.zeros((2, 2)), a["alpha"], a["wt"])
     with pytest.raises(TypeError, match=r"tuning must be a daskcl\.glm\.Tuning"):
         f2_f3("gaussian", "identity", np.zeros((1, 2)), **a, tuning="fast")
+
+
+def test_masked_arrays_are_refused_not_unmasked():
+    m = np.ma.masked_array([0.0, 1.0, 2.0], mask=[False, True, False])
+    with pytest.raises(TypeError, match="pnorm: argument 'q' is a masked array"):
+        nmath.pnorm(m)
+    with pytest.raises(TypeError, match="pnorm: argument 'sd' is a masked array"):
+        nmath.pnorm(0.5, 0.0, np.ma.masked_array([1.0, 2.0]))
+    # the advice given works: masked values become NaN
+    out = nmath.pnorm(m.filled(np.nan))
+    assert out[0] == 0.5 and np.isnan(out[1])

@@ -296,3 +296,28 @@ def test_docstring_examples_run():
     for t in tests:
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_seed_takes_a_seed_sequence_or_a_generator():
+    # a SeedSequence is its first 64-bit state word, every time
+    ss = np.random.SeedSequence(2026)
+    key = int(ss.generate_state(1, np.uint64)[0])
+    x = nmath.rnorm(6, seed=ss)
+    assert same(x, nmath.rnorm(6, seed=key))
+    assert same(x, nmath.rnorm(6, seed=np.random.SeedSequence(2026)))
+    # a Generator gives one 64-bit draw as the key, and advances
+    g, h = np.random.default_rng(5), np.random.default_rng(5)
+    y = nmath.rnorm(6, seed=g)
+    assert same(y, nmath.rnorm(6, seed=int(h.integers(0, 2**64, dtype=np.uint64))))
+    assert g.integers(0, 2**64, dtype=np.uint64) == h.integers(0, 2**64, dtype=np.uint64)
+    assert not same(nmath.rnorm(6, seed=g), y)  # the next call gets the next key
+    with pytest.raises(TypeError, match=r"rnorm: seed must be an int .*SeedSequence"):
+        nmath.rnorm(3, seed=np.random.PCG64(1))
+    with pytest.raises(TypeError, match="seed must be"):
+        nmath.rnorm(3, seed=1.0)
+
+
+def test_masked_parameters_are_refused():
+    m = np.ma.masked_array([1.0, 2.0], mask=[False, True])
+    with pytest.raises(TypeError, match="rnorm: parameter 'mean' is a masked array"):
+        nmath.rnorm(2, m)

@@ -29,13 +29,17 @@ Example
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import socket
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import dask
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from .. import config
@@ -58,6 +62,9 @@ _log = logging.getLogger("daskcl.cluster")
 
 #: Where local clusters listen unless told otherwise: this host only.
 _LOOPBACK = "127.0.0.1"
+#: Set in the environment of :func:`local_cluster`'s workers: they ignore SIGINT, and the
+#: process that started the cluster closes them.
+_LOCAL_WORKER_ENV = "DASKCL_LOCAL_WORKER"
 
 
 def warm(names: Iterable[str] = ()) -> list[str]:
@@ -183,6 +190,9 @@ def dask_setup(worker: Any) -> None:
     of distributed's logger.  A worker that cannot bind its device or build those kernels does
     not start (and never joins the scheduler).
     """
+    if os.environ.get(_LOCAL_WORKER_ENV) == "1" and \
+            threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         level = config.get("worker.log_level")
         if level:
@@ -306,8 +316,12 @@ def local_cluster(
     ``n_workers`` is passed to :func:`device_slots` (``None``: one worker per GPU, or one on the
     CPU device without a GPU).  Each worker is a nanny-supervised process (restarted if it dies),
     with ``threads_per_worker`` threads, bound and warmed by :class:`DaskclPlugin` through the
-    ``daskcl.cluster`` preload.  ``silence_logs``: a logging level for distributed's loggers
-    (``logging.WARNING`` keeps a command's output readable).  Extra keyword arguments go to
+    ``daskcl.cluster`` preload.  ``silence_logs``: a logging level for distributed's loggers,
+    in this process and in the workers from their start (``logging.WARNING`` keeps a command's
+    output readable; ``DASK_LOGGING__DISTRIBUTED`` in this process's environment, when set,
+    decides the workers' level instead).  The workers ignore SIGINT: a Ctrl-C reaches the
+    process that started the cluster, which closes it (a Ctrl-C while the workers start is
+    lost).  Extra keyword arguments go to
     every ``distributed.Nanny`` (``memory_limit``, ``local_directory``, ...).
 
     ``host``: the address that the scheduler, the nannies, the workers and the dashboard listen
@@ -328,9 +342,8 @@ def local_cluster(
     warm_env = config.environ({k: v for k, v in config.explicit().items() if k != "device"})
     if warm_names:
         warm_env["DASKCL_WARM"] = ",".join(warm_names)
-    if silence_logs:
-        warm_env["DASKCL_WORKER_LOG_LEVEL"] = logging.getLevelName(
-            logging.WARNING if silence_logs is True else silence_logs)
+    # the workers leave SIGINT to this process (see _sigint_ignored)
+    warm_env[_LOCAL_WORKER_ENV] = "1"
     workers = {
         f"daskcl-{i}": {
             "cls": Nanny,
@@ -346,8 +359,36 @@ def local_cluster(
     }
     scheduler = {"cls": Scheduler, "options": {
         "host": host, "dashboard_address": _on_host(dashboard_address, host)}}
-    return SpecCluster(workers=workers, scheduler=scheduler, name="daskcl",
-                       silence_logs=silence_logs)
+    spawn_env = dict(dask.config.get("distributed.nanny.pre-spawn-environ") or {})
+    if silence_logs:
+        # A worker process configures distributed's logging as it imports it, before the
+        # nanny's ``env`` or the preload apply: only its environment at spawn sets the level
+        # (an explicit DASK_LOGGING__DISTRIBUTED in this process's environment wins).
+        level = logging.WARNING if silence_logs is True else silence_logs
+        spawn_env["DASK_LOGGING__DISTRIBUTED"] = logging.getLevelName(level).lower()
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn_env}), _sigint_ignored():
+        return SpecCluster(workers=workers, scheduler=scheduler, name="daskcl",
+                           silence_logs=silence_logs)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT in this process while the cluster starts its workers (from the main thread
+    only; elsewhere nothing changes).
+
+    A worker process spawned meanwhile inherits the ignored SIGINT, and Python then installs no
+    handler of its own: a Ctrl-C, which the terminal sends to the whole process group, reaches
+    this process alone, which closes the cluster and its workers in order, instead of every
+    worker printing its own traceback.  (A worker started later, a restarted one, ignores SIGINT
+    from its preload on: :func:`dask_setup`.)  A Ctrl-C while the workers start is lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _on_host(address: str | None, host: str) -> str | None:

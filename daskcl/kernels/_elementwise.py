@@ -76,6 +76,9 @@ def is_dask_array(x: Any) -> bool:
 def _as_input(fn: Fn, name: str, value: Any) -> float | np.ndarray:
     if isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
         return float(value)
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{fn.name}: argument {name!r} is a masked array; its mask would be lost: "
+                        "pass value.filled(np.nan) (NaN in, NaN out) or the unmasked values")
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
         raise TypeError(

@@ -509,10 +509,20 @@ def _shape(fn: RFn, size: Any) -> tuple[int, ...]:
 
 
 def _seed(fn: RFn, seed: object) -> int:
+    """The 64-bit Philox key of ``seed``: an int in [0, 2**64) is the key itself; a
+    ``numpy.random.SeedSequence`` gives ``int(generate_state(1, uint64)[0])`` (the same key every
+    time for the same sequence); a ``numpy.random.Generator`` draws the key with
+    ``integers(0, 2**64, dtype=uint64)``, so the caller's generator advances by one draw; None
+    draws a fresh key from the operating system."""
     if seed is None:
         return secrets.randbits(64)
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.generate_state(1, np.uint64)[0])
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, _U64, dtype=np.uint64, endpoint=False))
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"{fn.name}: seed must be an int in [0, 2**64), not {seed!r}")
+        raise TypeError(f"{fn.name}: seed must be an int in [0, 2**64), a "
+                        f"numpy.random.SeedSequence or a numpy.random.Generator, not {seed!r}")
     key = int(seed)
     if not 0 <= key < _U64:
         raise ValueError(f"{fn.name}: seed must be in [0, 2**64), got {key}")
@@ -526,6 +536,9 @@ def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
     elif isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
         return float(value)
     else:
+        if isinstance(value, np.ma.MaskedArray):
+            raise TypeError(f"{fn.name}: parameter {name!r} is a masked array; its mask would be "
+                            "lost: pass value.filled(np.nan) or the unmasked values")
         arr = np.asarray(value)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"{fn.name}: parameter {name!r} must be real numbers, got dtype {arr.dtype}")
@@ -656,8 +669,11 @@ def _make(fn: RFn) -> KernelFunction[Random]:
         "and its parameters (Philox4x32-10 streams), so results do not depend on chunking "
         "or device.\n\n"
         f"Parameters\n----------\n{first_doc}\n{arg_doc}\n"
-        "seed : int in [0, 2**64), optional\n    The Philox key; a fresh random one if None "
-        "(drawn once per call, so all chunks of a dask result share it).\n"
+        "seed : int, numpy.random.SeedSequence or numpy.random.Generator, optional\n"
+        "    The Philox key: an int in [0, 2**64) is the key; a SeedSequence gives "
+        "``generate_state(1, uint64)[0]``; a Generator draws the key with "
+        "``integers(0, 2**64, dtype=uint64)`` (it advances by one draw); a fresh random key "
+        "if None (drawn once per call, so all chunks of a dask result share it).\n"
         "offset : int, default 0\n    Counter of the first element: "
         f"``{fn.name}(size, ..., offset=m)`` continues the stream at element m.\n"
         "chunks : dask chunks, optional\n    Return a lazy dask array with these chunks "

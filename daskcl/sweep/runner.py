@@ -103,26 +103,46 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
 
 
 class Progress:
-    """Chunks done, rate and time left, on one line (a terminal) or every 10% (a log)."""
+    """Chunks done, rate and time left, on one line (a terminal) or every 10% (a log).
+
+    The rate is measured from the first chunk finished, not from the start: building programs
+    and starting workers take time that the remaining chunks do not, so no rate or time left
+    is shown until a second chunk has finished."""
 
     def __init__(self, total: int, points_per_chunk: int, stream: TextIO | None = None) -> None:
         self.total, self.ppc = total, points_per_chunk
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.t0 = time.perf_counter()
+        self.first: tuple[float, int] | None = None  # when the first chunks finished, how many
         self.done = 0
         self.last_decile = -1
+        self.width = 0
+
+    def rate(self, now: float) -> float | None:
+        """Chunks per second since the first chunk finished; None before a second one has."""
+        if self.first is None:
+            return None
+        t1, n1 = self.first
+        elapsed = now - t1
+        return (self.done - n1) / elapsed if self.done > n1 and elapsed > 0 else None
 
     def update(self, n: int = 1) -> None:
+        now = time.perf_counter()
         self.done += n
-        elapsed = time.perf_counter() - self.t0
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else float("inf")
+        if self.first is None:
+            self.first = (now, self.done)
+        rate = self.rate(now)
         frac = self.done / self.total if self.total else 1.0
         bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
-        line = (f"[{bar}] {self.done}/{self.total} chunks  {rate:.2f} chunks/s  "
-                f"{rate * self.ppc:.3g} points/s  {_eta(left)} left")
-        if self.tty:
+        if rate is None:
+            speed = "? chunks/s  ? points/s  ? left"
+        else:
+            left = (self.total - self.done) / rate if rate > 0 else float("inf")
+            speed = f"{rate:.2f} chunks/s  {rate * self.ppc:.3g} points/s  {_eta(left)} left"
+        line = f"[{bar}] {self.done}/{self.total} chunks  {speed}"
+        if self.tty:  # padded over a longer line before it
+            self.width, line = max(self.width, len(line)), line.ljust(self.width)
             self.stream.write("\r" + line + ("\n" if self.done == self.total else ""))
         elif int(10 * frac) != self.last_decile or self.done == self.total:
             self.last_decile = int(10 * frac)

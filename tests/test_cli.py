@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The command line says what happened in a line: dask's log only with -v, one line on Ctrl-C,
+an unreachable scheduler within its timeout, contradictory options refused, ``daskcl slurm``,
+no time left shown before a chunk's real rate is known."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from procs import run_python
+
+from daskcl.sweep.runner import Progress
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+ENV.pop("DASK_LOGGING__DISTRIBUTED", None)
+
+
+def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return run_python(["-m", "daskcl", *args], timeout=timeout, env=ENV)
+
+
+def _one_error_line(r: subprocess.CompletedProcess[str], code: int, text: str) -> None:
+    assert r.returncode == code, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and text in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    s = tmp_path / "s.toml"
+    s.write_text('[sweep]\nfunction = "qt"\nchunks = { p = 2 }\n[axes]\n'
+                 'p = { values = [0.9, 0.975, 0.995] }\ndf = { values = [1, 10, inf] }\n')
+    return s
+
+
+def test_quiet_sweep_prints_the_result_line_only_and_verbose_shows_dask(spec: Path,
+                                                                         tmp_path: Path) -> None:
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--workers", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    assert len(r.stdout.splitlines()) == 1 and r.stdout.startswith("wrote ")
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "v.zarr"), "--workers", "1", "-v")
+    assert r.returncode == 0, r.stderr
+    assert "distributed.preloading - INFO" in r.stderr
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--sync", "--scheduler", "tcp://127.0.0.1:1"], "--sync computes in this process"),
+    (["--sync", "--scheduler-file", "f.json"], "cannot go with --scheduler-file"),
+    (["--resume", "--overwrite"], "--resume keeps the store's finished chunks"),
+    (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "--workers is for the local"),
+    (["--workers", "2", "--sync"], "--workers is for the local cluster; it cannot go with --sync"),
+    (["--listen", "0.0.0.0", "--sync"], "--listen is for the local cluster"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--scheduler-file", "f.json"], "not both"),
+    (["-q", "-v"], "--quiet and --verbose"),
+])
+def test_contradictory_options_are_refused(tmp_path: Path, args: list[str], text: str) -> None:
+    # refused before the spec is read (it does not exist) and before anything is computed
+    r = _cli("sweep", str(tmp_path / "none.toml"), "--out", str(tmp_path / "o.zarr"), *args)
+    _one_error_line(r, 2, text)
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def _dead_port() -> int:
+    with socket.socket() as s:  # a port of this host that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_unreachable_scheduler_fails_within_the_timeout(spec: Path, tmp_path: Path) -> None:
+    address = f"tcp://127.0.0.1:{_dead_port()}"
+    t0 = time.perf_counter()
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler", address,
+             "--timeout", "2", timeout=60)
+    assert time.perf_counter() - t0 < 20
+    _one_error_line(r, 1, f"cannot reach the scheduler {address} within 2 s")
+    r = _cli("devices", "--scheduler", address, "--timeout", "1", timeout=60)
+    _one_error_line(r, 1, f"cannot reach the scheduler {address} within 1 s")
+    missing = tmp_path / "scheduler.json"  # distributed alone waits for it without end
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler-file",
+             str(missing), "--timeout", "2", timeout=60)
+    _one_error_line(r, 1, f"no scheduler file {missing}")
+    missing.write_text(f'{{"address": "{address}"}}')
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler-file",
+             str(missing), "--timeout", "2", timeout=60)
+    _one_error_line(r, 1, f"cannot reach the scheduler {missing} within 2 s")
+
+
+def test_ctrl_c_to_the_process_group_says_one_line(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.toml"
+    slow.write_text('[sweep]\nfunction = "qtukey"\nchunks = { p = 1 }\n[axes]\n'
+                    'p = { linspace = [0.5, 0.99, 2000] }\nnranges = { values = [1] }\n'
+                    'nmeans = { values = [2, 5, 10, 20] }\ndf = { values = [5, 60] }\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daskcl", "sweep", str(slow), "--out", str(tmp_path / "o.zarr"),
+         "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=ENV, start_new_session=True)  # its own process group, as a terminal's job is
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()  # the first chunk is done: workers are computing
+        assert first.startswith("["), first
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    said = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
+    assert said == ["interrupted: finished chunks are kept; run again with --resume"], err
+    assert "Traceback" not in err and out == ""
+
+
+def test_first_progress_line_waits_for_a_measured_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter([0.0, 60.0, 61.0, 62.0, 63.0])  # start-up took a minute; chunks take 1 s
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    out = io.StringIO()
+    bar = Progress(11, 100, out)
+    bar.update()
+    assert out.getvalue().splitlines()[-1].endswith("1/11 chunks  ? chunks/s  ? points/s  ? left")
+    bar.update()   # t = 62: one chunk in the 1 s since the first: 9 chunks, 9 s left
+    bar.update()
+    bar.update()
+    lines = out.getvalue().splitlines()
+    assert lines[-1].endswith("4/11 chunks  1.00 chunks/s  100 points/s  7 s left"), lines
+
+
+def test_slurm_is_a_subcommand(tmp_path: Path) -> None:
+    r = _cli("slurm", "--help")
+    assert r.returncode == 0 and "--print-job-script" in r.stdout and "--maximum" in r.stdout
+    assert "daskcl slurm SPEC --out STORE" in _cli("--help").stdout
+    r = _cli("slurm", "x.toml", "--print-job-script", "--gres", "gpu:2")
+    assert r.returncode == 0, r.stderr
+    assert "#SBATCH --gres=gpu:2" in r.stdout and "--preload daskcl.cluster" in r.stdout
+    _one_error_line(_cli("slurm", "x.toml", "--out", "o.zarr", "--resume", "--overwrite"), 2,
+                    "--resume keeps")
+    _one_error_line(_cli("slurm", "x.toml", "--print-job-script", "--cache-shared"), 2,
+                    "--cache-shared needs --cache-dir")
