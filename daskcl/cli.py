@@ -402,3 +402,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DaskclError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # the reader of our output went away (daskcl devices | head): no traceback; stdout is
+        # pointed at /dev/null so that the interpreter's final flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -147,3 +147,18 @@ def test_slurm_is_a_subcommand(tmp_path: Path) -> None:
                     "--resume keeps")
     _one_error_line(_cli("slurm", "x.toml", "--print-job-script", "--cache-shared"), 2,
                     "--cache-shared needs --cache-dir")
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    """``daskcl devices | head -1``: the reader goes away; no traceback, exit 141."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "daskcl", "devices"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err
