@@ -34,3 +34,18 @@ def run_python(args: Sequence[str], *, timeout: float, env: Mapping[str, str] | 
             f"python {' '.join(args)[:200]} did not finish in {timeout:g} s; its stacks at "
             f"SIGABRT:\n{err[-6000:]}\nstdout:\n{out[-2000:]}") from None
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def stop(*procs: subprocess.Popen[str] | None, sig: int = signal.SIGTERM,
+         timeout: float = 30) -> None:
+    """Send ``sig`` to each started process, then wait for each, killing one that outlasts
+    ``timeout`` seconds."""
+    started = [p for p in procs if p is not None]
+    for proc in started:
+        proc.send_signal(sig)
+    for proc in started:
+        try:
+            proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()

@@ -25,6 +25,7 @@ import distributed
 import numpy as np
 import pytest
 import zarr
+from procs import stop
 
 from daskcl import glm, nmath
 from daskcl.cluster import DaskclPlugin, local_cluster, worker_devices
@@ -254,13 +255,4 @@ def test_daskcl_worker_processes_join_a_scheduler(tmp_path: Path) -> None:
         with distributed.Client(scheduler_file=str(sched_file)) as client:
             assert len(client.scheduler_info(n_workers=-1)["workers"]) == 2
     finally:
-        for proc in (workers, sched):
-            if proc is not None:
-                proc.send_signal(signal.SIGINT)
-        for proc in (workers, sched):
-            if proc is not None:
-                try:
-                    proc.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.communicate()
+        stop(workers, sched, sig=signal.SIGINT)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import psutil
 import pytest
-from procs import run_python
+from procs import run_python, stop
 
 from daskcl.distributed import cluster
 from daskcl.errors import DaskclError, NoMatchingDeviceError
@@ -135,16 +135,7 @@ def test_daskcl_worker_listens_where_the_scheduler_is(tmp_path: Path) -> None:
                if c.status == psutil.CONN_LISTEN}
         assert ips and ips <= set(LOOPBACK), ips
     finally:
-        for proc in (worker, sched):
-            if proc is not None:
-                proc.terminate()
-        for proc in (worker, sched):
-            if proc is not None:
-                try:
-                    proc.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.communicate()
+        stop(worker, sched)
 
 
 # --- specs run only the code they name, only when asked ---------------------------------------
