@@ -105,6 +105,21 @@ def _devices(args: argparse.Namespace) -> int:
     return 0
 
 
+def _listed(values: Sequence[str]) -> list[str]:
+    """The names of repeated, comma-separated options (``--names a,b --names c``)."""
+    return [n for n in ",".join(values).split(",") if n]
+
+
+def _current(diff: Sequence[str], path: str, build: str, detail: str = "") -> int:
+    """Report a generated file's check: 0 when current, else its differences and exit 1."""
+    if diff:
+        print("\n".join(diff))
+        print(f"error: {path} is stale; run '{build}' and commit it", file=sys.stderr)
+        return 1
+    print(f"{path} is current{detail}")
+    return 0
+
+
 def _index(args: argparse.Namespace) -> int:
     from .runtime.library import Library
 
@@ -114,16 +129,10 @@ def _index(args: argparse.Namespace) -> int:
         print(f"wrote {path} ({len(lib.units)} units)")
         return 0
     if args.index_cmd == "check":
-        diff = lib.check_index()
-        if diff:
-            print("\n".join(diff))
-            print(f"error: {lib.index_path} is stale; run 'daskcl index build' and commit it",
-                  file=sys.stderr)
-            return 1
-        print(f"{lib.index_path} is current ({len(lib.units)} units)")
-        return 0
-    names = [n for n in ",".join(args.names).split(",") if n]
-    kernels = [k for k in ",".join(args.kernels).split(",") if k]
+        return _current(lib.check_index(), f"{lib.index_path}", "daskcl index build",
+                        f" ({len(lib.units)} units)")
+    names = _listed(args.names)
+    kernels = _listed(args.kernels)
     sub = lib.extract(args.dest, names, kernels)
     print(f"extracted {len(sub.units)} units into {sub.root}: "
           + ", ".join(u.name for u in sub.units.values()))
@@ -154,7 +163,7 @@ def _cache(args: argparse.Namespace) -> int:
     from .distributed.cluster import warm
     from .runtime import device
 
-    names = [n for n in ",".join(args.names).split(",") if n]
+    names = _listed(args.names)
     if args.all:
         names += sorted(nmath.FUNCTIONS)
     if args.glm:
@@ -180,14 +189,7 @@ def _stubs(args: argparse.Namespace) -> int:
     if args.stubs_cmd == "build":
         print(f"wrote {_stubs.write()}")
         return 0
-    diff = _stubs.check()
-    if diff:
-        print("\n".join(diff))
-        print(f"error: {_stubs.stub_path()} is stale; run 'daskcl stubs build' and commit it",
-              file=sys.stderr)
-        return 1
-    print(f"{_stubs.stub_path()} is current")
-    return 0
+    return _current(_stubs.check(), f"{_stubs.stub_path()}", "daskcl stubs build")
 
 
 def _verify(store: str) -> int:
