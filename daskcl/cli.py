@@ -5,6 +5,7 @@ commands:
   daskcl devices                   every OpenCL device, its fp64 status, and the one chosen
   daskcl devices --scheduler ADDR  the device of every worker of a running cluster
   daskcl index build | check       regenerate or check cl/nmath/kernel_dependency_index.tsv
+  daskcl index build DIR ...       the same for your own unit trees (cl/README.md)
   daskcl index extract DEST ...    copy the subset of the library some kernels need
   daskcl stubs build | check       regenerate or check daskcl/nmath.pyi (the type stub)
   daskcl sweep SPEC --out STORE    evaluate a sweep spec (TOML) into a zarr store
@@ -26,6 +27,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from .errors import ClusterError, DaskclError
 
@@ -121,22 +123,34 @@ def _current(diff: Sequence[str], path: str, build: str, detail: str = "") -> in
 
 
 def _index(args: argparse.Namespace) -> int:
-    from .runtime.library import Library
+    from .runtime.library import Library, split_roots
 
-    lib = Library(args.root)
-    if args.index_cmd == "build":
-        path = lib.write_index(verbose=args.verbose)
-        print(f"wrote {path} ({len(lib.units)} units)")
+    if args.index_cmd == "extract":
+        lib = Library(args.root)
+        names = _listed(args.names)
+        kernels = _listed(args.kernels)
+        sub = lib.extract(args.dest, names, kernels)
+        print(f"extracted {len(sub.units)} units into {sub.root}: "
+              + ", ".join(u.name for u in sub.units.values()))
         return 0
-    if args.index_cmd == "check":
-        return _current(lib.check_index(), f"{lib.index_path}", "daskcl index build",
-                        f" ({len(lib.units)} units)")
-    names = _listed(args.names)
-    kernels = _listed(args.kernels)
-    sub = lib.extract(args.dest, names, kernels)
-    print(f"extracted {len(sub.units)} units into {sub.root}: "
-          + ", ".join(u.name for u in sub.units.values()))
-    return 0
+    # the DIRs as get_library reads them: the first kernel library is the base (else --root,
+    # else the shipped one), the others are unit trees, each resolved against those before it
+    dirs: list[str] = args.dirs
+    base, trees = split_roots(([args.root] if args.root else []) + dirs)
+    lib = Library(base, trees)
+    targets = sorted({lib.root if (Path(d) / "OPENCL.cl").is_file() else Path(os.path.abspath(d))
+                      for d in dirs}, key=lib.roots.index) if dirs else [lib.root]
+    status = 0
+    for root in targets:
+        count = sum(1 for u in lib.units.values() if (u.tree or lib.root) == root)
+        units = f"{count} unit{'s' if count != 1 else ''}"
+        if args.index_cmd == "build":
+            path = lib.write_index(verbose=args.verbose, root=root)
+            print(f"wrote {path} ({units})")
+        else:
+            status |= _current(lib.check_index(root), f"{lib.index_file(root)}",
+                               lib.index_command(root), f" ({units})")
+    return status
 
 
 def _cache(args: argparse.Namespace) -> int:
@@ -323,9 +337,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("index", help="the kernel dependency index")
     p.add_argument("--root", default=None, help="library directory (default: the shipped cl/)")
     isub = p.add_subparsers(dest="index_cmd", required=True)
+    dirs_help = ("unit trees of your own, and at most one kernel library (an extract's output), "
+                 "read as get_library reads them: a tree is resolved against the library and "
+                 "the trees before it (default: the shipped library's own index)")
     b = isub.add_parser("build", help="regenerate the index from the annotations")
+    b.add_argument("dirs", nargs="*", metavar="DIR", help=dirs_help)
     b.add_argument("--verbose", "-v", action="store_true", help="print each pass of the sort")
-    isub.add_parser("check", help="exit 1 if the index is stale")
+    c = isub.add_parser("check", help="exit 1 if the index is stale, showing the difference")
+    c.add_argument("dirs", nargs="*", metavar="DIR", help=dirs_help)
     e = isub.add_parser("extract", help="copy the units some kernels need, with their index")
     e.add_argument("dest")
     e.add_argument("--names", action="append", default=[], help="stems or symbols, comma-separated")

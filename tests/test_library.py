@@ -82,6 +82,20 @@ def test_unit_without_annotation_is_an_error(tmp_path):
         Library(root)
 
 
+def test_a_symbol_has_one_provider(tmp_path):
+    root = make_lib(tmp_path / "lib", {"a": ("f", []), "b": ("f", [])})
+    with pytest.raises(LibraryError,
+                       match=r"two units provide the symbol 'f': nmath/a\.cl and nmath/b\.cl"):
+        Library(root)
+
+
+def test_a_symbol_is_not_another_units_stem(tmp_path):
+    root = make_lib(tmp_path / "lib", {"a": ("b", []), "b": ("fb", [])})
+    with pytest.raises(LibraryError,
+                       match=r"'b' is a symbol of nmath/a\.cl and the stem of nmath/b\.cl"):
+        Library(root)
+
+
 def test_shim_may_not_depend_on_nmath(tmp_path):
     lib = Library(make_lib(tmp_path / "lib", {"a": ("a", [])}, shims={"s": ("s", ["a"])}))
     with pytest.raises(LibraryError, match="layer 1 may only depend on layer 1"):
@@ -156,6 +170,13 @@ def test_shipped_library_has_no_cycles_and_all_annotated():
     assert set(order) == set(lib.units)
     for unit in lib.units.values():
         assert unit.provides, f"{unit.name} provides nothing"
+
+
+def test_shipped_library_has_one_provider_per_symbol():
+    lib = get_library()
+    provided = [s for u in lib.units.values() for s in u.provides]
+    assert len(provided) == len(set(provided)) == len(lib.symbols)
+    assert not set(lib.symbols) & {s for s in lib.units if lib.symbols.get(s, s) != s}
 
 
 def test_dnorm_program_is_minimal():

@@ -14,6 +14,13 @@ been); :meth:`Library.build_index` records, per stem, its transitive dependencie
 :meth:`Library.program_source` expands a kernel's names through that index (no sort at run
 time) and concatenates the layers.
 
+Beside that *base* library, a program may draw on *unit trees* of the user's own: directories
+of annotated ``.cl`` units (directly in the directory, no subdirectories), each with its own
+``kernel_dependency_index.tsv`` listing its stems.  Their units may depend on the base's units
+and on units of earlier trees; they are loaded after the base, tree by tree.
+:func:`get_library` combines a base and trees; the combined :class:`Library` has the same
+interface as a single one.
+
 Example
 -------
 >>> from daskcl.runtime.library import Library
@@ -21,6 +28,8 @@ Example
 >>> src = lib.program_source(["dnorm"], "__kernel void k(__global double *x) {}")
 >>> "nmath/dnorm.cl" in src.files
 True
+>>> lib.find_names("power = pnt(c, df, ncp, 1, 0) + exp(-x)")
+('pnt',)
 """
 
 from __future__ import annotations
@@ -30,9 +39,10 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn, TypeAlias
 
 from .. import config
 from ..errors import (
@@ -51,11 +61,16 @@ __all__ = [
     "default_root",
     "get_library",
     "parse_annotations",
+    "split_roots",
 ]
+
+_StrPath: TypeAlias = "str | os.PathLike[str]"
 
 INDEX_NAME = "kernel_dependency_index.tsv"
 _LAYERS = ("shims", "nmath")
 _TAG = re.compile(r"^//\s*@([A-Za-z_]+)\s*:(.*)$")
+_STEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_Rows: TypeAlias = "list[tuple[str, tuple[str, ...]]]"
 
 
 def default_root() -> Path:
@@ -98,18 +113,24 @@ def parse_annotations(text: str) -> dict[str, list[str]]:
 
 @dataclass(frozen=True)
 class Unit:
-    """One annotated file of layer 1 (``shims``) or layer 2 (``nmath``)."""
+    """One annotated file: of layer 1 (``shims``), of layer 2 (``nmath``), or of a unit tree.
+
+    A unit of a tree has ``layer`` ``"tree"`` and ``tree`` its directory (absolute); it is
+    emitted, as layer 2 is, only where a program needs it.
+    """
 
     stem: str
     layer: str
     path: Path
     provides: tuple[str, ...]
     depends: tuple[str, ...]
+    tree: Path | None = None
 
     @property
     def name(self) -> str:
-        """The file's name relative to the library root, e.g. ``nmath/pnorm.cl``."""
-        return f"{self.layer}/{self.stem}.cl"
+        """How programs and messages name the file: relative to the library root for the base
+        (``nmath/pnorm.cl``), the absolute path for a unit of a tree."""
+        return str(self.path) if self.tree is not None else f"{self.layer}/{self.stem}.cl"
 
 
 @dataclass(frozen=True)
@@ -140,65 +161,179 @@ class ProgramSource:
 
 
 class Library:
-    """A kernel library directory.
+    """A kernel library directory, with any unit trees of the user's own beside it.
 
     Parameters
     ----------
     root
-        A directory laid out like ``cl/`` (``OPENCL.cl``, ``shims/``, ``nmath/``, ``kernels/``);
-        the library shipped with daskcl by default.
+        The base: a directory laid out like ``cl/`` (``OPENCL.cl``, ``shims/``, ``nmath/``,
+        ``kernels/``); the library shipped with daskcl by default.
+    trees
+        Unit trees, in load order: directories holding annotated ``.cl`` units directly (files
+        whose names start with ``.`` are skipped) and their ``kernel_dependency_index.tsv``.
+        Their units may depend on the base's units and on those of earlier trees.
 
     Raises
     ------
     LibraryError
-        A unit lacks its annotations, or two files share a stem.
+        A unit lacks its annotations or has a stem that is not a C identifier; two files share
+        a stem; two units provide one symbol, or a symbol is another unit's stem; a tree is not
+        a directory, has no units, or is itself a library (has ``OPENCL.cl``).
+
+    Notes
+    -----
+    The dependencies of a tree's units are checked, and its index compared with them, when the
+    index is first read (:meth:`read_index`, so at the first :meth:`program_source`).  Files
+    are read once: :func:`get_library` gives a fresh library when a tree's files change.
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: _StrPath | None = None, trees: Iterable[_StrPath] = ()) -> None:
         self.root = Path(root) if root is not None else default_root()
         if not (self.root / "OPENCL.cl").is_file():
             raise LibraryError(f"{self.root} is not a kernel library: it has no OPENCL.cl")
+        self.trees: tuple[Path, ...] = tuple(_absolute(t) for t in trees)
+        #: the base, then the trees, in load order
+        self.roots: tuple[Path, ...] = (self.root, *self.trees)
         self.units: dict[str, Unit] = {}
+        self.symbols: dict[str, str] = {}
+        #: the text of each unit of a tree, by unit name, as read with its annotations
+        self._texts: dict[str, str] = {}
         for layer in _LAYERS:
             for path in sorted((self.root / layer).glob("*.cl")):
-                tags = parse_annotations(path.read_text())
-                for required in ("provides", "depends"):
-                    if required not in tags:
-                        raise LibraryError(
-                            f"{layer}/{path.name} has no '// @{required}:' line in its opening "
-                            "comment block (write '// @depends:' with nothing after it for none)"
-                        )
-                if path.stem in self.units:
+                self._add(path, layer, None, path.read_text())
+        for tree in self.trees:
+            paths = _tree_files(tree)
+            for path in paths:
+                if not _STEM.match(path.stem):
                     raise LibraryError(
-                        f"two units share the stem {path.stem!r}: "
-                        f"{self.units[path.stem].name} and {layer}/{path.name}"
+                        f"{path}: a unit's stem (its file name without .cl) must be a C "
+                        "identifier (letters, digits and _, not first a digit): @depends "
+                        "lists and the index name units by it"
                     )
-                self.units[path.stem] = Unit(
-                    path.stem, layer, path, tuple(tags["provides"]), tuple(tags["depends"])
-                )
+                text = path.read_text()
+                self._add(path, "tree", tree, text)
+                self._texts[str(path)] = text
         #: assembled programs, by (names, kernel source, kernel name): a library does not change
         #: once read, and kernels are assembled on every call of the functions that use them
         self._assembled: dict[tuple[tuple[str, ...], str, str], ProgramSource] = {}
-        self.symbols: dict[str, str] = {}
-        for unit in self.units.values():
-            for sym in unit.provides:
-                self.symbols.setdefault(sym, unit.stem)
+        #: the combined index, with the stamps of the index files it was read from
+        self._combined: tuple[tuple[object, ...], dict[str, tuple[str, ...]]] | None = None
+
+    def _add(self, path: Path, layer: str, tree: Path | None, text: str) -> None:
+        """Read the annotations of one file and register its stem and symbols."""
+        shown = str(path) if tree is not None else f"{layer}/{path.name}"
+        tags = parse_annotations(text)
+        for required in ("provides", "depends"):
+            if required not in tags:
+                raise LibraryError(
+                    f"{shown} has no '// @{required}:' line in its opening "
+                    "comment block (write '// @depends:' with nothing after it for none)"
+                )
+        stem = path.stem
+        if stem in self.units:
+            raise LibraryError(
+                f"two units share the stem {stem!r}: {self.units[stem].name} and {shown}; a "
+                "stem names one file across the library and its unit trees: rename one"
+            )
+        if stem in self.symbols:
+            self._clash(stem, self.units[self.symbols[stem]].name, shown)
+        unit = Unit(stem, layer, path, tuple(tags["provides"]), tuple(tags["depends"]), tree)
+        for sym in unit.provides:
+            owner = self.symbols.get(sym)
+            if owner is not None and owner != stem:
+                raise LibraryError(
+                    f"two units provide the symbol {sym!r}: {self.units[owner].name} and "
+                    f"{shown}; a program defines each symbol once: remove it from one "
+                    "@provides (and rename the function there)"
+                )
+            if sym in self.units and sym != stem:
+                self._clash(sym, shown, self.units[sym].name)
+        self.units[stem] = unit
+        for sym in unit.provides:
+            self.symbols.setdefault(sym, stem)
+
+    @staticmethod
+    def _clash(name: str, provider: str, file: str) -> NoReturn:
+        raise LibraryError(
+            f"the name {name!r} is a symbol of {provider} and the stem of {file}: a name given "
+            "to program_source or @depends_nmath must mean one unit: rename the file or the "
+            "symbol"
+        )
+
+    def _describe(self) -> str:
+        if not self.trees:
+            return str(self.root)
+        return f"{self.root} or its unit trees {', '.join(map(str, self.trees))}"
+
+    def _root_of(self, root: _StrPath | None) -> Path:
+        """The root of this library that ``root`` names (the base for None)."""
+        if root is None:
+            return self.root
+        want = _absolute(root)
+        for r in self.roots:
+            if _absolute(r) == want:
+                return r
+        raise LibraryError(
+            f"{root} is not a root of this library (its roots: "
+            f"{', '.join(map(str, self.roots))})"
+        )
+
+    def _tree_stems(self, tree: Path) -> list[str]:
+        return [s for s, u in self.units.items() if u.tree == tree]
 
     # -- sorting and the index ----------------------------------------------------------------
 
     @property
     def index_path(self) -> Path:
+        """The base's index, ``nmath/kernel_dependency_index.tsv``."""
         return self.root / "nmath" / INDEX_NAME
 
+    def index_file(self, root: _StrPath | None = None) -> Path:
+        """The index file of ``root``, one of :attr:`roots` (the base by default)."""
+        r = self._root_of(root)
+        return self.index_path if r == self.root else r / INDEX_NAME
+
+    def index_command(self, root: _StrPath | None = None) -> str:
+        """The command that writes the index of ``root`` (the base by default): for a tree,
+        it names the base where that is not the default one, and the trees before it."""
+        r = self._root_of(root)
+        try:
+            usual = _absolute(self.root) == _absolute(default_root())
+        except LibraryError:
+            usual = False
+        if r == self.root:
+            return "daskcl index build" + ("" if usual else f" {self.root}")
+        dirs = ([] if usual else [self.root]) + list(self.trees[: self.trees.index(r) + 1])
+        return "daskcl index build " + " ".join(map(str, dirs))
+
+    def _missing(self, unit: Unit, missing: Sequence[str], where: str) -> MissingDependencyError:
+        """The error for ``unit``'s dependencies ``missing``, with what is known of each."""
+        hints = []
+        for d in missing:
+            other = self.units.get(d)
+            if other is not None and other.tree is not None:
+                hints.append(f"{d} is a unit of the tree {other.tree}, "
+                             + ("and the library may not depend on its unit trees"
+                                if unit.tree is None else "which comes later among the roots: "
+                                "give it before " + str(unit.tree)))
+            elif other is not None:
+                hints.append(f"{d} is not in {self.index_path}: run '{self.index_command()}'")
+            elif d in self.symbols:
+                hints.append(f"{d} is a symbol of {self.units[self.symbols[d]].name}: @depends "
+                             "names stems")
+        return MissingDependencyError(
+            f"{unit.name} depends on {', '.join(missing)}, which no file in {where} provides "
+            "(a stem is a file name without .cl)" + "".join(f"; {h}" for h in hints)
+        )
+
     def _check_known(self) -> None:
+        base = {s for s, u in self.units.items() if u.tree is None}
         for unit in self.units.values():
-            missing = [d for d in unit.depends if d not in self.units]
+            if unit.tree is not None:
+                continue
+            missing = [d for d in unit.depends if d not in base]
             if missing:
-                raise MissingDependencyError(
-                    f"{unit.name} depends on {', '.join(missing)}, which no file in "
-                    f"{self.root}/shims or {self.root}/nmath provides (a stem is a file name "
-                    "without .cl)"
-                )
+                raise self._missing(unit, missing, f"{self.root}/shims or {self.root}/nmath")
             if unit.layer == "shims":
                 up = [d for d in unit.depends if self.units[d].layer != "shims"]
                 if up:
@@ -207,8 +342,42 @@ class Library:
                         "layer 1 may only depend on layer 1"
                     )
 
+    def _check_tree_known(self, tree: Path, known: Collection[str]) -> None:
+        own = set(self._tree_stems(tree))
+        for s in own:
+            unit = self.units[s]
+            missing = [d for d in unit.depends if d not in known and d not in own]
+            if missing:
+                before = self.trees[: self.trees.index(tree)]
+                where = " or ".join([str(self.root), *map(str, before), str(tree)])
+                raise self._missing(unit, missing, where)
+
+    def _passes(self, pending: list[str], done: set[str], order: list[str], npass: int,
+                verbose: bool) -> int:
+        """Emit ``pending`` in passes after ``done``; append to ``order``; the last pass."""
+        while pending:
+            ready = [s for s in pending if set(self.units[s].depends) <= done]
+            if not ready:
+                stuck = "; ".join(
+                    f"{self.units[s].name} waits for "
+                    + ", ".join(sorted(set(self.units[s].depends) - done))
+                    for s in pending
+                )
+                raise DependencyCycleError(
+                    f"dependency cycle: {len(pending)} file(s) can never be emitted "
+                    f"after pass {npass}: {stuck}. Break the cycle by splitting a unit into "
+                    "a cycle-free core and a dependent part."
+                )
+            npass += 1
+            if verbose:
+                print(f"Pass {npass}: emitting {', '.join(s + '.cl' for s in ready)}")
+            order.extend(ready)
+            done.update(ready)
+            pending = [s for s in pending if s not in done]
+        return npass
+
     def sort(self, verbose: bool = False) -> list[str]:
-        """All stems in load order: the shims, then the nmath units, each in passes.
+        """All stems in load order: the shims, the nmath units, then each tree's units.
 
         A pass emits, in name order, every file whose dependencies have all been emitted.
 
@@ -220,77 +389,160 @@ class Library:
         Raises
         ------
         MissingDependencyError
-            A file depends on a stem that does not exist.
+            A file depends on a stem that does not exist (or, for a tree, that comes later).
         DependencyCycleError
             Some files can never be emitted; the message names each and what it still waits for.
         """
+        order, npass = self._base_order(verbose)
+        done = set(order)
+        for tree in self.trees:
+            self._check_tree_known(tree, done)
+            npass = self._passes(self._tree_stems(tree), done, order, npass, verbose)
+        return order
+
+    def _base_order(self, verbose: bool) -> tuple[list[str], int]:
+        """The base's stems in load order, and the number of passes that took."""
         self._check_known()
         order: list[str] = []
         done: set[str] = set()
         npass = 0
         for layer in _LAYERS:
-            pending = sorted(s for s, u in self.units.items() if u.layer == layer)
-            while pending:
-                ready = [s for s in pending if set(self.units[s].depends) <= done]
-                if not ready:
-                    stuck = "; ".join(
-                        f"{self.units[s].name} waits for "
-                        + ", ".join(sorted(set(self.units[s].depends) - done))
-                        for s in pending
-                    )
-                    raise DependencyCycleError(
-                        f"dependency cycle: {len(pending)} file(s) can never be emitted "
-                        f"after pass {npass}: {stuck}. Break the cycle by splitting a unit into "
-                        "a cycle-free core and a dependent part."
-                    )
-                npass += 1
-                if verbose:
-                    print(f"Pass {npass}: emitting {', '.join(s + '.cl' for s in ready)}")
-                order.extend(ready)
-                done.update(ready)
-                pending = [s for s in pending if s not in done]
-        return order
+            pending = [s for s, u in self.units.items() if u.tree is None and u.layer == layer]
+            npass = self._passes(sorted(pending), done, order, npass, verbose)
+        return order, npass
 
-    def build_index(self, verbose: bool = False) -> list[tuple[str, tuple[str, ...]]]:
-        """Each stem, in load order, with its transitive dependencies in load order."""
-        order = self.sort(verbose=verbose)
-        pos = {s: i for i, s in enumerate(order)}
+    @staticmethod
+    def _closures(order: Sequence[str], depends: dict[str, tuple[str, ...]],
+                  before: dict[str, tuple[str, ...]]) -> _Rows:
+        """The rows of ``order``: each stem's transitive dependencies, in the load order of
+        ``before`` (stems already indexed, with theirs) then ``order``."""
+        pos = {s: i for i, s in enumerate([*before, *order])}
         closure: dict[str, set[str]] = {}
         for s in order:
             acc: set[str] = set()
-            for d in self.units[s].depends:
+            for d in depends[s]:
                 acc.add(d)
-                acc |= closure[d]
+                acc.update(before[d] if d in before else closure[d])
             closure[s] = acc
         return [(s, tuple(sorted(closure[s], key=pos.__getitem__))) for s in order]
 
+    def _base_rows(self, verbose: bool = False) -> _Rows:
+        order, _ = self._base_order(verbose)
+        return self._closures(order, {s: self.units[s].depends for s in order}, {})
+
+    def _tree_rows(self, tree: Path, before: dict[str, tuple[str, ...]],
+                   verbose: bool = False) -> _Rows:
+        """The index rows of ``tree``, resolved against ``before`` (the rows of everything
+        loaded before it)."""
+        self._check_tree_known(tree, before)
+        order: list[str] = []
+        self._passes(self._tree_stems(tree), set(before), order, 0, verbose)
+        return self._closures(order, {s: self.units[s].depends for s in order}, before)
+
+    def _rows_of(self, root: Path, verbose: bool = False) -> _Rows:
+        """What the index of ``root`` should hold: the base's from its annotations; a tree's
+        from its annotations, against the base's index on disk and the trees before it."""
+        if root == self.root:
+            return self._base_rows(verbose)
+        before = dict(self._base_index())
+        for tree in self.trees:
+            rows = self._tree_rows(tree, before, verbose and tree == root)
+            if tree == root:
+                return rows
+            before.update(rows)
+        raise AssertionError(root)      # _root_of returned a root of this library
+
+    def build_index(self, verbose: bool = False) -> list[tuple[str, tuple[str, ...]]]:
+        """Each stem, in load order, with its transitive dependencies in load order: the
+        base's rows, then each tree's, all from the annotations (:meth:`sort`)."""
+        order = self.sort(verbose=verbose)
+        return self._closures(order, {s: self.units[s].depends for s in order}, {})
+
     @staticmethod
     def format_index(rows: Iterable[tuple[str, Sequence[str]]]) -> str:
+        """The text of an index file holding ``rows``."""
         lines = ["stem\tall_depends"] + [f"{s}\t{','.join(deps)}" for s, deps in rows]
         return "\n".join(lines) + "\n"
 
-    def write_index(self, verbose: bool = False) -> Path:
-        """Regenerate ``nmath/kernel_dependency_index.tsv`` from the annotations."""
-        text = self.format_index(self.build_index(verbose=verbose))
-        tmp = self.index_path.with_suffix(".tsv.tmp")
+    def write_index(self, verbose: bool = False, root: _StrPath | None = None) -> Path:
+        """Regenerate the index of ``root`` from the annotations and return its path.
+
+        Parameters
+        ----------
+        verbose
+            Print each pass of the sort.
+        root
+            One of :attr:`roots`: the base (by default; ``nmath/kernel_dependency_index.tsv``)
+            or a tree (its ``kernel_dependency_index.tsv``, resolved against the base's index
+            on disk and the trees before it).
+        """
+        r = self._root_of(root)
+        path = self.index_file(r)
+        text = self.format_index(self._rows_of(r, verbose))
+        tmp = path.with_suffix(".tsv.tmp")
         tmp.write_text(text)
-        os.replace(tmp, self.index_path)
+        os.replace(tmp, path)
         _read_index.cache_clear()
-        return self.index_path
+        self._combined = None
+        return path
 
-    def check_index(self) -> list[str]:
-        """The differences between the index on disk and the annotations (empty if current)."""
-        want = self.format_index(self.build_index()).splitlines()
-        have = self.index_path.read_text().splitlines() if self.index_path.exists() else []
-        return list(difflib.unified_diff(have, want, str(self.index_path), "annotations", lineterm=""))
+    def check_index(self, root: _StrPath | None = None) -> list[str]:
+        """The differences between the index of ``root`` (the base by default) on disk and
+        its annotations, as a unified diff (empty if current)."""
+        r = self._root_of(root)
+        path = self.index_file(r)
+        want = self.format_index(self._rows_of(r)).splitlines()
+        have = path.read_text().splitlines() if path.exists() else []
+        return list(difflib.unified_diff(have, want, str(path), "annotations", lineterm=""))
 
-    def read_index(self) -> dict[str, tuple[str, ...]]:
-        """The index on disk: stem -> all_depends, in load order (dict order is load order)."""
+    def _base_index(self) -> dict[str, tuple[str, ...]]:
         if not self.index_path.exists():
             raise StaleIndexError(
-                f"{self.index_path} does not exist; run 'daskcl index build'"
+                f"{self.index_path} does not exist; run '{self.index_command()}'"
             )
         return _read_index(str(self.index_path), self.index_path.stat().st_mtime_ns)
+
+    def read_index(self) -> dict[str, tuple[str, ...]]:
+        """The index: stem -> all_depends, in load order (dict order is load order).
+
+        The base's index as it is on disk, then each tree's, which is checked against the
+        tree's annotations (a tree is small; the base is checked by ``daskcl index check``).
+
+        Raises
+        ------
+        StaleIndexError
+            An index file is missing, or a tree's does not match its annotations; the message
+            gives the command that rewrites it.
+        MissingDependencyError, DependencyCycleError
+            A tree's units name a stem that is not loaded before them, or form a cycle.
+        """
+        base = self._base_index()
+        if not self.trees:
+            return base
+        stamp = tuple(_stamp(p) for p in (self.index_path, *(t / INDEX_NAME for t in self.trees)))
+        if self._combined is not None and self._combined[0] == stamp:
+            return self._combined[1]
+        combined = dict(base)
+        for tree in self.trees:
+            path = tree / INDEX_NAME
+            if not path.is_file():
+                raise StaleIndexError(
+                    f"the unit tree {tree} has no index {INDEX_NAME}; run "
+                    f"'{self.index_command(tree)}'"
+                )
+            try:
+                have = _read_index(str(path), path.stat().st_mtime_ns)
+            except StaleIndexError as exc:
+                raise StaleIndexError(f"{exc}; run '{self.index_command(tree)}'") from None
+            want = self._tree_rows(tree, combined)
+            if list(have.items()) != want:
+                raise StaleIndexError(
+                    f"{path} does not match the annotations of its units "
+                    f"({_difference(have, dict(want))}); run '{self.index_command(tree)}'"
+                )
+            combined.update(want)
+        self._combined = (stamp, combined)
+        return combined
 
     # -- minimal subsets ------------------------------------------------------------------------
 
@@ -298,14 +550,15 @@ class Library:
         """The stems a kernel calling ``names`` needs, in load order, shims first.
 
         ``names`` are stems or provided symbols.  All shims are included (layer 1 is emitted
-        whole); of the nmath units only the named ones and their transitive dependencies.
+        whole); of the nmath units and the units of trees only the named ones and their
+        transitive dependencies.
 
         Raises
         ------
         MissingDependencyError
             A name is neither a stem nor a symbol of the library.
         StaleIndexError
-            The index lacks a stem the library has.
+            The index lacks a stem the library has, or a tree's index is stale.
         """
         index = self.read_index()
         want: set[str] = set()
@@ -313,11 +566,11 @@ class Library:
             stem = name if name in self.units else self.symbols.get(name)
             if stem is None:
                 raise MissingDependencyError(
-                    f"no unit of {self.root} is named or provides {name!r}"
+                    f"no unit of {self._describe()} is named or provides {name!r}"
                 )
             if stem not in index:
                 raise StaleIndexError(
-                    f"{stem} is not in {self.index_path}; run 'daskcl index build'"
+                    f"{stem} is not in {self.index_path}; run '{self.index_command()}'"
                 )
             want.add(stem)
             want.update(index[stem])
@@ -326,12 +579,78 @@ class Library:
             if s in self.units and (self.units[s].layer == "shims" or s in want)
         ]
 
+    def find_names(self, text: str) -> tuple[str, ...]:
+        """The names of this library that a piece of OpenCL C uses, in order of first use.
+
+        An identifier counts where it is called (followed by ``(``) and is a stem or a
+        provided symbol, or where it is a provided symbol that is not a function (an
+        object-like macro, a constant, a type) and is used bare.  So a variable named like a
+        function (``df``, ``beta``) is not a use of it.  Comments, string and character
+        literals, numbers and member names (``.x``, ``->x``) are skipped.  A call of an OpenCL
+        C built-in function (``cospi``, ``exp``) or a keyword counts only where the library
+        provides a symbol of exactly that name: a stem such as ``cospi`` (whose unit provides
+        ``R_cospi``) is not matched by a call of the built-in.  Names are matched exactly:
+        ``pnorm`` is the stem ``pnorm`` (which provides ``pnorm5``), not an alias.
+
+        Parameters
+        ----------
+        text
+            OpenCL C: an elementwise operation, a function body, a whole kernel.
+
+        Returns
+        -------
+        tuple of str
+            The names as written, each once; :meth:`resolve` and :meth:`program_source`
+            take them.
+
+        Example
+        -------
+        >>> get_library().find_names(
+        ...     "double c = qt(alpha / 2, df, 0, 0); "
+        ...     "power = pnt(c, df, ncp, 0, 0) + pnt(-c, df, ncp, 1, 0);")
+        ('qt', 'pnt')
+        """
+        found: dict[str, None] = {}
+        objects = self._object_symbols
+        for m in _TOKEN.finditer(_strip(text)):
+            name, called = m.group(1), m.group(2) is not None
+            if name is None or name in found:
+                continue
+            if name in self.symbols:
+                if called or name in objects:
+                    found[name] = None
+            elif called and name in self.units and not _builtin(name):
+                found[name] = None
+        return tuple(found)
+
+    @functools.cached_property
+    def _object_symbols(self) -> frozenset[str]:
+        """The provided symbols that are not functions: a symbol is a function where its unit
+        defines it as a function-like macro (``#define s(``) or writes ``s(`` outside the
+        preprocessor (its definition, a declaration, a call)."""
+        out: set[str] = set()
+        for unit in self.units.values():
+            if not unit.provides:
+                continue
+            code = _strip(self.read(unit.name)).replace("\\\n", " ")
+            lines = code.splitlines()
+            pre = "\n".join(ln for ln in lines if ln.lstrip().startswith("#"))
+            body = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))
+            for sym in unit.provides:
+                s = re.escape(sym)
+                if not (re.search(rf"#\s*define\s+{s}\(", pre)
+                        or re.search(rf"(?<![\w.]){s}\s*\(", body)):
+                    out.add(sym)
+        return frozenset(out)
+
     def read(self, name: str) -> str:
-        """The text of the library file ``name`` (e.g. ``kernels/elementwise.cl``), read once."""
-        return _read_text(str(self.root / name))
+        """The text of the library file ``name`` (e.g. ``kernels/elementwise.cl``, relative to
+        the base; a unit of a tree by its absolute path), read once."""
+        text = self._texts.get(name)
+        return text if text is not None else _read_text(str(self.root / name))
 
     def kernel(self, stem: str) -> Kernel:
-        """The kernel file ``kernels/<stem>.cl``."""
+        """The kernel file ``kernels/<stem>.cl`` of the base."""
         path = self.root / "kernels" / f"{stem}.cl"
         if not path.is_file():
             raise LibraryError(f"no kernel file {path}")
@@ -341,7 +660,13 @@ class Library:
     def program_source(
         self, names: Iterable[str], kernel_source: str, kernel_name: str = "<kernel>"
     ) -> ProgramSource:
-        """Layer 0, layer 1, the minimal nmath subset for ``names``, then ``kernel_source``."""
+        """Layer 0, layer 1, the minimal subset of nmath and the trees for ``names``, then
+        ``kernel_source``.
+
+        The units come in load order (the base's, then each tree's); a unit of a tree is
+        named by its absolute path in ``files``, in the program's ``// ==== name ====`` lines
+        and so in the locations of a :class:`~daskcl.errors.BuildError`.
+        """
         key = (tuple(names), kernel_source, kernel_name)
         hit = self._assembled.get(key)
         if hit is None:
@@ -351,7 +676,9 @@ class Library:
     def _assemble(self, names: tuple[str, ...], kernel_source: str, kernel_name: str) -> ProgramSource:
         stems = self.resolve(names)
         parts: list[tuple[str, str]] = [("OPENCL.cl", self.read("OPENCL.cl"))]
-        parts += [(self.units[s].name, _read_text(str(self.units[s].path))) for s in stems]
+        for s in stems:
+            unit = self.units[s]
+            parts.append((unit.name, self._texts.get(unit.name) or _read_text(str(unit.path))))
         parts.append((kernel_name, kernel_source))
         chunks: list[str] = []
         line_map: list[tuple[int, str]] = []
@@ -372,30 +699,140 @@ class Library:
         return self.program_source(k.depends_nmath, self.read(f"kernels/{stem}.cl"), f"kernels/{stem}.cl")
 
     def extract(
-        self, dest: str | os.PathLike[str], names: Iterable[str] = (), kernels: Iterable[str] = ()
+        self, dest: _StrPath, names: Iterable[str] = (), kernels: Iterable[str] = ()
     ) -> Library:
         """Copy the subset of the library that ``names`` and ``kernels`` need into ``dest``.
 
-        The copy holds ``OPENCL.cl``, every shim, the needed nmath units, the named kernel files
-        and an index restricted to those units; it is itself a :class:`Library` (so a downstream
-        package can ship only that) and passes ``daskcl index check``.
+        The copy holds ``OPENCL.cl``, every shim, the needed nmath units (units of trees
+        among them), the named kernel files and its index, built from those units; it is
+        itself a :class:`Library` (so a downstream package can ship only that, or use it as
+        the base of its own unit trees) and passes ``daskcl index check``.
         """
         dest = Path(dest)
         kernel_files = [self.kernel(k) for k in kernels]
         wanted = list(names) + [n for k in kernel_files for n in k.depends_nmath]
-        stems = set(self.resolve(wanted))
+        stems = self.resolve(wanted)
         (dest / "shims").mkdir(parents=True, exist_ok=True)
         (dest / "nmath").mkdir(parents=True, exist_ok=True)
         shutil.copy2(self.root / "OPENCL.cl", dest / "OPENCL.cl")
         for s in stems:
-            shutil.copy2(self.units[s].path, dest / self.units[s].name)
+            unit = self.units[s]
+            if unit.tree is None:
+                shutil.copy2(unit.path, dest / unit.name)
+            else:
+                (dest / "nmath" / f"{s}.cl").write_text(self._texts[unit.name])
         if kernel_files:
             (dest / "kernels").mkdir(exist_ok=True)
             for k in kernel_files:
                 shutil.copy2(k.path, dest / "kernels" / k.path.name)
-        rows = [(s, d) for s, d in self.read_index().items() if s in stems]
-        (dest / "nmath" / INDEX_NAME).write_text(self.format_index(rows))
-        return Library(dest)
+        sub = Library(dest)
+        sub.write_index()
+        return sub
+
+
+#: OpenCL C keywords, types, qualifiers and built-in functions (OpenCL C 1.2 and 2.0, 6.1-6.13)
+_OPENCL_RESERVED = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef
+    union unsigned void volatile while bool half uchar ushort uint ulong size_t ptrdiff_t
+    intptr_t uintptr_t true false __global global __local local __constant constant __private
+    private __generic generic __kernel kernel __read_only read_only __write_only write_only
+    __read_write read_write __attribute__ uniform pipe
+    acos acosh acospi asin asinh asinpi atan atan2 atanh atanpi atan2pi cbrt ceil copysign
+    cos cosh cospi erfc erf exp exp2 exp10 expm1 fabs fdim floor fma fmax fmin fmod fract
+    frexp hypot ilogb ldexp lgamma lgamma_r log log2 log10 log1p logb mad maxmag minmag modf
+    nan nextafter pow pown powr remainder remquo rint rootn round rsqrt sin sincos sinh sinpi
+    sqrt tan tanh tanpi tgamma trunc
+    abs abs_diff add_sat hadd rhadd clamp clz ctz mad_hi mad_sat max min mul_hi rotate sub_sat
+    upsample popcount mad24 mul24
+    degrees mix radians step smoothstep sign
+    cross dot distance length normalize fast_distance fast_length fast_normalize
+    isequal isnotequal isgreater isgreaterequal isless islessequal islessgreater isfinite
+    isinf isnan isnormal isordered isunordered signbit any all bitselect select
+    barrier mem_fence read_mem_fence write_mem_fence work_group_barrier
+    async_work_group_copy async_work_group_strided_copy wait_group_events prefetch
+    get_work_dim get_global_size get_global_id get_local_size get_local_id get_num_groups
+    get_group_id get_global_offset get_enqueued_local_size get_global_linear_id
+    get_local_linear_id shuffle shuffle2 printf vec_step
+""".split())
+#: prefixes of families of built-ins (native_exp, half_exp, convert_int_rte, as_double, ...)
+_OPENCL_PREFIXES = ("native_", "half_", "convert_", "as_", "vload", "vstore", "atomic_",
+                    "atom_", "read_image", "write_image", "get_image_", "work_group_",
+                    "sub_group_", "get_sub_group_")
+
+#: comments and string or character literals
+_NOISE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+#: member names and numbers (no group), or an identifier and the ( of a call after it
+_TOKEN = re.compile(r"(?:\.|->)\s*[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|([A-Za-z_]\w*)(\s*\()?")
+
+
+def _strip(text: str) -> str:
+    """``text`` without comments (newlines kept) and with empty string literals."""
+    def blank(m: re.Match[str]) -> str:
+        s = m.group(0)
+        return s[0] * 2 if s[0] in "\"'" else " " + "\n" * s.count("\n")
+    return _NOISE.sub(blank, text)
+
+
+def _builtin(name: str) -> bool:
+    return name in _OPENCL_RESERVED or name.startswith(_OPENCL_PREFIXES)
+
+
+def _difference(have: dict[str, tuple[str, ...]], want: dict[str, tuple[str, ...]]) -> str:
+    """The first difference between an index on disk and what it should hold, in words."""
+    extra = [s for s in have if s not in want]
+    if extra:
+        return f"it lists {', '.join(extra)}, which the tree does not have"
+    absent = [s for s in want if s not in have]
+    if absent:
+        return f"it lacks {', '.join(absent)}"
+    for s, deps in want.items():
+        if have[s] != deps:
+            return (f"{s} depends on {','.join(deps) or 'nothing'}, it says "
+                    f"{','.join(have[s]) or 'nothing'}")
+    return "its rows are not in load order"
+
+
+def _absolute(path: _StrPath) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def _tree_files(tree: Path) -> list[Path]:
+    """The units of a unit tree, checking that it is one."""
+    if not tree.is_dir():
+        raise LibraryError(f"the unit tree {tree} is not a directory")
+    if (tree / "OPENCL.cl").is_file():
+        raise LibraryError(
+            f"{tree} is a kernel library (it has OPENCL.cl), not a unit tree; give it as the "
+            "base (the first root) of the library"
+        )
+    paths = sorted(p for p in tree.glob("*.cl") if not p.name.startswith("."))
+    if not paths:
+        raise LibraryError(
+            f"{tree} holds no .cl units: a unit tree has its annotated units directly in it "
+            "(a directory laid out like cl/ is a kernel library and needs OPENCL.cl)"
+        )
+    return paths
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _tree_stamp(tree: Path) -> tuple[tuple[str, int, int], ...]:
+    """What identifies the state of a tree's files: names, times and sizes of its units and
+    its index."""
+    out = []
+    with os.scandir(tree) as it:
+        for e in it:
+            if e.name.endswith(".cl") or e.name == INDEX_NAME:
+                st = e.stat()
+                out.append((e.name, st.st_mtime_ns, st.st_size))
+    return tuple(sorted(out))
 
 
 @functools.lru_cache(maxsize=16)
@@ -417,11 +854,83 @@ def _read_text(path: str) -> str:
     return Path(path).read_text()
 
 
-@functools.lru_cache(maxsize=4)
-def _library(root: str) -> Library:
-    return Library(root)
+def split_roots(
+    roots: _StrPath | Sequence[_StrPath] | None,
+) -> tuple[Path, tuple[Path, ...]]:
+    """The base and the unit trees of ``roots``, as :func:`get_library` reads them.
+
+    The base is the first root that is a kernel library (has ``OPENCL.cl``: the shipped
+    ``cl/``, or the output of ``daskcl index extract``), else :func:`default_root`; every
+    other root is a unit tree, made absolute, in the order given.
+
+    Raises
+    ------
+    LibraryError
+        A root is not a directory, is given twice, or is a second kernel library.
+    """
+    if roots is None:
+        given: list[_StrPath] = []
+    elif isinstance(roots, (str, os.PathLike)):
+        given = [roots]
+    else:
+        given = list(roots)
+    base: Path | None = None
+    trees: list[Path] = []
+    seen: set[Path] = set()
+    for r in given:
+        path = Path(r)
+        if not path.is_dir():
+            raise LibraryError(
+                f"the root {r} is not a directory: a root is a kernel library (laid out like "
+                "cl/) or a unit tree (a directory of annotated .cl units)"
+            )
+        if _absolute(path) in seen:
+            raise LibraryError(f"the root {r} is given twice")
+        seen.add(_absolute(path))
+        if (path / "OPENCL.cl").is_file():
+            if base is not None:
+                raise LibraryError(
+                    f"two kernel libraries among the roots: {base} and {r} (both have "
+                    "OPENCL.cl); a program has one base: give one, and what you need of the "
+                    "other as a unit tree or through 'daskcl index extract'"
+                )
+            base = path
+        else:
+            trees.append(_absolute(path))
+    return (base if base is not None else default_root()), tuple(trees)
 
 
-def get_library(root: str | os.PathLike[str] | None = None) -> Library:
-    """The (cached) :class:`Library` at ``root`` (the shipped library by default)."""
-    return _library(str(Path(root) if root is not None else default_root()))
+@functools.lru_cache(maxsize=16)
+def _library(root: str, trees: tuple[tuple[str, tuple[tuple[str, int, int], ...]], ...]) -> Library:
+    return Library(root, [t for t, _ in trees])
+
+
+def get_library(roots: _StrPath | Sequence[_StrPath] | None = None) -> Library:
+    """The (cached) :class:`Library` of ``roots``: a base library and unit trees.
+
+    Parameters
+    ----------
+    roots
+        None (the shipped library, or the config key ``library``), one directory, or a
+        sequence of them.  The first that is a kernel library (has ``OPENCL.cl``) is the base,
+        else the shipped library is; the others are unit trees, loaded after the base in the
+        order given (see :func:`split_roots`).
+
+    Returns
+    -------
+    Library
+        The same object while the roots' files are unchanged; a fresh one, read again, once a
+        tree's ``.cl`` files or index change (added, removed, edited).
+
+    Raises
+    ------
+    LibraryError
+        See :func:`split_roots` and :class:`Library`.
+
+    Example
+    -------
+    >>> get_library() is get_library(None)
+    True
+    """
+    base, trees = split_roots(roots)
+    return _library(str(base), tuple((str(t), _tree_stamp(t)) for t in trees))

@@ -611,7 +611,9 @@ def _unpack(blob: bytes, record: bytes) -> bytes:
     return binary
 
 
-_LOG_LINE = re.compile(r"(<source>|input\.cl|<kernel>|\bsource):(\d+):(\d+)")
+#: a location in a build log: NVIDIA's <kernel>, PoCL's temporary file in its kernel cache, ...
+_LOG_LINE = re.compile(r"(<source>|input\.cl|<kernel>|\bsource|(?:/\S*/)?tempfile_\w+\.cl)"
+                       r":(\d+):(\d+)")
 
 
 def _build_error(exc: Exception, source: ProgramSource, bound: _device.BoundDevice) -> BuildError:
