@@ -45,7 +45,7 @@ WARM = textwrap.dedent("""
     from daskcl import nmath
     warnings.simplefilter("ignore")
     for name in sys.argv[3:]:
-        nargs = len(getattr(nmath, name)._daskcl_impl.fn.arg_names)
+        nargs = len(getattr(nmath, name).fn.arg_names)
         getattr(nmath, name)(np.linspace(0.05, 0.95, 64), *([2.0] * (nargs - 1)))
 """)
 
@@ -83,14 +83,14 @@ def main() -> None:
     for name in names:
         n = SLOW.get(name, args.n)
         inputs = specs[name].inputs(rng, n)
-        impl = getattr(nmath, name)._daskcl_impl
+        kernel = getattr(nmath, name)
         out = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for variant, env in (("inline", "0"), ("noinline", "1")):
                 program.clear_memory_cache()
                 os.environ["DASKCL_NOINLINE"] = env
-                out[variant] = kernel_run(impl, inputs)
+                out[variant] = kernel_run(kernel, inputs)
         (t_in, r_in), (t_out, r_out) = out["inline"], out["noinline"]
         same = np.array_equal(r_in.view(np.int64), r_out.view(np.int64))
         rows.append({"function": name, "n": n, "inline_gels": n / t_in * 1e-9,

@@ -392,42 +392,44 @@ def copy_bandwidth(nbytes: int = 1 << 28) -> float:
     return 2 * nbytes / float(np.median(times[2:]))
 
 
-def kernel_run(impl: Any, args: tuple[Any, ...], repeat: int = 10, warm: int = 2
+def kernel_run(kernel: Any, args: tuple[Any, ...], repeat: int = 10, warm: int = 2
                ) -> tuple[float, np.ndarray]:
-    """Median seconds of ``impl``'s kernels on ``args`` (copied to the device first; a sorted
-    launch counts from its first kernel's start to its last's end) after ``warm`` unmeasured
-    runs, and the output."""
+    """Median seconds of ``kernel``'s launches on ``args`` (copied to the device first, as
+    ``pyopencl`` arrays; a sorted launch counts from its first kernel's start to its last's end)
+    after ``warm`` unmeasured runs, and the output.  Through the public kernel layer:
+    ``prepare``, ``extend`` (the count-table rows add their tables, built or cached) and
+    ``enqueue``."""
     import pyopencl as cl
+    import pyopencl.array as cla
 
     from daskcl.runtime import device
 
     bound = device.current()
-    # the implementation's own prepare: the count-table rows add their tables (built or cached)
-    prep = impl.prepare(tuple(args) + tuple(impl.fn.defaults.get(a, 0.0)
-                                            for a in impl.fn.arg_names[len(args):]))
-    mf = cl.mem_flags
-    bufs = [None if a is None else cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-            for a in prep.arrays]
-    out = cl.Buffer(bound.context, mf.WRITE_ONLY, prep.size * 8)
-    status = cl.Buffer(bound.context, mf.READ_WRITE, 8)
-    cl.enqueue_fill_buffer(bound.queue, status, np.int32(0), 0, 8)
-    flags = impl.fn.flag_defaults
+    q = bound.queue
+    full = tuple(args) + tuple(kernel.fn.defaults.get(a, 0.0)
+                               for a in kernel.fn.arg_names[len(args):])
+    dev = [cla.to_device(q, np.ascontiguousarray(a, dtype=np.float64)) if np.ndim(a) else a
+           for a in full]
+    flags = [int(v) for v in kernel.fn.flag_defaults.values()]
+    call = kernel.prepare(dev, flags)
+    kernel.extend(call)
+    out = cla.empty(q, call.shape, np.float64)
+    status = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, 8)
+    cl.enqueue_fill_buffer(q, status, np.int32(0), 0, 8)
     times = []
     for _ in range(repeat + warm):
-        evs: list[Any] = []
-        impl.enqueue(prep, bufs, out, status, flags, events=evs)
+        evs = kernel.enqueue(call, [out], status)
         evs[-1].wait()
         times.append((evs[-1].profile.end - evs[0].profile.start) * 1e-9)
-    res = np.empty(prep.size)
-    cl.enqueue_copy(bound.queue, res, out)
-    bound.queue.finish()
+    res = out.get().reshape(-1)
+    q.finish()
     return float(np.median(times[warm:])), res
 
 
 def daskcl_kernel_time(name: str, args: tuple[np.ndarray, ...], repeat: int = 10) -> float:
     from daskcl import nmath
 
-    return kernel_run(getattr(nmath, name)._daskcl_impl, args, repeat)[0]
+    return kernel_run(getattr(nmath, name), args, repeat)[0]
 
 
 def cupy_times(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> tuple[float, float]:
@@ -503,7 +505,7 @@ def r_values(name: str, args: tuple[Any, ...]) -> np.ndarray | None:
     """R's own values (libRmath through tests/rmath_oracle.py), or None where it is missing."""
     from daskcl import nmath
 
-    fn = getattr(nmath, name)._daskcl_impl.fn
+    fn = getattr(nmath, name).fn
     full = args + tuple(fn.defaults.get(a, 0.0) for a in fn.arg_names[len(args):])
     flags = {"d": [0], "p": [1, 0], "q": [1, 0]}.get(fn.kind, [])
     sym = {"dnorm": "dnorm4", "pnorm": "pnorm5", "qnorm": "qnorm5"}.get(name, name)

@@ -65,24 +65,24 @@ CASES = [
 def daskcl_kernel_time(case: Case, n: int, repeat: int = 7) -> float:
     """Seconds per kernel, variates left on the device (median of OpenCL event times)."""
     import pyopencl as cl
+    import pyopencl.array as cla
 
     from daskcl import nmath
     from daskcl.runtime import device
 
-    impl = getattr(nmath, case.rfun)._daskcl_impl
+    kernel = getattr(nmath, case.rfun)
     bound = device.current()
     values = [float(v) for v in case.params]
-    lau = impl.launch((n,), values, (1,))
-    out = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, n * 8)
+    out = cla.empty(bound.queue, (n,), np.float64)
     times = []
     for k in range(repeat + 2):
+        call = kernel.prepare(values, (), (n,), (1000 + k, 0, None))
         status = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                           hostbuf=np.zeros(1, dtype=np.int32))
-        ev = impl.enqueue(lau, n, 0, out, status, 1000 + k, 0, [None] * len(values))
-        ev.wait()
-        times.append((ev.profile.end - ev.profile.start) * 1e-9)
+                           hostbuf=np.zeros(2, dtype=np.int32))
+        evs = kernel.enqueue(call, [out], status)
+        evs[-1].wait()
+        times.append((evs[-1].profile.end - evs[0].profile.start) * 1e-9)
         status.release()
-    out.release()
     return float(np.median(times[2:]))
 
 

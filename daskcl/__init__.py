@@ -4,6 +4,8 @@
 Each process binds one fp64 OpenCL device (:mod:`daskcl.runtime.device`), assembles the minimal
 program a kernel needs from the annotated kernel library (:mod:`daskcl.runtime.library`), builds and
 caches it (:mod:`daskcl.runtime.program`), and maps arrays through it (:mod:`daskcl.nmath`).
+:class:`ElementwiseKernel` and :class:`RawKernel` are the kernel layer those functions are made
+of, for kernels of your own that call the whole Mathlib.
 """
 
 from . import config
@@ -14,5 +16,17 @@ from .errors import (
     DeviceError,
     LibraryError,
 )
+from .kernels._elementwise import ElementwiseKernel
+from .kernels._kernel import Kernel, RawKernel
 
-__all__ = ["BuildError", "DaskclError", "DeviceError", "LibraryError", "__version__", "config"]
+__all__ = [
+    "BuildError",
+    "DaskclError",
+    "DeviceError",
+    "ElementwiseKernel",
+    "Kernel",
+    "LibraryError",
+    "RawKernel",
+    "__version__",
+    "config",
+]

@@ -33,9 +33,8 @@ from typing import Any, Literal, SupportsIndex, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .kernels._elementwise import Elementwise
-from .kernels._random import Random
-from .kernels._table import KernelFunction
+from .kernels._function import NmathFunction
+from .kernels._random import RandomKernel
 
 #: R's logical flags: a Python or NumPy bool, or the integer 0 or 1
 _Flag: TypeAlias = bool | np.bool_ | Literal[0, 1]
@@ -44,7 +43,8 @@ _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 '''
 
 #: annotations of the generators' keyword-only parameters (chunks: any dask chunk spec)
-_RANDOM_KEYWORDS = {"seed": "SupportsIndex | None", "offset": "SupportsIndex", "chunks": "Any"}
+_RANDOM_KEYWORDS = {"seed": "SupportsIndex | None", "offset": "SupportsIndex", "chunks": "Any",
+                    "device": "bool"}
 
 
 def stub_path() -> Path:
@@ -59,7 +59,7 @@ def _param(p: inspect.Parameter, annotation: str) -> str:
 
 def _signature(name: str) -> str:
     func = FUNCTIONS[name]
-    row = func._daskcl_impl.fn
+    row = func.fn
     sig = inspect.signature(func)
     parts: list[str] = []
     params = list(sig.parameters.values())
@@ -96,7 +96,7 @@ def nmath_stub() -> str:
         _HEADER,
         f"__all__ = [\n{listed}]\n",
         "#: every function by name\n"
-        "FUNCTIONS: dict[str, KernelFunction[Elementwise | Random]]\n",
+        "FUNCTIONS: dict[str, NmathFunction | RandomKernel]\n",
         *(_signature(name) for name in sorted(FUNCTIONS)),
     ]
     return "\n".join(body)

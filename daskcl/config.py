@@ -25,6 +25,11 @@ key                       environment variable        default   meaning
 ``noinline``              ``DASKCL_NOINLINE``         ``auto``  heavy routines out of line
                                                                 (``auto``: on GPUs)
 ``library``               ``DASKCL_LIBRARY``          shipped   the kernel library directory
+``transfer.mode``         ``DASKCL_TRANSFER``         ``auto``  how NumPy data moves to a GPU:
+                                                                ``direct``, ``pinned``,
+                                                                ``staged``
+``transfer.threads``      ``DASKCL_TRANSFER_THREADS`` ``auto``  threads of a piece's upload
+``transfer.pinned_limit`` ``DASKCL_PINNED_LIMIT``     RAM/8     pinned bytes results may hold
 ``worker.warm``           ``DASKCL_WARM``             none      kernels a preloaded worker
                                                                 builds at start-up
 ``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL`` unset     a preloaded worker's log level
@@ -184,6 +189,42 @@ def _names(value: Any) -> tuple[str, ...]:
     raise _Bad("kernel names (a list of strings, or one comma-separated string)")
 
 
+def _transfer(value: Any) -> str:
+    if value is None:
+        return "auto"
+    if isinstance(value, str) and value.strip().lower() in ("", "auto", "direct", "pinned",
+                                                             "staged"):
+        return value.strip().lower() or "auto"
+    raise _Bad("auto, direct, pinned or staged")
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` as a whole number (an int, or a string of digits), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _threads(value: Any) -> int | str:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
+        return "auto"
+    n = _whole(value)
+    if n is None or not 1 <= n <= 64:
+        raise _Bad("a number of threads from 1 to 64, or auto")
+    return n
+
+
+def _bytes(value: Any) -> int | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    n = _whole(value)
+    if n is None or n < 0:
+        raise _Bad("a number of bytes (0 or more), or nothing for the default")
+    return n
+
+
 _LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
@@ -217,6 +258,12 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "heavy library routines out of line: true, false, or auto (on for GPUs)"),
     Key("library", "DASKCL_LIBRARY", None, _path,
         "a kernel library directory laid out like cl/; None: the one shipped"),
+    Key("transfer.mode", "DASKCL_TRANSFER", "auto", _transfer,
+        "how NumPy data moves to and from a GPU: direct, pinned, staged or auto"),
+    Key("transfer.threads", "DASKCL_TRANSFER_THREADS", "auto", _threads,
+        "host threads that upload a piece of a call in parallel parts"),
+    Key("transfer.pinned_limit", "DASKCL_PINNED_LIMIT", None, _bytes,
+        "bytes of pinned host memory results may hold at once; None: an eighth of the RAM"),
     Key("worker.warm", "DASKCL_WARM", (), _names,
         "kernels a worker preloaded with daskcl.cluster builds at start-up"),
     Key("worker.log_level", "DASKCL_WORKER_LOG_LEVEL", None, _level,

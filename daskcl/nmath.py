@@ -19,22 +19,20 @@ Example
 >>> import numpy as np
 >>> from daskcl import nmath
 >>> float(nmath.pnorm(1.96))
-0.9750021048517795
+0.9750021048517796
 >>> nmath.dbinom(np.arange(3), 2, 0.5)
 array([0.25, 0.5 , 0.25])
 """
 
 from __future__ import annotations
 
-from .kernels._elementwise import Elementwise
-from .kernels._functions import FUNCTIONS
-from .kernels._random import Random
-from .kernels._table import KernelFunction
+from .kernels._functions import FUNCTIONS, NmathFunction
+from .kernels._random import RandomKernel
 
 __all__ = sorted(["FUNCTIONS", *FUNCTIONS])
 
 
-def __getattr__(name: str) -> KernelFunction[Elementwise | Random]:
+def __getattr__(name: str) -> NmathFunction | RandomKernel:
     """``daskcl.nmath.<name>``: the function of that row."""
     try:
         return FUNCTIONS[name]

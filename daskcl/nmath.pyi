@@ -12,9 +12,8 @@ from typing import Any, Literal, SupportsIndex, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .kernels._elementwise import Elementwise
-from .kernels._random import Random
-from .kernels._table import KernelFunction
+from .kernels._function import NmathFunction
+from .kernels._random import RandomKernel
 
 #: R's logical flags: a Python or NumPy bool, or the integer 0 or 1
 _Flag: TypeAlias = bool | np.bool_ | Literal[0, 1]
@@ -146,7 +145,7 @@ __all__ = [
 ]
 
 #: every function by name
-FUNCTIONS: dict[str, KernelFunction[Elementwise | Random]]
+FUNCTIONS: dict[str, NmathFunction | RandomKernel]
 
 def bessel_i(x: ArrayLike, nu: ArrayLike, expo: ArrayLike = 1.0) -> Any:
     """Modified Bessel function of the first kind I_nu(x); expo=2 scales by exp(-x) (Cody 1983).
@@ -1031,6 +1030,7 @@ def rbeta(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Beta variates.
 
@@ -1046,6 +1046,7 @@ def rbinom(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Binomial variates.
 
@@ -1060,6 +1061,7 @@ def rcauchy(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Cauchy variates.
 
@@ -1073,6 +1075,7 @@ def rchisq(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Chi-squared variates.
 
@@ -1086,6 +1089,7 @@ def rexp(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Exponential variates (Rmath.h's scale parameter).
 
@@ -1100,6 +1104,7 @@ def rf(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """F variates.
 
@@ -1114,6 +1119,7 @@ def rgamma(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Gamma variates (shape, scale).
 
@@ -1127,6 +1133,7 @@ def rgeom(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Geometric variates (failures before the first success).
 
@@ -1142,6 +1149,7 @@ def rhyper(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Hypergeometric variates (white balls among k drawn from m white, n black).
 
@@ -1156,6 +1164,7 @@ def rlnorm(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Log-normal variates.
 
@@ -1170,6 +1179,7 @@ def rlogis(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Logistic variates.
 
@@ -1185,6 +1195,7 @@ def rnbeta(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Noncentral beta variates.
 
@@ -1200,6 +1211,7 @@ def rnbinom(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Negative binomial variates.
 
@@ -1215,6 +1227,7 @@ def rnbinom_mu(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Negative binomial variates, parametrised by the mean.
 
@@ -1229,6 +1242,7 @@ def rnchisq(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Noncentral chi-squared variates.
 
@@ -1243,6 +1257,7 @@ def rnorm(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Normal variates.
 
@@ -1256,6 +1271,7 @@ def rpois(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Poisson variates.
 
@@ -1269,6 +1285,7 @@ def rsignrank(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Wilcoxon signed rank statistic variates.
 
@@ -1282,6 +1299,7 @@ def rt(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Student's t variates.
 
@@ -1296,6 +1314,7 @@ def runif(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Uniform variates on (min, max).
 
@@ -1310,6 +1329,7 @@ def rweibull(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Weibull variates.
 
@@ -1324,6 +1344,7 @@ def rwilcox(
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
+    device: bool = False,
 ) -> Any:
     """Wilcoxon rank sum statistic variates.
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from daskcl import nmath
-from daskcl.kernels._elementwise import collapse_axes, prepare
+from daskcl.kernels import _elementwise as ew
+from daskcl.kernels._elementwise import collapse_axes
 from daskcl.kernels._nmath_table import ROWS
 
 API = Path(__file__).parent / "data" / "rmath_api.tsv"
@@ -96,10 +97,14 @@ def test_many_dimensions():
 def test_broadcast_inputs_are_not_materialised():
     x = np.linspace(-3, 3, 1000)[:, None]
     mean = np.linspace(-1, 1, 700)[None, :]
-    prep = prepare(ROW["pnorm"], (x, mean, 2.0))
-    assert prep.shape == (1000, 700)
-    assert prep.arrays[0].size == 1000 and prep.arrays[1].size == 700 and prep.arrays[2] is None
-    assert prep.strides[0] == (1, 0) and prep.strides[1] == (0, 1)
+    call = nmath.pnorm.prepare((x, mean, 2.0), (1, 0))
+    ops = call.operands
+    assert call.shape == (1000, 700)
+    assert ops[0].host.size == 1000 and ops[1].host.size == 700 and ops[2].scalar == 2.0
+    assert ops[0].strides == (1, 0) and ops[1].strides == (0, 1)
+    # a broadcast view handed in is compacted, not copied out to its full size
+    view = np.broadcast_to(np.linspace(0, 1, 700), (1000, 700))
+    assert nmath.pnorm.prepare((view, 0.0, 1.0), (1, 0)).operands[0].host.size == 700
 
 
 def test_collapse_axes():
@@ -165,24 +170,35 @@ def test_dask_in_dask_out():
     )
 
 
-def test_pipelined_path_equals_direct(monkeypatch):
-    """The slab pipeline used for large calls on GPUs gives the one-launch result."""
-    from daskcl.kernels import _elementwise as ew
+@pytest.mark.parametrize("how", ["direct", "pinned", "staged", "threads"])
+def test_streamed_paths_equal_the_host_path(monkeypatch, how):
+    """The streamed path of devices with their own memory (slots of queues, pieces of SLAB
+    elements; pageable, pinned-result, staged and threaded uploads) gives the bits of the
+    in-place CPU path, for calls whose size is not a multiple of the piece."""
+    from daskcl import config
+    from daskcl.kernels import _transfer
 
     rng = np.random.default_rng(7)
     n = 5 * 1000 + 17
     q = rng.normal(0, 3, n)
     sd = rng.uniform(0.5, 2.0, n)
     want = nmath.pnorm(q, 1.0, sd, log_p=True)
-    monkeypatch.setattr(ew, "_SLAB", 1000)
-    monkeypatch.setattr(ew, "_pipelined_device", lambda bound: True)
-    called = []
-    real = ew.Elementwise._run_pipelined
-    monkeypatch.setattr(ew.Elementwise, "_run_pipelined",
-                        lambda self, *a: called.append(1) or real(self, *a))
-    got = nmath.pnorm(q, 1.0, sd, log_p=True)
-    assert called
+    grid_want = nmath.pbeta(np.linspace(0, 1, 300)[:, None], np.linspace(0.5, 9, 41), 2.5)
+    monkeypatch.setattr(_transfer, "SLAB", 1000)
+    monkeypatch.setattr(_transfer, "PIN_MIN_BYTES", 1024)
+    monkeypatch.setattr(ew, "RESIDENT_BYTES", 4000)   # the 41 shapes resident, x streamed
+    mode = "direct" if how == "threads" else how
+    calls = []
+    real = _transfer._stream_device
+    monkeypatch.setattr(_transfer, "_stream_device", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
+    with config.set({"transfer.mode": mode, "transfer.threads": 3 if how == "threads" else 1}):
+        got = nmath.pnorm(q, 1.0, sd, log_p=True)
+        grid = nmath.pbeta(np.linspace(0, 1, 300)[:, None], np.linspace(0.5, 9, 41), 2.5)
+        with pytest.warns(RuntimeWarning, match="dnorm: 3 NaN"):
+            nan = nmath.dnorm(q, np.array([0.0]), np.where(np.arange(n) % 2000 == 0, -1.0, 1.0))
+    assert calls
     np.testing.assert_array_equal(got, want)
-    with pytest.warns(RuntimeWarning, match="dnorm: 3 NaN"):
-        nan = nmath.dnorm(q, np.array([0.0]), np.where(np.arange(n) % 2000 == 0, -1.0, 1.0))
+    np.testing.assert_array_equal(grid, grid_want)
     assert np.isnan(nan).sum() == 3
+    assert _transfer.is_pinned(got) == (how == "pinned")

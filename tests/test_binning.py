@@ -18,7 +18,8 @@ import pytest
 
 from daskcl import nmath
 from daskcl.kernels import _elementwise
-from daskcl.kernels._elementwise import DEFAULT_BINNING, Binning, Elementwise, binning
+from daskcl.kernels._elementwise import DEFAULT_BINNING, Binning, binning
+from daskcl.kernels._function import NmathFunction
 from daskcl.kernels._nmath_table import ROWS
 
 ROW = {fn.name: fn for fn in ROWS}
@@ -100,7 +101,7 @@ def test_grouped_kernel_reads_broadcast_inputs(monkeypatch):
 
 def _classes(name: str, *args: float, lower_tail: bool = True, log_p: bool = False) -> list[int]:
     fn = ROW[name]
-    got = Elementwise(fn.class_row())(*[np.atleast_1d(np.asarray(a, dtype=float)) for a in args],
+    got = NmathFunction(fn.class_row())(*[np.atleast_1d(np.asarray(a, dtype=float)) for a in args],
                               lower_tail=lower_tail, log_p=log_p)
     return [int(c) for c in np.atleast_1d(got)]
 
@@ -144,11 +145,11 @@ def test_pgamma_classes_name_the_methods():
 
 
 def test_binning_defaults_and_overrides(monkeypatch):
-    fn = ROW["pbeta"]
+    fn = ROW["pbeta"].c_classify()
     monkeypatch.delenv("DASKCL_BINNING", raising=False)
     assert binning(fn, "GPU") == DEFAULT_BINNING
     assert binning(fn, "CPU") is None
-    assert binning(ROW["dnorm"], "GPU") is None            # no class function
+    assert binning("", "GPU") is None            # no class function
     monkeypatch.setenv("DASKCL_BINNING", "0")
     assert binning(fn, "GPU") is None
     monkeypatch.setenv("DASKCL_BINNING", "1")

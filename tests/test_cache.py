@@ -209,10 +209,10 @@ KILLED_CHILD = textwrap.dedent("""
     from daskcl.runtime import device, program
     from daskcl.runtime.library import get_library
     device.current()
-    impl = nmath.pbeta._daskcl_impl
-    src = impl.source(1)
+    kernel = nmath.pbeta
+    src = kernel.source()
     bound = device.current()
-    opts = tuple(impl.options) + program.default_options(bound.info.type)
+    opts = kernel.build_options() + program.default_options(bound.info.type)
     key = program._key(bound.info.identity, src.text, opts)
     with program._DiskCache.open() as disk:
         entry = disk.entry(key, bound.info.identity)

@@ -33,7 +33,8 @@ def test_defaults_without_environment() -> None:
     assert {name: config.get(name) for name in config.KEYS} == {
         "device": None, "binning": "auto", "cache.dir": None, "cache.enabled": True,
         "cache.shared": "private", "fp_contract": False, "noinline": "auto", "library": None,
-        "worker.warm": (), "worker.log_level": None,
+        "worker.warm": (), "worker.log_level": None, "transfer.mode": "auto",
+        "transfer.threads": "auto", "transfer.pinned_limit": None,
     }
 
 
@@ -59,6 +60,12 @@ def test_environment_is_read_when_a_key_is_read(monkeypatch: pytest.MonkeyPatch,
     assert config.get("worker.log_level") == "WARNING"
     monkeypatch.setenv("DASKCL_CACHE_SHARED", "Group")
     assert config.get("cache.shared") == "group"
+    monkeypatch.setenv("DASKCL_TRANSFER", " Pinned ")
+    assert config.get("transfer.mode") == "pinned"
+    monkeypatch.setenv("DASKCL_TRANSFER_THREADS", "4")
+    assert config.get("transfer.threads") == 4
+    monkeypatch.setenv("DASKCL_PINNED_LIMIT", "1048576")
+    assert config.get("transfer.pinned_limit") == 1 << 20
     monkeypatch.setenv("DASKCL_DEVICE", " 0:1 ")
     assert config.get("device") == "0:1"
     monkeypatch.setenv("DASKCL_DEVICE", "")          # empty: unset
@@ -117,6 +124,10 @@ def test_set_without_a_block_lasts_until_undone() -> None:
     ("device", 0, "a 'P:D' pair"),
     ("worker.warm", 7, "kernel names"),
     ("worker.log_level", "loud", "a logging level"),
+    ("transfer.mode", "fast", "auto, direct, pinned or staged"),
+    ("transfer.threads", 0, "a number of threads from 1 to 64"),
+    ("transfer.threads", 2.5, "a number of threads from 1 to 64"),
+    ("transfer.pinned_limit", -1, "a number of bytes"),
 ])
 def test_bad_values_are_refused_where_they_are_set(key: str, value: object,
                                                    allowed: str) -> None:

@@ -38,8 +38,8 @@ from daskcl.kernels import _random as drandom
 
 CASES = all_cases()
 NAMES = sorted(n for n in nmath.FUNCTIONS if n not in drandom.FUNCTIONS)
-KIND = {n: nmath.FUNCTIONS[n]._daskcl_impl.fn.kind for n in NAMES}
-NARGS = {n: len(nmath.FUNCTIONS[n]._daskcl_impl.fn.args) for n in NAMES}
+KIND = {n: nmath.FUNCTIONS[n].fn.kind for n in NAMES}
+NARGS = {n: len(nmath.FUNCTIONS[n].fn.args) for n in NAMES}
 MULTI = [n for n in NAMES if NARGS[n] > 1]
 FLAGGED = [n for n in NAMES if KIND[n] in "dpq"]
 
@@ -127,15 +127,16 @@ def _points(name: str) -> tuple[np.ndarray, ...]:
 
 @pytest.fixture
 def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the evaluations (``Elementwise.__call__``: one per NumPy call or dask block)."""
+    """Counts the evaluations (``ElementwiseKernel.compute``: one per NumPy call or dask
+    block)."""
     calls: list[int] = []
-    real = ew.Elementwise.__call__
+    real = ew.ElementwiseKernel.compute
 
-    def counted(self: ew.Elementwise, *args: Any, **flags: bool) -> Any:
+    def counted(self: ew.ElementwiseKernel, *args: Any, **kwargs: Any) -> Any:
         calls.append(1)
-        return real(self, *args, **flags)
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(ew.Elementwise, "__call__", counted)
+    monkeypatch.setattr(ew.ElementwiseKernel, "compute", counted)
     return calls
 
 

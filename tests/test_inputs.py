@@ -24,6 +24,7 @@ from daskcl import nmath
 from daskcl.glm import FactorialGrid, Posterior, f2_f3
 from daskcl.kernels import _elementwise as ew
 from daskcl.kernels import _random as drandom
+from daskcl.kernels import _transfer
 
 
 def same(a, b):
@@ -141,19 +142,23 @@ def test_ctrl_c_stops_a_long_call_between_launches():
     assert waited < 3.0, waited
 
 
+def _cap(gen, shape, values):
+    call = gen.prepare(values, (), shape, (1, 0, None))
+    gen.extend(call)
+    return call.cap
+
+
 def test_costly_generators_launch_few_elements():
     """Launch sizes follow the generator's cost (its largest finite parameters); cheap
     generators keep the full launch."""
     bound = drandom._device.current()
     units = max(1, bound.info.compute_units)
     full = ew.launch_elements(bound)
-    sign = drandom._ENGINES["rsignrank"]
-    per = sign.per_launch(bound, sign.launch((100,), [2.0**28], (1,)))
+    per = _cap(nmath.rsignrank, (100,), [2.0**28])
     assert units <= per <= max(units, drandom._WORK_OTHER * units // 2**22)
     mixed = np.array([3.0, np.nan, np.inf, -1.0] * 25)      # NaN, Inf, -1 cost nothing
-    assert full // 2 <= sign.per_launch(bound, sign.launch((100,), [mixed], (1,))) <= full
-    norm = drandom._ENGINES["rnorm"]
-    assert norm.per_launch(bound, norm.launch((10,), [0.0, 1.0], (1,))) == full
+    assert full // 2 <= _cap(nmath.rsignrank, (100,), [mixed])
+    assert _cap(nmath.rnorm, (10,), [0.0, 1.0]) is None
 
 
 # -- calls larger than one device buffer --------------------------------------------------------
@@ -161,19 +166,26 @@ def test_costly_generators_launch_few_elements():
 LIMIT = 1 << 16          # a fake largest allocation: 8192 doubles
 
 
-def spy(monkeypatch, cls, record):
-    real = cls.enqueue
+def spy(monkeypatch, record):
+    """Record the elements of every launch and the streamed ranges of every piece."""
+    real_enqueue = ew.ElementwiseKernel._enqueue
+    real_stream = _transfer.stream
 
-    def enqueue(self, *args, **kwargs):
-        record.append(args)
-        return real(self, *args, **kwargs)
+    def enqueue(self, call, dims, *args, **kwargs):
+        record.append(("launch", math.prod(dims)))
+        return real_enqueue(self, call, dims, *args, **kwargs)
 
-    monkeypatch.setattr(cls, "enqueue", enqueue)
+    def stream(bound, pieces, ins, outs, launch):
+        for p in pieces:
+            record.extend(("range", hi - lo) for lo, hi in [*filter(None, p.ins), *p.outs])
+        return real_stream(bound, pieces, ins, outs, launch)
+
+    monkeypatch.setattr(ew.ElementwiseKernel, "_enqueue", enqueue)
+    monkeypatch.setattr(_transfer, "stream", stream)
 
 
-@pytest.mark.parametrize("host_memory", [True, False])
-def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch,
-                                                                          host_memory):
+@pytest.mark.parametrize("mode", ["host", "direct"])
+def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch, mode):
     """Also through device buffers (the path of devices with their own memory)."""
     rng = np.random.default_rng(3)
     cases = [
@@ -185,17 +197,16 @@ def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkey
     ]
     want = [nmath.pnorm(*c, log_p=True) for c in cases]
     monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
-    monkeypatch.setattr(ew, "_host_memory", lambda bound: host_memory)
+    monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
     calls: list = []
-    spy(monkeypatch, ew.Elementwise, calls)
+    spy(monkeypatch, calls)
     for c, w in zip(cases, want):
         calls.clear()
         got = nmath.pnorm(*c, log_p=True)
         assert same(got, w)
-        assert len(calls) >= w.nbytes // LIMIT
-        for prep, *_ in calls:
-            assert prep.size * 8 <= LIMIT
-            assert all(a is None or a.nbytes <= LIMIT for a in prep.arrays)
+        launches = [n for what, n in calls if what == "launch"]
+        assert len(launches) >= w.nbytes // LIMIT
+        assert all(n * 8 <= LIMIT for _, n in calls)
 
 
 def test_launches_are_bounded_for_ctrl_c(monkeypatch):
@@ -205,30 +216,28 @@ def test_launches_are_bounded_for_ctrl_c(monkeypatch):
     monkeypatch.setattr(ew, "LAUNCH_CPU", 1000)
     monkeypatch.setattr(ew, "LAUNCH_OTHER", 1000)
     calls: list = []
-    spy(monkeypatch, ew.Elementwise, calls)
+    spy(monkeypatch, calls)
     assert same(nmath.pnorm(q, 0.5, 2.0), want)
-    assert [c[0].size for c in calls] == [1000] * 5 + [3]
+    assert [n for what, n in calls if what == "launch"] == [1000] * 5 + [3]
 
 
-@pytest.mark.parametrize("zero_copy", [True, False])
-def test_random_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch, zero_copy):
+@pytest.mark.parametrize("mode", ["host", "direct"])
+def test_random_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch, mode):
     rng = np.random.default_rng(4)
     sd = rng.uniform(0.5, 2, (90, 130))                 # full size, 94 KB
     mean = np.arange(130.0)
     want = [nmath.rnorm((90, 130), mean, sd, seed=9, offset=5),
             nmath.rnorm((3, 20000), seed=9), nmath.rnorm(50000, seed=2)]
     monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
-    monkeypatch.setattr(drandom, "_zero_copy", lambda bound: zero_copy)
+    monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
     calls: list = []
-    spy(monkeypatch, drandom.Random, calls)
+    spy(monkeypatch, calls)
     got = [nmath.rnorm((90, 130), mean, sd, seed=9, offset=5),
            nmath.rnorm((3, 20000), seed=9), nmath.rnorm(50000, seed=2)]
     for g, w in zip(got, want):
         assert same(g, w)
-    assert len(calls) >= sum(w.nbytes // LIMIT for w in want)
-    for lau, n, *_ in calls:
-        assert n * 8 <= LIMIT
-        assert all(a is None or a.nbytes <= LIMIT for a in lau.arrays)
+    assert len([c for c in calls if c[0] == "launch"]) >= sum(w.nbytes // LIMIT for w in want)
+    assert all(n * 8 <= LIMIT for _, n in calls)
     # a dask result whose chunks exceed the limit: the same numbers
     d = nmath.rnorm((90, 130), mean, sd, seed=9, offset=5, chunks=(45, 130))
     assert same(d.compute(scheduler="sync"), want[0])

@@ -203,7 +203,8 @@ def test_stub_types_flags_and_sizes():
                            "lower_tail: _Flag=True, log_p: _Flag=False) -> Any:")
     assert ast.unparse(stubs["rbinom"]).startswith(
         "def rbinom(n: _Size, /, size: ArrayLike, prob: ArrayLike, *, "
-        "seed: SupportsIndex | None=None, offset: SupportsIndex=0, chunks: Any=None) -> Any:")
+        "seed: SupportsIndex | None=None, offset: SupportsIndex=0, chunks: Any=None, "
+        "device: bool=False) -> Any:")
 
 
 def test_package_is_typed():

@@ -23,6 +23,7 @@ import pytest
 from rmath_oracle import library
 
 from daskcl import nmath
+from daskcl.kernels import _elementwise as ew
 from daskcl.kernels import _random as drandom
 
 inf, nan = math.inf, math.nan
@@ -55,7 +56,7 @@ def test_every_r_row_is_exposed():
         sig = inspect.signature(getattr(nmath, name))
         names = list(sig.parameters)
         assert names[1:1 + len(params)] == params, name
-        assert names[-3:] == ["seed", "offset", "chunks"]
+        assert names[-4:] == ["seed", "offset", "chunks", "device"]
 
 
 @pytest.mark.parametrize("name", sorted(PARAMS))
@@ -122,15 +123,22 @@ def test_each_element_alone():
         assert same(nmath.rnbinom(1, 2.5, 0.4, seed=4, offset=k)[0], full[k])
 
 
-def test_launch_size_and_slabs_do_not_matter(monkeypatch):
-    """The path for devices with their own memory (slabs on two queues) gives the same values."""
+@pytest.mark.parametrize("mode", ["direct", "pinned", "staged"])
+def test_launch_size_and_slabs_do_not_matter(monkeypatch, mode):
+    """The path for devices with their own memory (pieces through slots of queues) and device
+    results give the same values."""
+    from daskcl.kernels import _transfer
+
     ref = {n: getattr(nmath, n)((37, 29), *PARAMS[n], seed=8) for n in ("rnorm", "rhyper")}
-    monkeypatch.setattr(drandom, "_zero_copy", lambda bound: False)
+    monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
     for n, want in ref.items():                      # one launch into a device buffer
         assert same(getattr(nmath, n)((37, 29), *PARAMS[n], seed=8), want), n
-    monkeypatch.setattr(drandom, "_SLAB", 100)
-    for n, want in ref.items():                      # 11 slabs, two queues, pinned staging
+    monkeypatch.setattr(_transfer, "SLAB", 100)
+    monkeypatch.setattr(ew, "LAUNCH_CPU", 100)
+    for n, want in ref.items():                      # 11 pieces through three slots
         assert same(getattr(nmath, n)((37, 29), *PARAMS[n], seed=8), want), n
+        dev = getattr(nmath, n)((37, 29), *PARAMS[n], seed=8, device=True)
+        assert same(dev.get(), want), n
 
 
 def test_seeds():

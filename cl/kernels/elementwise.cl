@@ -1,26 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Layer 3: the elementwise kernel template behind every function of daskcl.nmath.
-// daskcl/_elementwise.py fills the placeholder fields (dollar-brace names) from one row of the function table
-// (daskcl/_nmath_table.py) and the number of dimensions of the (collapsed) broadcast shape.
+// Layer 3: the elementwise kernel template behind every function of daskcl.nmath, every random
+// generator and every daskcl.ElementwiseKernel.  daskcl/kernels/_elementwise.py fills the
+// placeholder fields (dollar-brace names) from the kernel's definition: its inputs, outputs,
+// integer arguments and operation.
 //
 // @depends_nmath: ${DEPENDS}
 //
-// Each input arrives either as a scalar kernel argument (mode 0) or as a buffer read through
-// its own element strides over the broadcast shape (mode 1; a stride of 0 broadcasts), so
-// broadcast inputs are never materialised.  One work-item computes one element (a grid-stride
-// loop defeats PoCL's vectorisation across work-items and the CPU caches: see
-// benchmarks/bench_template.py).  status[0] counts NaN results from non-NaN inputs (R's "NaNs
-// produced"), status[1] arguments R would warn are not integers; the host turns them into one
-// RuntimeWarning each.  Parameters after the flags (EXTRA_PARAMS) carry per-call device data of
-// rows with their own implementation, e.g. the count tables of the Wilcoxon and signed-rank rows
-// (daskcl/_counts.py); for every other row they are empty.
+// Work-item g computes element k of this launch (k = g, or perm[g] in a sorted launch), element
+// i = base + k of the call.  The launch covers a block of the (collapsed) broadcast shape of up
+// to ${DIMS} axes, of which the first `nd` are used (N0 is implicit); each input arrives either
+// as a scalar kernel argument (mode 0) or as a buffer read from its own offset through its own
+// element strides (mode 1; a stride of 0 broadcasts), so broadcast inputs are never
+// materialised.  One work-item computes one element (a grid-stride loop defeats PoCL's
+// vectorisation across work-items and the CPU caches: see benchmarks/bench_template.py).
+// status[0] counts elements with a NaN result from non-NaN inputs (R's "NaNs produced"),
+// status[1] arguments R would warn are not integers; the host turns them into one
+// RuntimeWarning each.
 //
-// Grouping by method (rows with a class function, on GPUs): functions such as pbeta and pgamma
-// choose one of several methods per element, and the work-items of a GPU warp run in lock-step,
-// so a warp whose elements take four methods pays for all four.  With SORT > 0 the host runs
-// a counting sort of the element indices by the row's class function (which method each
-// element takes, see cl/nmath/pbeta.cl) before the computation, over a whole launch of up to
-// 2^26 elements (daskcl/_elementwise.py):
+// Grouping by method (functions with a class function, on GPUs): functions such as pbeta and
+// pgamma choose one of several methods per element, and the work-items of a GPU warp run in
+// lock-step, so a warp whose elements take four methods pays for all four.  With SORT > 0 the
+// host runs a counting sort of the element indices by the class function (which method each
+// element takes, see cl/nmath/pbeta.cl) before the computation, over a whole launch
+// (daskcl/kernels/_elementwise.py):
 //   ${NAME}_class   each work-group of SORT work-items takes a block of SORT * epi elements,
 //                   stores their classes and counts them per class (counts[c * nblocks + block]);
 //   ${NAME}_scan    one work-group turns the counts into offsets (an exclusive prefix sum);
@@ -31,31 +33,32 @@
 // H100, benchmarks/tune_nmath.py --presort).  Results do not depend on it, only the order of
 // work; the order within a class in a block is that of the local atomics.
 
+${PREAMBLE}
+
 #if ${SORT}
-__kernel void ${NAME}_class(const long base, const int len, const int epi,
-                            __global uchar *restrict cls, __global int *restrict counts,
-                            const int nblocks
-                            ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS})
+__kernel void ${NAME}_class(const int dk_len, const int dk_epi, __global uchar *restrict dk_cls,
+                            __global int *restrict dk_counts, const int dk_nblocks,
+                            const long dk_base${IN_PARAMS})
 {
     __local int hist[${NCLASS}];
     const int lid = get_local_id(0), block = get_group_id(0);
     for (int c = lid; c < ${NCLASS}; c += ${SORT})
         hist[c] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int e = 0; e < epi; e++) {
-        const int j = (block * epi + e) * ${SORT} + lid;
-        if (j < len) {
-            const long i = base + j;
+    for (int e = 0; e < dk_epi; e++) {
+        const int j = (block * dk_epi + e) * ${SORT} + lid;
+        if (j < dk_len) {
+            const long dk_k = j;
 ${SORT_INDEX}
 ${SORT_LOADS}
             const int c = clamp(${CLASS}, 0, ${NCLASS} - 1);
-            cls[j] = (uchar)c;
+            dk_cls[j] = (uchar)c;
             atomic_inc(&hist[c]);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int c = lid; c < ${NCLASS}; c += ${SORT})
-        counts[c * nblocks + block] = hist[c];
+        dk_counts[c * dk_nblocks + block] = hist[c];
 }
 
 // in place: counts[k] := counts[0] + ... + counts[k - 1], one work-group of SORT, each
@@ -103,22 +106,21 @@ __kernel void ${NAME}_place(const int len, const int epi, __global const uchar *
     }
 }
 
-__kernel void ${NAME}(const long n, __global double *restrict out, __global int *restrict status
-                      ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS},
-                      const long base, const int len, __global const int *restrict perm)
+__kernel void ${NAME}(const long dk_n, __global int *restrict dk_status${OUT_PARAMS},
+                      const long dk_base${IN_PARAMS}, __global const int *restrict dk_perm)
 {
     const int g = get_global_id(0);
-    if (g < len) {
-        const long i = base + perm[g];
+    if (g < dk_n) {
+        const long dk_k = dk_perm[g];
 ${ELEMENT}
     }
 }
 #else
-__kernel void ${NAME}(const long n, __global double *restrict out, __global int *restrict status
-                      ${SHAPE_PARAMS}${INPUT_PARAMS}${FLAG_PARAMS}${EXTRA_PARAMS})
+__kernel void ${NAME}(const long dk_n, __global int *restrict dk_status${OUT_PARAMS},
+                      const long dk_base${IN_PARAMS})
 {
-    const long i = get_global_id(0);
-    if (i < n) {
+    const long dk_k = get_global_id(0);
+    if (dk_k < dk_n) {
 ${ELEMENT}
     }
 }

@@ -44,6 +44,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from .. import config
 from ..errors import ClusterError, NoFp64DeviceError, NoMatchingDeviceError
+from ..kernels._kernel import Kernel
 from ..runtime import device as _device
 
 __all__ = [
@@ -67,27 +68,30 @@ _LOOPBACK = "127.0.0.1"
 _LOCAL_WORKER_ENV = "DASKCL_LOCAL_WORKER"
 
 
-def warm(names: Iterable[str] = ()) -> list[str]:
+def warm(names: Iterable[str | Kernel] = ()) -> list[str]:
     """Build (or load from the disk cache) the programs of the named kernels on this process's
     device; return the names warmed.
 
-    A name is a ``daskcl.nmath`` function (``"pnorm"``) or ``"glm:<family>:<link>"``.
+    A name is a ``daskcl.nmath`` function (``"pnorm"``) or ``"glm:<family>:<link>"``; a
+    :class:`daskcl.Kernel` (your own :class:`daskcl.ElementwiseKernel`, say) is warmed as it is.
     """
     from .. import nmath
 
     done = []
     for name in names:
-        if name.startswith("glm:"):
+        if isinstance(name, Kernel):
+            name.warm()
+            done.append(name.name)
+        elif name.startswith("glm:"):
             _, family, link = [*name.split(":"), "", ""][:3]
             _warm_glm(family, link)
+            done.append(name)
         else:
             fn = nmath.FUNCTIONS.get(name)
             if fn is None:
                 raise ClusterError(f"cannot warm {name!r}: no such daskcl.nmath function")
-            program = getattr(fn._daskcl_impl, "program", None)
-            if program is not None:
-                program(1)
-        done.append(name)
+            fn.warm()
+            done.append(name)
     return done
 
 
@@ -140,8 +144,9 @@ class DaskclPlugin(WorkerPlugin):
         ``"P:D"`` or a name substring; default: the worker's config key ``device`` (its
         ``DASKCL_DEVICE``, set per worker by :func:`local_cluster` and ``daskcl worker``), else
         daskcl's usual choice (GPUs first).
-    warm : sequence of str
-        Kernels to build at start-up (see :func:`warm`).
+    warm : sequence of str or Kernel
+        Kernels to build at start-up (see :func:`warm`): names, or kernel objects of your own
+        (they pickle by their definition).
     settings : mapping, optional
         ``daskcl.config`` keys to set on every worker; default: those set in code in this
         process when the plugin is made (:func:`daskcl.config.explicit`).  The key ``device``
@@ -159,10 +164,14 @@ class DaskclPlugin(WorkerPlugin):
 
     name = "daskcl"
 
-    def __init__(self, device: str | None = None, warm: Sequence[str] = (),
+    def __init__(self, device: str | None = None, warm: Sequence[str | Kernel] = (),
                  settings: dict[str, Any] | None = None) -> None:
         self.device = device
         self.warm = tuple(warm)
+        for w in self.warm:
+            if not isinstance(w, (str, Kernel)):
+                raise TypeError(f"DaskclPlugin: warm takes kernel names and daskcl.Kernel "
+                                f"objects, not {w!r}")
         chosen = config.check(config.explicit() if settings is None else settings)
         chosen.pop("device", None)
         self.settings = chosen

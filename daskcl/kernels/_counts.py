@@ -47,7 +47,8 @@ import numpy as np
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import get_library
-from ._elementwise import Elementwise, Prepared
+from ._elementwise import Call
+from ._function import NmathFunction
 from ._table import Fn
 
 __all__ = ["MAX_TABLE", "MAX_TOTAL", "CountTables", "table_sizes"]
@@ -369,8 +370,8 @@ def _device_limit(bound: _device.BoundDevice) -> int:
     return min(MAX_TOTAL, int(bound.device.max_mem_alloc_size) // 8)
 
 
-class CountTables(Elementwise):
-    """:class:`Elementwise` for the rows that read count tables (``impl`` of their rows)."""
+class CountTables(NmathFunction):
+    """:class:`NmathFunction` for the rows that read count tables (``impl`` of their rows)."""
 
     extra_params = (
         ", __global const double *restrict ct_tab, __global const double *restrict ct_keys"
@@ -384,37 +385,43 @@ class CountTables(Elementwise):
             raise ValueError(f"{fn.name}: no count tables for the family {fam!r}")
         self.family = _FAMILIES[fam]
 
-    def prepare(self, args: tuple[Any, ...]) -> Prepared:
-        prep = super().prepare(args)
-        if prep.size == 0:
-            return prep
-        tables = self.tables(prep)
-        prep.extra = (tables.tab, tables.keys, tables.offs, np.int32(tables.nkeys))
-        return prep
+    def extend(self, call: Call) -> None:
+        if call.size == 0:
+            return
+        params = [o.scalar if o.array is None else o.array
+                  for o in call.operands[1: 1 + self.family.width]]
+        tables = tables_for(self.fn.name, self.family.name, params)
+        call.extra = (tables.tab, tables.keys, tables.offs, np.int32(tables.nkeys))
 
-    def tables(self, prep: Prepared) -> _Tables:
-        """The count tables for the parameters of one call (built, or from the cache)."""
-        fam = self.family
-        idx = range(1, 1 + fam.width)
-        params = [prep.scalars[j] if prep.arrays[j] is None else prep.arrays[j] for j in idx]
-        keys = _distinct(params)
-        if keys.shape[0] == 0:   # no valid parameter: a one-entry table, never read
-            keys = np.ones((1, fam.width))
-        bound = _device.current()
-        limit = _device_limit(bound)
-        for k in keys:
-            _check(self.fn.name, fam.name, tuple(float(v) for v in k), limit)
-        total = sum(table_sizes(fam.name, tuple(float(v) for v in k))[0] for k in keys)
-        if total > limit:
-            raise ValueError(
-                f"{self.fn.name}: the {keys.shape[0]} distinct parameter(s) of this call need "
-                f"count tables of {total} doubles in all; the limit is {limit} "
-                f"({limit * 8 >> 20} MiB): split the call"
-            )
-        ckey = (bound, fam.name, keys.tobytes())
-        cached = _cache.get(ckey)
-        if cached is not None:
-            return cached
-        tables = _build(bound, fam, keys, limit)
-        _cache.put(ckey, tables)
-        return tables
+
+def tables_for(fname: str, family: str, params: list[Any]) -> _Tables:
+    """The count tables of ``family`` (``"wilcox"``, ``"signrank"``) for the parameters of one
+    call (scalars or arrays, one per parameter of the family), built or from the cache.
+
+    Raises
+    ------
+    ValueError
+        A parameter, or all of them together, beyond the limits (see the module's docstring).
+    """
+    fam = _FAMILIES[family]
+    keys = _distinct(params)
+    if keys.shape[0] == 0:   # no valid parameter: a one-entry table, never read
+        keys = np.ones((1, fam.width))
+    bound = _device.current()
+    limit = _device_limit(bound)
+    for k in keys:
+        _check(fname, fam.name, tuple(float(v) for v in k), limit)
+    total = sum(table_sizes(fam.name, tuple(float(v) for v in k))[0] for k in keys)
+    if total > limit:
+        raise ValueError(
+            f"{fname}: the {keys.shape[0]} distinct parameter(s) of this call need "
+            f"count tables of {total} doubles in all; the limit is {limit} "
+            f"({limit * 8 >> 20} MiB): split the call"
+        )
+    ckey = (bound, fam.name, keys.tobytes())
+    cached = _cache.get(ckey)
+    if cached is not None:
+        return cached
+    tables = _build(bound, fam, keys, limit)
+    _cache.put(ckey, tables)
+    return tables

@@ -1,69 +1,67 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Elementwise evaluation of a table row (:class:`daskcl.kernels._table.Fn`) on the bound device.
+"""Elementwise kernels: :class:`ElementwiseKernel`, the kind of every :mod:`daskcl.nmath`
+function, every random generator and your own fused kernels.
 
-NumPy broadcasting without materialising broadcast inputs: every array input is copied to the
-device as it is (made C-contiguous float64, its own size) and read through its own element
-strides over the broadcast shape (stride 0 along broadcast axes); scalars travel as kernel
-arguments.  Axes that every input traverses contiguously are collapsed first, so the common
-cases run a one-dimensional kernel.  One kernel is generated per (function, number of collapsed
-axes) from ``cl/kernels/elementwise.cl`` and built through :mod:`daskcl.runtime.program`.
+An elementwise kernel has double inputs (arrays or scalars, broadcast as NumPy broadcasts
+them), optional ``int`` arguments (scalars), one or several double outputs, and an operation:
+C statements that compute the outputs of one element from its inputs, calling any function of
+the library.  The library units the operation (and its preamble) call are found from its
+identifiers through the dependency index, so the program holds only their closure; the kernel
+is generated from ``cl/kernels/elementwise.cl``.
+
+NumPy broadcasting without materialising broadcast inputs: every array input goes to the device
+as it is (made C-contiguous float64, its own size) and is read through its own element strides
+over the broadcast shape (stride 0 along broadcast axes); scalars travel as kernel arguments.
+Axes that every input traverses contiguously are collapsed first; one program serves up to four
+collapsed axes.  A call is cut into launches (:func:`pieces`) that :mod:`._transfer` streams
+through the device; device arrays (``pyopencl.array.Array``) in give device arrays out, and
+dask arrays in give a lazy dask array out.
 """
 
 from __future__ import annotations
 
+import keyword
 import math
-import numbers
 import re
 import string
 import sys
 import threading
 import warnings
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .. import config
 from ..runtime import device as _device
-from ..runtime import program as _program
-from ..runtime.library import ProgramSource, get_library
-from ._table import NCLASS, Fn
-
-_SLAB = 1 << 21            # elements per slab of the pipelined path (16 MiB per array)
-_staging_lock = threading.Lock()
-
-#: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER).  A larger call is
-#: computed in launches of at most this many elements, each finished before the next starts, so
-#: the host returns to Python between them and Ctrl-C (KeyboardInterrupt) stops a call within
-#: one launch; no launch needs a buffer above the device's maximum allocation either.
-LAUNCH_CPU = 1 << 22
-LAUNCH_OTHER = 1 << 26
+from ..runtime.library import Library, ProgramSource
+from . import _transfer
+from ._kernel import Kernel, LibraryRoots
+from ._table import NCLASS
 
 __all__ = [
-    "DEFAULT_BINNING", "LAUNCH_CPU", "LAUNCH_OTHER", "Binning", "Elementwise", "Prepared",
-    "binning", "collapse_axes", "is_dask_array", "kernel_source", "kernel_text",
-    "launch_elements", "max_alloc", "pieces", "prepare",
+    "DEFAULT_BINNING", "LAUNCH_CPU", "LAUNCH_OTHER", "SORT_LAUNCH", "Binning", "Call",
+    "ElementwiseDef", "ElementwiseKernel", "Operand", "binning", "collapse_axes",
+    "is_dask_array", "launch_elements", "max_alloc", "pieces", "span",
 ]
 
-_TEMPLATE_NAME = "elementwise"
+#: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
+#: _transfer.SLAB for streamed NumPy data).  A larger call is computed in launches of at most
+#: this many elements, so that the host returns to Python between them and Ctrl-C
+#: (KeyboardInterrupt) stops a call within one launch; no launch needs a buffer above the
+#: device's maximum allocation either.
+LAUNCH_CPU = 1 << 22
+LAUNCH_OTHER = 1 << 26
+#: elements per sorted launch: a larger piece is sorted and computed in launches of this size
+SORT_LAUNCH = 1 << 26
+#: host arrays up to this many bytes are uploaded whole once per call on devices with their
+#: own memory (larger ones are streamed piece by piece)
+RESIDENT_BYTES = 1 << 24
+#: collapsed axes one program handles (more: a program for that many)
+DIMS = 4
 
-
-@dataclass
-class Prepared:
-    """Inputs of one call, ready for the kernel."""
-
-    shape: tuple[int, ...]
-    #: collapsed axes: sizes, and per input its element strides along them
-    dims: tuple[int, ...]
-    scalars: list[float | None]           # the value, for scalar inputs
-    arrays: list[np.ndarray | None]        # contiguous float64, for array inputs
-    strides: list[tuple[int, ...]]         # per input, along ``dims``
-    #: further kernel arguments, after the flags (for implementations with ``extra_params``)
-    extra: tuple[Any, ...] = ()
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
+_TEMPLATE = "kernels/elementwise.cl"
 
 
 def is_dask_array(x: Any) -> bool:
@@ -73,21 +71,7 @@ def is_dask_array(x: Any) -> bool:
     return da is not None and isinstance(x, da.Array)
 
 
-def _as_input(fn: Fn, name: str, value: Any) -> float | np.ndarray:
-    if isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
-        return float(value)
-    if isinstance(value, np.ma.MaskedArray):
-        raise TypeError(f"{fn.name}: argument {name!r} is a masked array; its mask would be lost: "
-                        "pass value.filled(np.nan) (NaN in, NaN out) or the unmasked values")
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{fn.name}: argument {name!r} must be real numbers, got "
-            f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else "")
-        )
-    if arr.ndim == 0:
-        return float(arr)
-    return arr
+# -- shapes --------------------------------------------------------------------------------------
 
 
 def collapse_axes(
@@ -112,22 +96,9 @@ def collapse_axes(
     return tuple(dims), [tuple(s) for s in st]
 
 
-def max_alloc(bound: _device.BoundDevice) -> int:
-    """Bytes of the largest buffer the bound device allocates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``,
-    asked once per device).  Tests replace this function to exercise the pieces of large calls."""
-    return bound.max_alloc
-
-
-def launch_elements(bound: _device.BoundDevice) -> int:
-    """Elements of float64 one launch computes at most on the bound device: its launch size
-    (:data:`LAUNCH_CPU`, :data:`LAUNCH_OTHER`) within its maximum allocation."""
-    cap = LAUNCH_CPU if bound.info.type == "CPU" else LAUNCH_OTHER
-    return max(1, min(cap, max_alloc(bound) // 8))
-
-
 def pieces(
     dims: tuple[int, ...], strides: list[tuple[int, ...]], cap: int
-) -> Any:
+) -> Iterator[tuple[int, tuple[int, ...], list[int]]]:
     """Cut the C-order index space ``dims`` into blocks of at most ``cap`` elements.
 
     Yields ``(start, sub_dims, offsets)``: the block's first flat index, its dimensions (as many
@@ -159,99 +130,20 @@ def span(dims: tuple[int, ...], strides: tuple[int, ...]) -> int:
     return sum((d - 1) * s for d, s in zip(dims, strides)) + 1
 
 
-def prepare(fn: Fn, args: tuple[Any, ...]) -> Prepared:
-    """Check and broadcast the inputs of one call (no device work)."""
-    names = fn.arg_names
-    vals = [_as_input(fn, n, v) for n, v in zip(names, args)]
-    try:
-        shape = np.broadcast_shapes(*[v.shape for v in vals if isinstance(v, np.ndarray)])
-    except ValueError:
-        shapes = ", ".join(
-            f"{n} {v.shape}" for n, v in zip(names, vals) if isinstance(v, np.ndarray)
-        )
-        raise ValueError(f"{fn.name}: the shapes of the arguments do not broadcast: {shapes}") from None
-    scalars: list[float | None] = []
-    arrays: list[np.ndarray | None] = []
-    full_strides: list[tuple[int, ...]] = []
-    for v in vals:
-        if isinstance(v, np.ndarray):
-            a = np.ascontiguousarray(v, dtype=np.float64)
-            arrays.append(a)
-            scalars.append(None)
-            full_strides.append(tuple(s // 8 for s in np.broadcast_to(a, shape).strides))
-        else:
-            arrays.append(None)
-            scalars.append(v)
-            full_strides.append((0,) * len(shape))
-    dims, strides = collapse_axes(tuple(shape), full_strides)
-    return Prepared(tuple(shape), dims, scalars, arrays, strides)
+def max_alloc(bound: _device.BoundDevice) -> int:
+    """Bytes of the largest buffer the bound device allocates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``,
+    asked once per device).  Tests replace this function to exercise the pieces of large calls."""
+    return bound.max_alloc
 
 
-def kernel_text(fn: Fn, ndim: int, extra_params: str = "", binning: Binning | None = None
-                ) -> str:
-    """The layer-3 source of ``fn``'s kernel for ``ndim`` collapsed axes.
-
-    ``extra_params`` (C text starting with ``", "``) declares kernel parameters after the flags,
-    which the row's ``call`` may use (see :class:`Elementwise.extra_params`).  ``binning``
-    (rows with ``classify`` only) adds the kernels that sort the elements by class, and the
-    computing kernel then takes the sorted order (:meth:`Elementwise.enqueue`); they run only
-    with work-groups of exactly ``binning.work_group`` work-items.
-    """
-    lib = get_library()
-    template = string.Template(lib.read(f"kernels/{_TEMPLATE_NAME}.cl"))
-    nin = len(fn.args)
-    kname = f"ew_{fn.name}"
-    shape_params = "".join(f", const long N{k}" for k in range(1, ndim))
-    input_params = "".join(
-        f",\n                      const int m{j}, const double s{j}, __global const double *restrict p{j}"
-        + "".join(f", const long st{j}_{k}" for k in range(ndim))
-        for j in range(nin)
-    )
-    flag_params = "".join(f", const int {c}" for _, c in fn.flags)
-    idx = ["    long r_ = i;"] + [f"    long o{j} = 0;" for j in range(nin)]
-    for k in range(ndim - 1, 0, -1):
-        idx.append(f"    {{ const long k_ = r_ % N{k}; r_ /= N{k};")
-        idx += [f"      o{j} += k_ * st{j}_{k};" for j in range(nin)]
-        idx.append("    }")
-    idx += [f"    o{j} += r_ * st{j}_0;" for j in range(nin)]
-    loads = "\n".join(f"    const double a{j} = m{j} ? p{j}[o{j}] : s{j};" for j in range(nin))
-    any_nan = " || ".join(f"isnan(a{j})" for j in range(nin))
-    nonint = "\n".join(
-        f"    if (!isnan(r) && !isnan(a{fn.arg_names.index(a)}) && "
-        f"R_nonint(a{fn.arg_names.index(a)})) atomic_inc(status + 1);"
-        for a in fn.nonint
-    )
-    index = "\n".join(idx)
-    element = "\n".join([index, loads, f"    const double r = {fn.c_call()};",
-                         f"    if (isnan(r) && !({any_nan})) atomic_inc(status);", nonint,
-                         "    out[i] = r;"])
-    sort_wg = binning.work_group if binning else 0
-    if sort_wg and not fn.classify:
-        raise ValueError(f"{fn.name}: no class function to group elements by")
-    return template.substitute(
-        DEPENDS=", ".join(fn.depends), NAME=kname, SHAPE_PARAMS=shape_params,
-        INPUT_PARAMS=input_params, FLAG_PARAMS=flag_params, EXTRA_PARAMS=extra_params,
-        ELEMENT=_indent(element, 8), SORT=sort_wg, NCLASS=NCLASS,
-        SORT_INDEX=_indent(index, 12), SORT_LOADS=_indent(loads, 12),
-        CLASS=fn.c_classify() if sort_wg else "0",
-    )
+def launch_elements(bound: _device.BoundDevice) -> int:
+    """Elements of float64 one launch computes at most on the bound device: its launch size
+    (:data:`LAUNCH_CPU`, :data:`LAUNCH_OTHER`) within its maximum allocation."""
+    cap = LAUNCH_CPU if bound.info.type == "CPU" else LAUNCH_OTHER
+    return max(1, min(cap, max_alloc(bound) // 8))
 
 
-def _indent(text: str, n: int) -> str:
-    """``text`` with each non-blank line indented by ``n`` spaces instead of its own indent."""
-    return "\n".join(" " * n + line.lstrip() for line in text.splitlines() if line.strip())
-
-
-def kernel_source(
-    fn: Fn, ndim: int, names: list[str] | None = None, extra_params: str = "",
-    binning: Binning | None = None,
-) -> ProgramSource:
-    """The assembled program: the minimal subset for ``fn`` (or the units ``names``)."""
-    return get_library().program_source(
-        fn.depends if names is None else names, kernel_text(fn, ndim, extra_params, binning),
-        f"kernels/{_TEMPLATE_NAME}.cl[{fn.name}, {ndim}d"
-        + (f", sorted {binning.work_group}]" if binning else "]"),
-    )
+# -- sorted launches ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -293,30 +185,22 @@ class Binning:
 
     def options(self, bound: _device.BoundDevice) -> tuple[str, ...]:
         """Build options on ``bound``'s device."""
-        if self.max_registers and _nv_compiler_options(bound):
+        if self.max_registers and bound.nv_compiler_options:
             return (f"-cl-nv-maxrregcount={self.max_registers}",)
         return ()
-
-
-def _nv_compiler_options(bound: _device.BoundDevice) -> bool:
-    """Whether the device takes NVIDIA's ``-cl-nv-*`` build options (asked once per device)."""
-    return bound.nv_compiler_options
 
 
 #: the sorted launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H100 and H200)
 DEFAULT_BINNING = Binning(work_group=256, elements_per_item=32, max_registers=64)
 
-#: elements per sorted launch: a larger call is sorted and computed in launches of this size
-#: (scratch: 5 bytes per element)
-SORT_LAUNCH = 1 << 26
 
-
-def binning(fn: Fn, device_type: str) -> Binning | None:
-    """How ``fn``'s kernel groups elements by class on a device of ``device_type`` (``None``:
-    the plain kernel).  On by default for GPUs, where lanes of a warp run in lock-step;
-    the config key ``binning`` (``DASKCL_BINNING``) overrides it: ``0`` off, ``1`` on for
-    every device (PoCL too), or ``WGxEPIrN`` (:meth:`Binning.parse`) on every device."""
-    if not fn.classify:
+def binning(classify: str, device_type: str) -> Binning | None:
+    """How a kernel with the class expression ``classify`` sorts its launches on a device of
+    ``device_type`` (``None``: not at all).  On by default for GPUs, where lanes of a warp run
+    in lock-step; the config key ``binning`` (``DASKCL_BINNING``) overrides it: ``0`` off,
+    ``1`` on for every device (PoCL too), or ``WGxEPIrN`` (:meth:`Binning.parse`) on every
+    device."""
+    if not classify:
         return None
     spec = config.get("binning")
     if spec == "0" or (spec == "auto" and device_type != "GPU"):
@@ -326,291 +210,797 @@ def binning(fn: Fn, device_type: str) -> Binning | None:
     return Binning.parse(spec)
 
 
-class Elementwise:
-    """The device implementation of one table row: build on demand, broadcast, launch.
+# -- the definition and its source -----------------------------------------------------------------
 
-    Subclasses that need per-call device data (a row's ``impl``, e.g. the count tables of
-    :mod:`daskcl.kernels._counts`) declare further kernel parameters in ``extra_params`` and fill
-    ``Prepared.extra`` with their values in :meth:`prepare`.
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RESERVED = set(keyword.kwlist) | {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "typedef", "union", "unsigned", "void", "volatile", "while", "half", "bool", "uint",
+    "ulong", "uchar", "ushort", "i",
+}
+
+
+def _params(spec: str | Sequence[str], what: str, kernel: str,
+            types: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``"double a, double b"`` (or a sequence of such items) as ``[(type, name), ...]``."""
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[tuple[str, str]] = []
+    for item in items:
+        words = str(item).split()
+        if not words:
+            continue
+        if len(words) != 2 or words[0] not in types:
+            raise ValueError(
+                f"ElementwiseKernel {kernel}: {what} are 'TYPE NAME' items separated by commas, "
+                f"TYPE one of {', '.join(types)}; got {str(item).strip()!r}")
+        typ, name = words
+        if not _IDENT.fullmatch(name) or name.startswith("dk_") or name in _RESERVED:
+            raise ValueError(f"ElementwiseKernel {kernel}: {name!r} cannot name an argument (a C "
+                             "identifier not starting with dk_, not a keyword, not i)")
+        out.append((typ, name))
+    return out
+
+
+@dataclass(frozen=True)
+class ElementwiseDef:
+    """Everything an elementwise kernel's program is generated from (plain, picklable data).
+
+    ``inputs`` are the double inputs, ``ints`` the int arguments (scalars), ``outputs`` the
+    double outputs, by name; ``operation`` computes the outputs of element ``i`` from the
+    inputs; ``depends`` names the library units it calls (``None``: found from its
+    identifiers); ``classify`` is a C expression of an element's method for sorted launches;
+    ``nonint`` the inputs counted for R's "non-integer" warning; ``counter``: the element's
+    Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators);
+    ``extra_params`` C declarations of further kernel parameters.
     """
 
-    #: C declarations of kernel parameters after the flags (``", __global const double *t"``)
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    operation: str
+    ints: tuple[str, ...] = ()
+    preamble: str = ""
+    depends: tuple[str, ...] | None = None
+    classify: str = ""
+    nonint: tuple[str, ...] = ()
+    counter: bool = False
     extra_params: str = ""
-    #: further build options (benchmarks/tune_nmath.py tries some)
-    options: tuple[str, ...] = ()
-    #: work-group size of the plain kernel on GPUs
-    gpu_wg: int = 256
 
-    def __init__(self, fn: Fn) -> None:
-        self.fn = fn
-        self.kernel_name = f"ew_{fn.name}"
+    @property
+    def kernel_name(self) -> str:
+        return f"ew_{self.name}"
+
+
+def _find_names(lib: Library, text: str) -> list[str]:
+    """The identifiers of C ``text`` (comments and strings ignored) that are units or symbols of
+    ``lib``, in order of first appearance."""
+    finder = getattr(lib, "find_names", None)
+    if finder is not None:
+        return list(finder(text))
+    clean = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"', " ", text, flags=re.S)
+    seen: dict[str, None] = {}
+    for name in _IDENT.findall(clean):
+        if name in lib.units or name in lib.symbols:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _indent(text: str, n: int) -> str:
+    return "\n".join(" " * n + line.lstrip() for line in text.splitlines() if line.strip())
+
+
+def _index_code(d: ElementwiseDef, ndims: int) -> str:
+    """Offsets ``dk_o<j>`` of each input (and ``dk_oc``, the counter) for element ``dk_k``."""
+    nin = len(d.inputs)
+    lines = ["long dk_r = dk_k;"] + [f"long dk_o{j} = dk_off{j};" for j in range(nin)]
+    if d.counter:
+        lines.append("ulong dk_oc = dk_offc;")
+    for a in range(ndims - 1, 0, -1):
+        body = [f"dk_o{j} += dk_q * dk_st{j}_{a};" for j in range(nin)]
+        if d.counter:
+            body.append(f"dk_oc += (ulong)(dk_q * dk_cst_{a});")
+        lines.append(f"if (dk_nd > {a}) {{ const long dk_q = dk_r % dk_N{a}; dk_r /= dk_N{a}; "
+                     + " ".join(body) + " }")
+    lines += [f"dk_o{j} += dk_r * dk_st{j}_0;" for j in range(nin)]
+    if d.counter:
+        lines.append("dk_oc += (ulong)(dk_r * dk_cst_0);")
+    return "\n".join(lines)
+
+
+def _load_code(d: ElementwiseDef) -> str:
+    return "\n".join(f"const double {n} = dk_m{j} ? dk_p{j}[dk_o{j}] : dk_s{j};"
+                     for j, n in enumerate(d.inputs))
+
+
+def _in_params(d: ElementwiseDef, ndims: int) -> str:
+    ps = [", const int dk_nd"] + [f", const long dk_N{a}" for a in range(1, ndims)]
+    for j in range(len(d.inputs)):
+        ps.append(f",\n    const int dk_m{j}, const double dk_s{j}, "
+                  f"__global const double *restrict dk_p{j}, const long dk_off{j}"
+                  + "".join(f", const long dk_st{j}_{a}" for a in range(ndims)))
+    if d.counter:
+        ps.append(",\n    const ulong dk_seed, const ulong dk_offc"
+                  + "".join(f", const long dk_cst_{a}" for a in range(ndims)))
+    ps += [f", const int {n}" for n in d.ints]
+    return "".join(ps) + d.extra_params
+
+
+def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
+                 ) -> list[tuple[str, str]]:
+    """The layer-3 text of ``d``'s program for ``ndims`` collapsed axes, as named parts (the
+    preamble and the operation are parts of their own, so that a build log points into them)."""
+    from ..runtime.library import get_library
+
+    template = get_library().read(_TEMPLATE)
+    out_params = "".join(f", __global double *restrict dk_out{k}" for k in range(len(d.outputs)))
+    out_params += ", const long dk_ooff"
+    any_out_nan = " || ".join(f"isnan({n})" for n in d.outputs)
+    any_in_nan = " || ".join(f"isnan({n})" for n in d.inputs)
+    nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);" if d.inputs
+                 else f"if ({any_out_nan}) atomic_inc(dk_status);")
+    nonint = "\n".join(f"if (!isnan({n}) && R_nonint({n})) atomic_inc(dk_status + 1);"
+                       for n in d.nonint)
+    head = "\n".join(["const long i = dk_base + dk_k;", _index_code(d, ndims), _load_code(d)]
+                     + [f"double {n} = ML_NAN;" for n in d.outputs] + ["{"])
+    tail = "\n".join(["}", nan_check, nonint]
+                     + [f"dk_out{k}[dk_ooff + dk_k] = {n};" for k, n in enumerate(d.outputs)])
+    sort_wg = bins.work_group if bins else 0
+    if sort_wg and not d.classify:
+        raise ValueError(f"{d.name}: no class function to sort elements by")
+    mark = "\x00OPERATION\x00"
+    text = string.Template(template).substitute(
+        DEPENDS=", ".join(d.depends or ()), NAME=d.kernel_name, DIMS=ndims,
+        PREAMBLE="\x00PREAMBLE\x00", IN_PARAMS=_in_params(d, ndims), OUT_PARAMS=out_params,
+        ELEMENT=_indent(head, 8) + "\n" + mark + "\n" + _indent(tail, 8),
+        SORT=sort_wg, NCLASS=NCLASS,
+        SORT_INDEX=_indent(_index_code(d, ndims), 12), SORT_LOADS=_indent(_load_code(d), 12),
+        CLASS=d.classify if sort_wg else "0",
+    )
+    before, rest = text.split("\x00PREAMBLE\x00")
+    op = d.operation if d.operation.endswith("\n") else d.operation + "\n"
+    pre = d.preamble if not d.preamble or d.preamble.endswith("\n") else d.preamble + "\n"
+    kname = f"{_TEMPLATE}[{d.name}, {ndims}d" + (f", sorted {sort_wg}]" if sort_wg else "]")
+    parts = [(kname, before)]
+    if pre:
+        parts.append((f"<{d.name} preamble>", pre))
+    # the operation stands in each kernel the template defines (the plain and the sorted one)
+    chunks = rest.split(mark)
+    for k, chunk in enumerate(chunks):
+        if k:
+            parts.append((f"<{d.name} operation>", op))
+        parts.append((kname, chunk))
+    return parts
+
+
+def program_source(lib: Library, names: Sequence[str], parts: list[tuple[str, str]]
+                   ) -> ProgramSource:
+    """Layers 0 and 1, the minimal subset for ``names``, then the kernel ``parts`` (each its own
+    entry of the line map, so build-log lines map into the part they are in)."""
+    first = parts[0][0]
+    text = "".join(t if t.endswith("\n") else t + "\n" for _, t in parts)
+    base = lib.program_source(tuple(names), text, first)
+    start = next(s for s, n in base.line_map if n == first)
+    line_map = [e for e in base.line_map if e[1] != first]
+    line = start
+    for name, t in parts:
+        line_map.append((line, name))
+        line += (t if t.endswith("\n") else t + "\n").count("\n")
+    files = tuple(dict.fromkeys([*base.files[:-1], *(n for n, _ in parts)]))
+    return ProgramSource(base.text, files, tuple(line_map))
+
+
+# -- one call -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Operand:
+    """One double input of a call: a scalar, a host array (contiguous float64, compact), or a
+    device array; and its element strides over the call's collapsed axes."""
+
+    scalar: float | None = None
+    host: np.ndarray | None = None
+    dev: _transfer.DeviceOperand | None = None
+    strides: tuple[int, ...] = ()
+
+    @property
+    def is_array(self) -> bool:
+        return self.scalar is None
+
+    @property
+    def array(self) -> np.ndarray | None:
+        """The values of an array operand on the host (device arrays are copied)."""
+        if self.dev is not None:
+            return self.dev.get()
+        return self.host
+
+
+@dataclass
+class Call:
+    """The inputs of one call, checked and broadcast (no device work)."""
+
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    operands: list[Operand]
+    ints: list[int]
+    #: counter strides over ``dims`` and the counter of element 0 (random generators)
+    cstrides: tuple[int, ...] = ()
+    cbase: int = 0
+    seed: int = 0
+    #: further kernel arguments (after the declared ones)
+    extra: tuple[Any, ...] = ()
+    #: the launch size cap of this call (None: the device's)
+    cap: int | None = None
+    keep: list[Any] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def on_device(self) -> bool:
+        return any(o.dev is not None for o in self.operands)
+
+
+class ElementwiseKernel(Kernel):
+    """An elementwise kernel of your own, calling any function of the library.
+
+    Parameters
+    ----------
+    in_params : str
+        The inputs, ``"double alpha, double df, double ncp"``: double inputs are NumPy,
+        dask or device arrays or scalars, broadcast against each other as NumPy broadcasts;
+        ``int name`` items are integer scalars (flags).
+    out_params : str
+        The outputs, ``"double power"`` or several, ``"double lo, double hi"``.
+    operation : str
+        C statements that set the outputs of one element from its inputs (all named as
+        declared; ``i`` is the element's flat index).  Any Mathlib function may be called with
+        Rmath.h's arguments (``qt(p, df, lower_tail, log_p)``): the units it needs are found
+        from the identifiers and assembled with their dependencies, nothing else.
+    name : str
+        The kernel's name (a C identifier): in messages, warnings and the program's kernel.
+    preamble : str, optional
+        C definitions (helper functions) placed before the kernel; its calls into the library
+        are found as the operation's are.
+    library : path or sequence of paths, optional
+        Library roots besides or instead of the shipped one (:class:`daskcl.Kernel`).
+    options : sequence of str
+        Further build options.
+
+    Calling the kernel with NumPy arrays or scalars returns NumPy float64 arrays of the
+    broadcast shape (a tuple for several outputs); a dask array among the inputs gives lazy
+    dask arrays of its chunks; a ``pyopencl.array.Array`` among them gives device arrays (host
+    inputs are uploaded, nothing comes back).  As for :mod:`daskcl.nmath`, elements with a NaN
+    result from non-NaN inputs are counted and one ``RuntimeWarning`` per call says how many.
+
+    Example
+    -------
+    The power of a two-sided t test, fused into one kernel:
+
+    >>> import numpy as np
+    >>> from daskcl import ElementwiseKernel
+    >>> power = ElementwiseKernel(
+    ...     "double alpha, double df, double ncp", "double power",
+    ...     '''double c = qt(alpha / 2, df, 0, 0);
+    ...        power = pnt(c, df, ncp, 0, 0) + pnt(-c, df, ncp, 1, 0);''',
+    ...     name="ttest_power")
+    >>> round(float(power(0.05, 18, 3.0)), 12)    # R: power.t.test(10, 3 / sqrt(5), strict = TRUE)
+    0.809706936963
+    """
+
+    def __init__(self, in_params: str | Sequence[str], out_params: str | Sequence[str],
+                 operation: str, name: str, *, preamble: str = "",
+                 library: LibraryRoots = None, options: Sequence[str] = ()) -> None:
+        super().__init__(name, library=library, options=options)
+        ins = _params(in_params, "inputs", name, ("double", "int"))
+        outs = _params(out_params, "outputs", name, ("double",))
+        if not outs:
+            raise ValueError(f"ElementwiseKernel {name}: it needs at least one output")
+        names = [n for _, n in ins + outs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"ElementwiseKernel {name}: {', '.join(dup)} named twice")
+        if not isinstance(operation, str) or not operation.strip():
+            raise ValueError(f"ElementwiseKernel {name}: the operation must be C statements")
+        self.in_params, self.out_params = in_params, out_params
+        self._order = [(t, n) for t, n in ins]
+        self._setup(ElementwiseDef(
+            name=name, inputs=tuple(n for t, n in ins if t == "double"),
+            outputs=tuple(n for _, n in outs), operation=operation,
+            ints=tuple(n for t, n in ins if t == "int"), preamble=preamble))
+
+    def _setup(self, d: ElementwiseDef) -> None:
+        self.definition = d
+        #: the inputs' names in messages
+        self.input_names: tuple[str, ...] = d.inputs
+        self._depends: tuple[str, ...] | None = d.depends
+        self._sources: dict[tuple[int, Binning | None], ProgramSource] = {}
+        self._guard = threading.Lock()
+        if not hasattr(self, "_order"):
+            self._order = [("double", n) for n in d.inputs] + [("int", n) for n in d.ints]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_elementwise, (self.in_params, self.out_params, self.definition.operation,
+                               self.name, self.definition.preamble, self.library_roots,
+                               self.options))
+
+    # -- the program --------------------------------------------------------------------------
+
+    @property
+    def depends(self) -> tuple[str, ...]:
+        """The library names the operation and preamble call (their closure is assembled)."""
+        if self._depends is None:
+            d = self.definition
+            found = _find_names(self.library, d.preamble + "\n" + d.operation)
+            self._depends = tuple(found)
+        return self._depends
 
     def binning(self) -> Binning | None:
-        """How the kernel groups elements by class on the bound device (:func:`binning`)."""
-        return binning(self.fn, _device.current().info.type)
+        """How launches are sorted by class on the bound device (:func:`binning`)."""
+        return binning(self.definition.classify, _device.current().info.type)
 
-    def source(self, ndim: int = 1) -> ProgramSource:
-        """The assembled program for inputs of ``ndim`` collapsed axes."""
-        return self._source(ndim, self.binning())
+    def _variant(self, ndim: int) -> tuple[int, Binning | None]:
+        return (max(DIMS, ndim), self.binning())
 
-    def _source(self, ndim: int, bins: Binning | None) -> ProgramSource:
-        """The program for ``ndim`` axes and grouping ``bins`` (subclasses may override it:
-        benchmarks/bench_build.py builds the whole library)."""
-        return kernel_source(self.fn, ndim, extra_params=self.extra_params, binning=bins)
+    def variants(self) -> list[Any]:
+        return [self._variant(1)]
 
-    def prepare(self, args: tuple[Any, ...]) -> Prepared:
-        """Check and broadcast the inputs of one call (:func:`prepare`)."""
-        return prepare(self.fn, args)
+    def source(self, variant: Any = None) -> ProgramSource:
+        """The assembled program (``variant``: ``(axes, binning)``; the bound device's usual
+        one by default)."""
+        key = self._variant(1) if variant is None else variant
+        hit = self._sources.get(key)
+        if hit is None:
+            ndims, bins = key
+            parts = kernel_parts(replace(self.definition, depends=self.depends), ndims, bins)
+            hit = self._sources[key] = program_source(self.library, self.depends, parts)
+        return hit
 
-    def program(self, ndim: int = 1) -> _program.BuiltProgram:
-        return self._program(ndim, self.binning())
+    def plain_source(self) -> ProgramSource:
+        """The program without sorted launches, whatever the device (what a sweep's identity
+        hashes: the same on every device)."""
+        return self.source((DIMS, None))
 
-    def _program(self, ndim: int, bins: Binning | None) -> _program.BuiltProgram:
+    def build_options(self, variant: Any = None) -> tuple[str, ...]:
+        key = self._variant(1) if variant is None else variant
+        bins = key[1]
         extra = bins.options(_device.current()) if bins else ()
-        return _program.build(self._source(ndim, bins), self.options + extra)
+        return self.options + extra
 
-    def enqueue(
-        self, prep: Prepared, buffers: list[Any], out: Any, status: Any,
-        flags: dict[str, bool], queue: Any = None, events: list[Any] | None = None,
-    ) -> Any:
-        """Launch the kernel on device buffers (``buffers[j]`` is None for scalar inputs);
-        returns the last event.  A sorted launch (:meth:`binning`) enqueues four kernels per
-        :data:`SORT_LAUNCH` elements; ``events``, if given, receives every event in order."""
+    # -- calls ----------------------------------------------------------------------------------
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != len(self._order):
+            raise TypeError(f"{self.name}: takes {len(self._order)} arguments "
+                            f"({', '.join(n for _, n in self._order)}), got {len(args)}")
+        doubles = [a for (t, _), a in zip(self._order, args) if t == "double"]
+        ints = [self._int(n, a) for (t, n), a in zip(self._order, args) if t == "int"]
+        return self.apply(doubles, ints)
+
+    def _int(self, name: str, value: Any) -> int:
+        if isinstance(value, (bool, np.bool_)):
+            return int(value)
+        if isinstance(value, (int, np.integer)):
+            return int(value)
+        raise TypeError(f"{self.name}: {name} is an int argument; got {value!r}")
+
+    def apply(self, inputs: Sequence[Any], ints: Sequence[int] = ()) -> Any:
+        """Evaluate on ``inputs`` (the double inputs in order) and ``ints``: NumPy, dask or
+        device results as :class:`ElementwiseKernel` describes (one output: the array; several:
+        a tuple)."""
+        if any(is_dask_array(v) for v in inputs):
+            self._check_dask_shapes(inputs)
+            return _dask_call(self, tuple(inputs), tuple(ints))
+        results = self.compute(inputs, ints)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _check_dask_shapes(self, args: Sequence[Any]) -> None:
+        """NumPy's broadcasting rule for a dask call, with this kernel's message.  Unknown
+        (NaN) lengths pass."""
+        shapes = [tuple(np.shape(a)) for a in args]
+        ndim = max((len(sh) for sh in shapes), default=0)
+        for k in range(1, ndim + 1):
+            sizes = {sh[-k] for sh in shapes if len(sh) >= k}
+            known = {int(d) for d in sizes
+                     if not (isinstance(d, float) and math.isnan(d)) and d != 1}
+            if len(known) > 1:
+                listed = ", ".join(f"{n} {sh}" for n, sh, a in
+                                   zip(self.input_names, shapes, args) if np.ndim(a))
+                raise ValueError(f"{self.name}: the shapes of the arguments do not broadcast: "
+                                 f"{listed}")
+
+    def compute(self, inputs: Sequence[Any], ints: Sequence[int] = (),
+                shape: tuple[int, ...] | None = None, device: bool = False,
+                counter: tuple[int, int, tuple[int, ...] | None] | None = None) -> list[Any]:
+        """The outputs for NumPy or device ``inputs`` (no dask): a list of NumPy arrays (0-d
+        results as NumPy scalars), or of device arrays when an input is one or ``device``.
+        ``shape`` and ``counter`` as for :meth:`prepare`."""
+        call = self.prepare(inputs, ints, shape, counter)
+        self.extend(call)
+        to_device = device or call.on_device
+        if to_device:
+            outs, counts = self._run_device(call)
+        else:
+            outs, counts = self._run_host(call)
+        self.warn(counts)
+        if not to_device and not call.shape:
+            return [o[()] for o in outs]
+        return outs
+
+    def _operand(self, name: str, value: Any, bound: _device.BoundDevice) -> Operand:
+        if _transfer.is_device_array(value):
+            return Operand(dev=_transfer.device_operand(self.name, name, value, bound))
+        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                value, (bool, np.bool_)):
+            return Operand(scalar=float(value))
+        if isinstance(value, np.ma.MaskedArray):
+            raise TypeError(f"{self.name}: argument {name!r} is a masked array; its mask would be "
+                            "lost: pass value.filled(np.nan) (NaN in, NaN out) or the unmasked "
+                            "values")
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(
+                f"{self.name}: argument {name!r} must be real numbers, got "
+                f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else ""))
+        if arr.ndim == 0:
+            return Operand(scalar=float(arr))
+        return Operand(host=arr)
+
+    def prepare(self, inputs: Sequence[Any], ints: Sequence[int] = (),
+                shape: tuple[int, ...] | None = None,
+                counter: tuple[int, int, tuple[int, ...] | None] | None = None) -> Call:
+        """Check and broadcast the inputs of one call (no device work).  ``shape``: the result's
+        shape, to which every input must broadcast (default: their broadcast shape);
+        ``counter``: ``(seed, first counter, counter strides)`` of a random generator (the
+        counter strides over ``shape``; ``None``: C order over ``shape``)."""
+        bound = _device.current()
+        ops = [self._operand(n, v, bound) for n, v in zip(self.input_names, inputs)]
+        shapes = [_shape_of(o) for o in ops if o.is_array]
+        try:
+            bshape = np.broadcast_shapes(*shapes)
+            if shape is not None and np.broadcast_shapes(bshape, shape) != tuple(shape):
+                raise ValueError
+        except ValueError:
+            listed = ", ".join(f"{n} {_shape_of(o)}" for n, o in zip(self.input_names, ops)
+                               if o.is_array)
+            target = f" to the shape {tuple(shape)}" if shape is not None else ""
+            raise ValueError(f"{self.name}: the shapes of the arguments do not broadcast"
+                             f"{target}: {listed}") from None
+        out_shape = tuple(shape) if shape is not None else tuple(bshape)
+        full: list[tuple[int, ...]] = []
+        for o in ops:
+            if o.host is not None:
+                o.host = _compact(o.host)
+                full.append(tuple(s // 8 for s in np.broadcast_to(o.host, out_shape).strides))
+            elif o.dev is not None:
+                full.append(_device_strides(o.dev, out_shape))
+            else:
+                full.append((0,) * len(out_shape))
+        cst = (0,) * len(out_shape)
+        if counter is not None:
+            cst = counter[2] if counter[2] is not None else _c_strides(out_shape)
+        dims, strides = collapse_axes(out_shape, [*full, cst])
+        for o, st in zip(ops, strides):
+            o.strides = st
+        call = Call(out_shape, dims, ops, list(ints))
+        if counter is not None:
+            call.seed, call.cbase = counter[0], counter[1]
+            call.cstrides = strides[-1]
+        return call
+
+    def extend(self, call: Call) -> None:
+        """Set ``call.extra`` (further kernel arguments) and ``call.cap``: for kernels with
+        per-call device data (count tables) or launch limits (costly generators)."""
+
+    # -- launching ----------------------------------------------------------------------------
+
+    def _args(self, call: Call, ndims: int, dims: tuple[int, ...], offsets: list[int],
+              buffers: list[Any], coff: int) -> list[Any]:
+        """The kernel's arguments after ``dk_base`` for a launch over ``dims`` (its inputs at
+        element ``offsets[j]`` of ``buffers[j]``)."""
+        args: list[Any] = [np.int32(len(dims))]
+        args += [np.int64(dims[a]) if a < len(dims) else np.int64(1) for a in range(1, ndims)]
+        for o, buf, off in zip(call.operands, buffers, offsets):
+            args += [np.int32(o.is_array), np.float64(o.scalar or 0.0), buf, np.int64(off)]
+            args += [np.int64(s) for s in o.strides] + [np.int64(0)] * (ndims - len(o.strides))
+        if self.definition.counter:
+            args += [np.uint64(call.seed), np.uint64((call.cbase + coff) % (1 << 64))]
+            args += [np.int64(s) for s in call.cstrides]
+            args += [np.int64(0)] * (ndims - len(call.cstrides))
+        args += [np.int32(v) for v in call.ints]
+        return args + list(call.extra)
+
+    def _enqueue(self, call: Call, dims: tuple[int, ...], offsets: list[int],
+                 buffers: list[Any], coff: int, outs: list[Any], ooff: int, base: int,
+                 status: Any, queue: Any) -> Any:
+        """Enqueue the kernels of one launch: ``dims`` elements starting at flat index ``base``
+        of the call, outputs written from element ``ooff`` of ``outs``; returns the event of
+        its last kernel."""
         import pyopencl as cl
 
         bound = _device.current()
-        queue = queue if queue is not None else bound.queue
-        bins = self.binning()
-        program = self._program(len(prep.dims), bins)
-        kernel, lock = program.kernel(self.kernel_name)
-        n = prep.size
-        tail: list[Any] = [np.int64(d) for d in prep.dims[1:]]
-        for j in range(len(self.fn.args)):
-            is_arr = prep.arrays[j] is not None
-            tail += [np.int32(is_arr), np.float64(prep.scalars[j] or 0.0), buffers[j]]
-            tail += [np.int64(s) for s in prep.strides[j]]
-        tail += [np.int32(bool(flags[py])) for py, _ in self.fn.flags]
-        tail += list(prep.extra)
-        evs = events if events is not None else []
+        ndims, bins = self._variant(len(call.dims))
+        program = self.program((ndims, bins))
+        kname = self.definition.kernel_name
+        kernel, lock = program.kernel(kname)
+        n = math.prod(dims)
+        head = [np.int64(n), status, *outs, np.int64(ooff), np.int64(base)]
+        tail = self._args(call, ndims, dims, offsets, buffers, coff)
         if not bins:
             local: tuple[int, ...] | None = None
             gsize = n
             if bound.info.type == "GPU":
-                local = (self.gpu_wg,)
-                gsize = -(-n // self.gpu_wg) * self.gpu_wg
+                local = (256,)
+                gsize = -(-n // 256) * 256
             with lock:
-                kernel.set_args(np.int64(n), out, status, *tail)
-                evs.append(cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local))
-            return evs[-1]
-        mf = cl.mem_flags
+                kernel.set_args(*head, *tail)
+                return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
+        # sorted launch: class, scan, place, compute (n <= SORT_LAUNCH: see _cap)
         wg, block = bins.work_group, bins.work_group * bins.elements_per_item
-        k_class, lock_class = program.kernel(self.kernel_name + "_class")
-        k_scan, lock_scan = program.kernel(self.kernel_name + "_scan")
-        k_place, lock_place = program.kernel(self.kernel_name + "_place")
-        for base in range(0, n, SORT_LAUNCH):
-            ln = min(SORT_LAUNCH, n - base)
-            nblocks = -(-ln // block)
-            cls = cl.Buffer(bound.context, mf.READ_WRITE, ln)
-            counts = cl.Buffer(bound.context, mf.READ_WRITE, 4 * NCLASS * nblocks)
-            perm = cl.Buffer(bound.context, mf.READ_WRITE, 4 * ln)
-            with lock_class:
-                k_class.set_args(np.int64(base), np.int32(ln), np.int32(bins.elements_per_item), cls, counts,
-                                 np.int32(nblocks), *tail)
-                evs.append(cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,)))
-            with lock_scan:
-                k_scan.set_args(np.int32(NCLASS * nblocks), counts)
-                evs.append(cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,)))
-            with lock_place:
-                k_place.set_args(np.int32(ln), np.int32(bins.elements_per_item), cls, counts,
-                                 np.int32(nblocks), perm)
-                evs.append(cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,)))
-            with lock:
-                kernel.set_args(np.int64(n), out, status, *tail, np.int64(base), np.int32(ln),
-                                perm)
-                evs.append(cl.enqueue_nd_range_kernel(queue, kernel, (-(-ln // wg) * wg,), (wg,)))
-        return evs[-1]
+        nblocks = -(-n // block)
+        cls, counts, perm = _sort_scratch(bound, queue, n, nblocks)
+        k_class, lock_class = program.kernel(kname + "_class")
+        k_scan, lock_scan = program.kernel(kname + "_scan")
+        k_place, lock_place = program.kernel(kname + "_place")
+        with lock_class:
+            k_class.set_args(np.int32(n), np.int32(bins.elements_per_item), cls, counts,
+                             np.int32(nblocks), np.int64(base), *tail)
+            cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,))
+        with lock_scan:
+            k_scan.set_args(np.int32(NCLASS * nblocks), counts)
+            cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,))
+        with lock_place:
+            k_place.set_args(np.int32(n), np.int32(bins.elements_per_item), cls, counts,
+                             np.int32(nblocks), perm)
+            cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,))
+        with lock:
+            kernel.set_args(*head, *tail, perm)
+            return cl.enqueue_nd_range_kernel(queue, kernel, (-(-n // wg) * wg,), (wg,))
 
-    def __call__(self, *args: Any, **flags: bool) -> Any:
-        flags = {**self.fn.flag_defaults, **flags}
-        prep = self.prepare(args)
-        if prep.size == 0:
-            return np.empty(prep.shape)
-        bound = _device.current()
-        result = np.empty(prep.shape)
-        if _pipelined_device(bound) and _pipelinable(prep):
-            counts = self._run_pipelined(bound, prep, flags, result)
-        else:
-            counts = self._run_direct(bound, prep, flags, result)
-        self._warn(counts)
-        return result[()] if result.ndim == 0 else result
+    def _cap(self, call: Call, bound: _device.BoundDevice, streamed: bool) -> int:
+        cap = launch_elements(bound)
+        if streamed and bound.info.type != "CPU":
+            cap = min(cap, _transfer.SLAB)
+        if self._variant(len(call.dims))[1] is not None:
+            cap = min(cap, SORT_LAUNCH)
+        if call.cap is not None:
+            cap = min(cap, call.cap)
+        return max(1, cap)
 
-    def _run_direct(
-        self, bound: _device.BoundDevice, prep: Prepared, flags: dict[str, bool], result: np.ndarray
-    ) -> np.ndarray:
-        """Launches of at most :func:`launch_elements` elements (:func:`pieces`), each finished
-        before the next; the whole call in one launch where it fits.  Each launch reads only
-        the part of every input array it needs.  On a CPU device the buffers alias the NumPy
-        arrays."""
+    def _status(self, bound: _device.BoundDevice) -> tuple[Any, np.ndarray]:
         import pyopencl as cl
 
-        ctx, queue = bound.context, bound.queue
-        mf = cl.mem_flags
-        cpu = _host_memory(bound)
-        host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
-        flat = result.reshape(-1)
-        arrays = [None if a is None else a.reshape(-1) for a in prep.arrays]
         counts = np.zeros(2, dtype=np.int32)
-        status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
-        dev_out = None
-        for start, dims, offs in pieces(prep.dims, prep.strides, launch_elements(bound)):
+        mf = cl.mem_flags
+        return cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts), counts
+
+    def _run_host(self, call: Call) -> tuple[list[np.ndarray], np.ndarray]:
+        """NumPy in, NumPy out, through :func:`._transfer.stream`."""
+        import pyopencl as cl
+
+        bound = _device.current()
+        nout = len(self.definition.outputs)
+        results = [_transfer.result_array(bound, call.shape) for _ in range(nout)]
+        if call.size == 0:
+            return results, np.zeros(2, dtype=np.int32)
+        status, counts = self._status(bound)
+        cpu = bound.info.type == "CPU"
+        # streamed: large host arrays (every host array on CPU devices, which read them in place)
+        resident: list[Any] = []
+        streamed: list[np.ndarray | None] = []
+        for o in call.operands:
+            if o.host is not None and (cpu or o.host.nbytes > RESIDENT_BYTES
+                                       or o.host.nbytes > max_alloc(bound)):
+                streamed.append(o.host.reshape(-1))
+                resident.append(None)
+            elif o.host is not None:
+                streamed.append(None)
+                resident.append(_transfer.upload(bound, o.host.reshape(-1)))
+            else:
+                streamed.append(None)
+                resident.append(None)
+        call.keep.append(resident)
+        dummy = _dummy(bound)
+        strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
+        plan = []
+        for start, dims, offs in pieces(call.dims, strides, self._cap(call, bound, True)):
             n = math.prod(dims)
-            subs = [None if a is None else a[o: o + span(dims, st)]
-                    for a, o, st in zip(arrays, offs, prep.strides)]
-            buffers = [None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
-                       for a in subs]
-            sub = Prepared(dims, dims, prep.scalars, subs, prep.strides, prep.extra)
-            part = flat[start: start + n]
-            if cpu:
-                out = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=part)
-            else:
-                if dev_out is None:
-                    dev_out = cl.Buffer(ctx, mf.WRITE_ONLY, min(flat.size, launch_elements(bound)) * 8)
-                out = dev_out
-            self.enqueue(sub, buffers, out, status, flags, queue)
-            if cpu:
-                # map to make the device's writes visible in `result` (no copy on CPU devices)
-                mapped, _ = cl.enqueue_map_buffer(queue, out, cl.map_flags.READ, 0, (n,),
-                                                  result.dtype)
-                mapped.base.release()
-            else:
-                cl.enqueue_copy(queue, part, out)
-            queue.finish()
+            ins = [None if a is None else (offs[j], offs[j] + span(dims, call.operands[j].strides))
+                   for j, a in enumerate(streamed)]
+            plan.append(_transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs)))
+
+        def launch(p: _transfer.Piece, dev_in: list[Any], dev_out: list[Any], queue: Any) -> None:
+            start, dims, offs = p.arg
+            bufs, boffs = [], []
+            for j, _o in enumerate(call.operands):
+                if dev_in[j] is not None:
+                    bufs.append(dev_in[j])
+                    boffs.append(0)
+                elif resident[j] is not None:
+                    bufs.append(resident[j])
+                    boffs.append(offs[j])
+                else:
+                    bufs.append(dummy)
+                    boffs.append(0)
+            self._enqueue(call, dims, boffs, bufs, offs[-1], dev_out, 0, start, status, queue)
+
+        _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch)
+        cl.enqueue_copy(bound.queue, counts, status)
+        bound.queue.finish()
+        return results, counts
+
+    def _run_device(self, call: Call) -> tuple[list[Any], np.ndarray]:
+        """Device arrays out (:meth:`enqueue`); the status is read once at the end."""
+        import pyopencl as cl
+        import pyopencl.array as cla
+
+        bound = _device.current()
+        queue = bound.queue
+        outs = [cla.empty(queue, call.shape, np.float64) for _ in self.definition.outputs]
+        if call.size == 0:
+            return outs, np.zeros(2, dtype=np.int32)
+        status, counts = self._status(bound)
+        self.enqueue(call, outs, status)
         cl.enqueue_copy(queue, counts, status)
         queue.finish()
-        return counts
+        return outs, counts
 
-    def _run_pipelined(
-        self, bound: _device.BoundDevice, prep: Prepared, flags: dict[str, bool], result: np.ndarray
-    ) -> np.ndarray:
-        """Large one-dimensional calls: slabs through pinned staging buffers on two queues, so
-        that host copies, transfers to and from the device and the kernel overlap."""
+    def enqueue(self, call: Call, outs: Sequence[Any], status: Any,
+                queue: Any = None) -> list[Any]:
+        """Enqueue a prepared call's launches on the device and return their events, without
+        waiting: inputs on the device are read in place, host inputs uploaded whole first;
+        ``outs`` are float64 device arrays of the call's shape (one per output), ``status``
+        a buffer of two ints that counts NaNs produced and non-integer arguments.  Launches
+        hold at most :func:`launch_elements` elements."""
         import pyopencl as cl
 
-        mf = cl.mem_flags
-        n = prep.size
-        slab = _SLAB
-        assert n >= slab
-        arrays = [a.reshape(-1) if a is not None and a.size == n else None for a in prep.arrays]
-        small = [
-            None if (a is None or arrays[j] is not None)
-            else cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-            for j, a in enumerate(prep.arrays)
-        ]
-        flat = result.reshape(-1)
-        counts = np.zeros(2, dtype=np.int32)
-        status = cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
-        with _staging_lock:
-            stages = [_stage(bound, k, len(arrays), slab) for k in range(2)]
-            pending: list[tuple[Any, int, int, Any]] = []
-            for k, a in enumerate(range(0, n, slab)):
-                b = min(a + slab, n)
-                st = stages[k % 2]
-                q = st.queue
-                if st.busy is not None:      # slab k-2 used this stage: finish it first
-                    _finish(pending, flat)
-                bufs = []
-                for j, arr in enumerate(arrays):
-                    if arr is None:
-                        bufs.append(small[j])
-                        continue
-                    np.copyto(st.host_in[j][: b - a], arr[a:b])
-                    cl.enqueue_copy(q, st.dev_in[j], st.host_in[j][: b - a], is_blocking=False)
-                    bufs.append(st.dev_in[j])
-                sub = Prepared((b - a,), (b - a,), prep.scalars, prep.arrays,
-                               [(1,) if arrays[j] is not None else prep.strides[j]
-                                for j in range(len(arrays))], prep.extra)
-                self.enqueue(sub, bufs, st.dev_out, status, flags, q)
-                ev = cl.enqueue_copy(q, st.host_out[: b - a], st.dev_out, is_blocking=False)
-                st.busy = ev
-                pending.append((ev, a, b, st))
-            while pending:
-                _finish(pending, flat)
-            cl.enqueue_copy(bound.queue, counts, status)
-            bound.queue.finish()
-        return counts
+        bound = _device.current()
+        queue = bound.queue if queue is None else queue
+        bufs, base_off = [], []
+        for o in call.operands:
+            if o.dev is not None:
+                bufs.append(o.dev.buffer)
+                base_off.append(o.dev.offset)
+                call.keep.append(o.dev.array)
+            elif o.host is not None:
+                if o.host.nbytes > max_alloc(bound):
+                    raise ValueError(f"{self.name}: a host input of {o.host.nbytes} bytes exceeds "
+                                     "the device's largest buffer; pass NumPy arrays only (the "
+                                     "host path streams them) or upload it in parts")
+                buf = _transfer.upload(bound, o.host.reshape(-1))
+                call.keep.append(buf)
+                bufs.append(buf)
+                base_off.append(0)
+            else:
+                bufs.append(_dummy(bound))
+                base_off.append(0)
+        strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
+        out_bufs = [o.base_data for o in outs]
+        ooffs = {o.offset // 8 for o in outs}
+        if len(ooffs) != 1 or any(o.shape != call.shape or not o.flags.c_contiguous
+                                  or o.dtype != np.float64 for o in outs):
+            raise ValueError(f"{self.name}: outputs must be C-contiguous float64 device arrays "
+                             f"of shape {call.shape} at one offset")
+        ooff = ooffs.pop()
+        events: list[Any] = []
+        for start, dims, offs in pieces(call.dims, strides, self._cap(call, bound, False)):
+            events.append(self._enqueue(call, dims, [b + o for b, o in zip(base_off, offs)], bufs,
+                                        offs[-1], out_bufs, ooff + start, start, status, queue))
+        if not events:
+            events.append(cl.enqueue_marker(queue))
+        return events
 
-    def _warn(self, counts: np.ndarray) -> None:
+    def warn(self, counts: np.ndarray, stacklevel: int = 5) -> None:
+        """One ``RuntimeWarning`` per kind of count: NaNs produced, non-integer arguments."""
         if counts[0]:
-            warnings.warn(f"{self.fn.name}: {counts[0]} NaN(s) produced", RuntimeWarning, stacklevel=4)
-        if counts[1]:
-            warnings.warn(
-                f"{self.fn.name}: {counts[1]} non-integer {'/'.join(self.fn.nonint)}",
-                RuntimeWarning, stacklevel=4,
-            )
+            warnings.warn(f"{self.name}: {counts[0]} NaN(s) produced", RuntimeWarning,
+                          stacklevel=stacklevel)
+        if len(counts) > 1 and counts[1]:
+            warnings.warn(f"{self.name}: {counts[1]} non-integer "
+                          f"{'/'.join(self._nonint_names())}", RuntimeWarning,
+                          stacklevel=stacklevel)
+
+    def _nonint_names(self) -> list[str]:
+        return list(self.definition.nonint)
 
 
-def _host_memory(bound: _device.BoundDevice) -> bool:
-    """CPU devices compute in the host's memory: their buffers alias the NumPy arrays."""
-    return bound.info.type == "CPU"
+def _elementwise(in_params: Any, out_params: Any, operation: str, name: str, preamble: str,
+                 roots: tuple[str, ...] | None, options: tuple[str, ...]) -> ElementwiseKernel:
+    return ElementwiseKernel(in_params, out_params, operation, name, preamble=preamble,
+                             library=roots, options=options)
 
 
-def _pipelined_device(bound: _device.BoundDevice) -> bool:
-    """Devices with their own memory, where transfers are worth overlapping."""
-    return bound.info.type != "CPU"
+def _shape_of(o: Operand) -> tuple[int, ...]:
+    if o.host is not None:
+        return tuple(o.host.shape)
+    return o.dev.shape if o.dev is not None else ()
 
 
-def _pipelinable(prep: Prepared) -> bool:
-    """Large calls whose array inputs are full-size and contiguous, or single elements."""
-    if prep.size < 2 * _SLAB or len(prep.dims) != 1:
-        return False
-    return all(a is None or a.size in (1, prep.size) for a in prep.arrays)
+def _compact(a: np.ndarray) -> np.ndarray:
+    """``a`` as a contiguous float64 array, axes along which it does not vary (a broadcast view
+    handed in) kept at length 1, so that broadcast inputs are never materialised."""
+    if any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+        a = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in a.strides)]
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
-@dataclass
-class _Stage:
-    queue: Any
-    host_in: list[np.ndarray]
-    dev_in: list[Any]
-    host_out: np.ndarray
-    dev_out: Any
-    keep: list[Any]
-    busy: Any = None
+def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
 
 
-def _pinned(bound: _device.BoundDevice, queue: Any, nelem: int) -> tuple[np.ndarray, Any]:
-    """A page-locked host array (an ALLOC_HOST_PTR buffer, mapped once and kept mapped)."""
+def _device_strides(op: _transfer.DeviceOperand, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of a device operand broadcast to ``shape`` (0 along broadcast axes)."""
+    lead = len(shape) - len(op.shape)
+    return tuple(0 if a < lead or op.shape[a - lead] == 1 else op.strides[a - lead]
+                 for a in range(len(shape)))
+
+
+def _dummy(bound: _device.BoundDevice) -> Any:
+    """A one-element buffer for the pointer parameter of a scalar input."""
     import pyopencl as cl
 
-    buf = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nelem * 8)
-    map_buffer: Any = cl.enqueue_map_buffer  # its stubs reject combined flags and dtypes
-    arr, _ = map_buffer(queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
-                                   (nelem,), np.float64, is_blocking=True)
-    return arr, buf
+    buf = bound.staging.get(("dummy", 0))
+    if buf is None:
+        buf = bound.staging[("dummy", 0)] = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
+    return buf
 
 
-def _stage(bound: _device.BoundDevice, k: int, nin: int, slab: int) -> _Stage:
-    """Staging set ``k`` of the bound device (made once per process and kept)."""
+def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
+                  ) -> tuple[Any, Any, Any]:
+    """The class, count and permutation buffers of sorted launches on ``queue`` (kept per queue:
+    launches on one in-order queue reuse them one after the other)."""
     import pyopencl as cl
 
-    stages: dict[tuple[int, int], _Stage] = bound.staging
-    st = stages.get((k, slab))
-    if st is None:
-        q = cl.CommandQueue(bound.context)
-        out_host, out_pin = _pinned(bound, q, slab)
-        st = _Stage(q, [], [], out_host, cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, slab * 8),
-                    [out_pin])
-        stages[(k, slab)] = st
-    while len(st.host_in) < nin:
-        h, pin = _pinned(bound, st.queue, slab)
-        st.host_in.append(h)
-        st.keep.append(pin)
-        st.dev_in.append(cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, slab * 8))
-    st.busy = None
-    return st
+    key = ("sort", id(queue))
+    have = bound.staging.get(key)
+    if have is None or have[0] < n or have[1] < nblocks:
+        mf = cl.mem_flags
+        cap, capb = max(n, have[0] if have else 0), max(nblocks, have[1] if have else 0)
+        have = (cap, capb, cl.Buffer(bound.context, mf.READ_WRITE, cap),
+                cl.Buffer(bound.context, mf.READ_WRITE, 4 * NCLASS * capb),
+                cl.Buffer(bound.context, mf.READ_WRITE, 4 * cap), queue)
+        bound.staging[key] = have
+    return have[2], have[3], have[4]
 
 
-def _finish(pending: list[tuple[Any, int, int, Any]], flat: np.ndarray) -> None:
-    ev, a, b, st = pending.pop(0)
-    ev.wait()
-    np.copyto(flat[a:b], st.host_out[: b - a])
-    st.busy = None
+# -- dask ------------------------------------------------------------------------------------------
+
+
+def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...],
+           nout: int) -> np.ndarray:
+    """One dask block, on a worker."""
+    res = kernel.compute(blocks, ints)
+    arrays = [np.asarray(r, dtype=np.float64) for r in res]
+    return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
+
+
+def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int, ...]) -> Any:
+    """Lazy dask arrays (``Any``: dask is not typed): NumPy broadcasting (arguments aligned from
+    the right), chunks unified as dask's elementwise operations do, keys unique per call."""
+    import dask.array as da
+
+    arrays = [a if is_dask_array(a) else np.asarray(a, dtype=np.float64) for a in args]
+    ndim = max(np.ndim(a) for a in arrays)
+    out_ind = tuple(range(ndim))
+    pairs: list[object] = []
+    for a in arrays:
+        pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
+    nout = len(kernel.definition.outputs)
+    if nout == 1:
+        return da.blockwise(
+            _block, out_ind, *pairs, dtype=np.float64,
+            meta=np.empty((0,) * ndim, dtype=np.float64), align_arrays=True,
+            token=f"daskcl-{kernel.name}", kernel=kernel, ints=ints, nout=1)
+    stacked = da.blockwise(
+        _block, (*out_ind, ndim), *pairs, dtype=np.float64,
+        meta=np.empty((0,) * (ndim + 1), dtype=np.float64), align_arrays=True,
+        new_axes={ndim: nout}, token=f"daskcl-{kernel.name}", kernel=kernel, ints=ints,
+        nout=nout)
+    return tuple(stacked[..., k] for k in range(nout))

@@ -50,32 +50,30 @@ True
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
 import operator
 import secrets
-import string
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..runtime import device as _device
-from ..runtime import program as _program
-from ..runtime.library import ProgramSource, get_library
-from . import _elementwise as _ew
-from ._elementwise import collapse_axes, is_dask_array
-from ._table import PUBLIC_MODULE, KernelFunction
+from ..runtime.library import get_library
+from . import _transfer
+from ._elementwise import Call, ElementwiseDef, ElementwiseKernel, _c_strides, is_dask_array
+from ._kernel import Kernel, RawKernel
+from ._table import PUBLIC_MODULE
 
 __all__ = ["FUNCTIONS", "RHYPER_MAX_N", "ROWS", "RSIGNRANK_MAX_N", "RWILCOX_MAX_N", "RFn",
-           "Random", "philox4x32_10"]
+           "RandomKernel", "philox4x32_10"]
 
-_TEMPLATE = "random"
-_SLAB = _ew._SLAB        # elements per launch on devices with their own memory
 _U64 = 1 << 64
 
 #: largest n of rsignrank (cl/nmath/rsignrank.cl); above it NaN with the warning
@@ -200,260 +198,97 @@ ROWS: tuple[RFn, ...] = (
 # -- the kernel -------------------------------------------------------------------------------
 
 
-def kernel_text(fn: RFn, ndim: int) -> str:
-    """The layer-3 source of ``fn``'s kernel for ``ndim`` collapsed output axes."""
-    lib = get_library()
-    template = string.Template(lib.read(f"kernels/{_TEMPLATE}.cl"))
-    nin = len(fn.args)
-    shape_params = "".join(f", const long N{k}" for k in range(1, ndim))
-    shape_params += "".join(f", const long cst_{k}" for k in range(ndim))
-    input_params = "".join(
-        f",\n                      const int m{j}, const double s{j}, "
-        f"__global const double *restrict p{j}"
-        + "".join(f", const long st{j}_{k}" for k in range(ndim))
-        for j in range(nin)
-    )
-    idx = ["    long r_ = i0 + i;", "    long oc_ = 0;"]
-    idx += [f"    long o{j} = 0;" for j in range(nin)]
-    for k in range(ndim - 1, 0, -1):
-        idx.append(f"    {{ const long k_ = r_ % N{k}; r_ /= N{k}; oc_ += k_ * cst_{k};")
-        idx += [f"      o{j} += k_ * st{j}_{k};" for j in range(nin)]
-        idx.append("    }")
-    idx.append("    oc_ += r_ * cst_0;")
-    idx += [f"    o{j} += r_ * st{j}_0;" for j in range(nin)]
-    loads = "\n".join(f"    const double a{j} = m{j} ? p{j}[o{j}] : s{j};" for j in range(nin))
-    not_any_nan = (
-        " && !(" + " || ".join(f"isnan(a{j})" for j in range(nin)) + ")" if nin else ""
-    )
-    call = f"{fn.csym}(&rng_{''.join(f', a{j}' for j in range(nin))})"
-    return template.substitute(
-        DEPENDS=", ".join(fn.depends), NAME=f"r_{fn.name}", SHAPE_PARAMS=shape_params,
-        INPUT_PARAMS=input_params, INDEX="\n".join(idx), LOADS=loads, CALL=call,
-        NOT_ANY_NAN=not_any_nan,
-    )
-
-
-def kernel_source(fn: RFn, ndim: int) -> ProgramSource:
-    """The assembled program: layers 0 and 1, the minimal nmath subset for ``fn``, the kernel."""
-    return get_library().program_source(
-        ("philox", *fn.depends), kernel_text(fn, ndim), f"kernels/{_TEMPLATE}.cl[{fn.name}, {ndim}d]"
-    )
-
-
-# -- one call on the device -------------------------------------------------------------------
-
-
-@dataclass
-class _Launch:
-    """A part of the output, ready for the kernel."""
-
-    dims: tuple[int, ...]                   # collapsed axes
-    cstrides: tuple[int, ...]               # counter strides along dims
-    scalars: list[float | None]
-    arrays: list[np.ndarray | None]         # contiguous float64, compacted
-    strides: list[tuple[int, ...]]          # per parameter, along dims
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.dims)
-
-
-def _compact(a: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]]:
-    """``a`` broadcast to ``shape`` as a small contiguous array and its element strides there.
-
-    Axes along which ``a`` (or a broadcast view handed in) does not vary are kept at length 1,
-    so broadcast parameters are never materialised.
-    """
-    b = np.broadcast_to(a, shape)
-    keep = tuple(slice(0, 1) if st == 0 else slice(None) for st in b.strides)
-    small = np.ascontiguousarray(b[keep], dtype=np.float64)
-    return small, tuple(s // 8 for s in np.broadcast_to(small, shape).strides)
-
-
-def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n
-    return tuple(reversed(out))
-
-
-class Random:
-    """The device implementation of one r-function: build on demand, broadcast, launch."""
+class RandomKernel(ElementwiseKernel):
+    """A random generator of :mod:`daskcl.nmath`: the elementwise kernel of one r-function row,
+    whose element ``k`` draws from the Philox stream of counter ``offset + k`` under key
+    ``seed``.  It pickles by its name."""
 
     def __init__(self, fn: RFn) -> None:
+        Kernel.__init__(self, fn.name)
         self.fn = fn
-        self.kernel_name = f"r_{fn.name}"
+        inputs = tuple(f"a{j}" for j in range(len(fn.args)))
+        call = f"{fn.csym}(&rng_{''.join(', ' + a for a in inputs)})"
+        self._setup(ElementwiseDef(
+            name=fn.name, inputs=inputs, outputs=("r",), counter=True,
+            operation=f"rng_stream rng_; rng_init(&rng_, dk_seed, dk_oc); r = {call};",
+            depends=("philox", *fn.depends)))
+        self.input_names = fn.arg_names
 
-    def source(self, ndim: int = 1) -> ProgramSource:
-        return kernel_source(self.fn, ndim)
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_by_name, (self.fn.name,))
 
-    def program(self, ndim: int = 1) -> _program.BuiltProgram:
-        return _program.build(self.source(ndim))
-
-    def launch(self, shape: tuple[int, ...], values: list[Any], cstrides: tuple[int, ...]) -> _Launch:
-        """Broadcast the parameter ``values`` (floats or arrays) against ``shape``."""
-        scalars: list[float | None] = []
-        arrays: list[np.ndarray | None] = []
-        full: list[tuple[int, ...]] = [cstrides]
-        for v in values:
-            if isinstance(v, np.ndarray):
-                small, st = _compact(v, shape)
-                arrays.append(small)
-                scalars.append(None)
-                full.append(st)
-            else:
-                arrays.append(None)
-                scalars.append(float(v))
-                full.append((0,) * len(shape))
-        dims, strides = collapse_axes(shape, full)
-        return _Launch(dims, strides[0], scalars, arrays, strides[1:])
-
-    def _args(self, plan: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
-              cbase: int, buffers: list[Any]) -> list[Any]:
-        args: list[Any] = [np.int64(n), np.int64(i0), out, status, np.uint64(seed),
-                           np.uint64(cbase)]
-        args += [np.int64(d) for d in plan.dims[1:]]
-        args += [np.int64(c) for c in plan.cstrides]
-        for j in range(len(self.fn.args)):
-            args += [np.int32(plan.arrays[j] is not None), np.float64(plan.scalars[j] or 0.0),
-                     buffers[j]]
-            args += [np.int64(s) for s in plan.strides[j]]
-        return args
-
-    def enqueue(self, plan: _Launch, n: int, i0: int, out: Any, status: Any, seed: int,
-                cbase: int, buffers: list[Any], queue: Any = None) -> Any:
-        """Launch the kernel for flat elements ``i0 .. i0 + n - 1`` of ``plan`` into ``out``."""
-        import pyopencl as cl
-
-        bound = _device.current()
-        queue = queue if queue is not None else bound.queue
-        kernel, lock = self.program(len(plan.dims)).kernel(self.kernel_name)
-        if bound.info.type == "GPU":
-            local: tuple[int, ...] | None = (256,)
-            gsize = -(-n // 256) * 256
-        else:
-            local = None
-            gsize = n
-        with lock:
-            kernel.set_args(*self._args(plan, n, i0, out, status, seed, cbase, buffers))
-            return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
-
-    def per_launch(self, bound: _device.BoundDevice, plan: _Launch) -> int:
-        """Elements of one launch: :func:`daskcl.kernels._elementwise.launch_elements`, fewer for a
-        generator whose work grows with its parameters (:attr:`RFn.cost`), so that a launch
-        draws about ``_WORK_*`` words per compute unit."""
-        cap = _ew.launch_elements(bound)
+    def extend(self, call: Call) -> None:
+        """Launches of the generators whose work grows with a parameter (:attr:`RFn.cost`)
+        draw about ``_WORK_*`` words per compute unit each."""
         if self.fn.cost is None:
-            return cap
+            return
+        bound = _device.current()
         top = []
-        for v, a in zip(plan.scalars, plan.arrays):
-            x = np.asarray(v if a is None else a, dtype=np.float64)
+        for o in call.operands:
+            x = np.asarray(o.scalar if o.array is None else o.array, dtype=np.float64)
             x = x[np.isfinite(x)]          # NaN and infinite parameters give NaN at once
             top.append(max(0.0, float(x.max())) if x.size else 0.0)
         cost = 1.0 + self.fn.cost(*top)
         units = max(1, bound.info.compute_units)
         work = (_WORK_CPU if bound.info.type == "CPU" else _WORK_OTHER) * units
-        return max(1, min(cap, max(units, int(work // cost))))
+        call.cap = max(1, max(units, int(work // cost)))
 
     def run(self, shape: tuple[int, ...], values: list[Any], seed: int, cbase: int,
-            cstrides: tuple[int, ...]) -> tuple[np.ndarray, int]:
+            cstrides: tuple[int, ...] | None = None, device: bool = False
+            ) -> tuple[Any, int]:
         """Variates of ``shape`` whose element at index ``idx`` uses counter
-        ``cbase + sum(idx * cstrides)``; returns them and the count of NaNs produced.
-
-        The work is cut into launches of at most :meth:`per_launch` elements
-        (:func:`daskcl.kernels._elementwise.pieces`), each finished before the next, with no buffer
-        above the device's largest allocation; on devices with their own memory, calls of
-        cheap generators large enough for slabs go through the pipelined slabs instead."""
-        import pyopencl as cl
-
-        result = np.empty(shape)
-        if result.size == 0:
-            return result, 0
-        plan = self.launch(shape, values, cstrides)
-        bound = _device.current()
-        ctx = bound.context
-        mf = cl.mem_flags
-        cpu = _zero_copy(bound)
-        counts = np.zeros(1, dtype=np.int32)
-        status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
-        n = result.size
-        flat = result.reshape(-1)
-        per = self.per_launch(bound, plan)
-        limit = _ew.max_alloc(bound)
-        fits = all(a is None or a.nbytes <= limit for a in plan.arrays)
-        if not cpu and n >= 2 * _SLAB and per >= _SLAB and _SLAB * 8 <= limit and fits:
-            self._run_slabs(bound, plan, flat, status, seed, cbase)
+        ``cbase + sum(idx * cstrides)`` (C order over ``shape`` by default); returns them
+        (NumPy, or a device array with ``device`` or a device parameter) and the count of NaNs
+        produced."""
+        call = self.prepare(values, (), shape, (seed, cbase, cstrides))
+        self.extend(call)
+        if device or call.on_device:
+            outs, counts = self._run_device(call)
         else:
-            host = mf.USE_HOST_PTR if cpu else mf.COPY_HOST_PTR
-            arrays = [None if a is None else a.reshape(-1) for a in plan.arrays]
-            dev_out = None
-            for start, dims, offs in _ew.pieces(plan.dims, [plan.cstrides, *plan.strides], per):
-                m = math.prod(dims)
-                subs = [None if a is None else a[o: o + _ew.span(dims, st)]
-                        for a, o, st in zip(arrays, offs[1:], plan.strides)]
-                buffers = [None if a is None else cl.Buffer(ctx, mf.READ_ONLY | host, hostbuf=a)
-                           for a in subs]
-                sub = _Launch(dims, plan.cstrides, plan.scalars, subs, plan.strides)
-                part = flat[start: start + m]
-                if cpu:
-                    # the device writes straight into `result`; mapping makes the writes visible
-                    out = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=part)
-                else:
-                    if dev_out is None:
-                        dev_out = cl.Buffer(ctx, mf.WRITE_ONLY, min(n, per) * 8)
-                    out = dev_out
-                self.enqueue(sub, m, 0, out, status, seed, cbase + offs[0], buffers)
-                if cpu:
-                    mapped = cl.enqueue_map_buffer(bound.queue, out, cl.map_flags.READ, 0, (m,),
-                                                   np.dtype(np.float64))[0]
-                    mapped.base.release()
-                else:
-                    cl.enqueue_copy(bound.queue, part, out)
-                bound.queue.finish()
-        cl.enqueue_copy(bound.queue, counts, status)
-        bound.queue.finish()
-        return result, int(counts[0])
+            outs, counts = self._run_host(call)
+        return outs[0], int(counts[0])
 
-    def _run_slabs(self, bound: _device.BoundDevice, plan: _Launch, flat: np.ndarray,
-                   status: Any, seed: int, cbase: int) -> None:
-        """Large calls on devices with their own memory: slabs through the pinned staging
-        buffers of the elementwise launcher (made once per device), on two queues, so that the
-        kernel of one slab overlaps the transfer of the other."""
-        import pyopencl as cl
-
-        mf = cl.mem_flags
-        buffers = [None if a is None else
-                   cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-                   for a in plan.arrays]
-        n = flat.size
-        slab = _SLAB
-        with _ew._staging_lock:
-            stages = [_ew._stage(bound, k, 0, slab) for k in range(2)]
-            pending: list[tuple[Any, int, int, Any]] = []
-            for k, a in enumerate(range(0, n, slab)):
-                b = min(a + slab, n)
-                st = stages[k % 2]
-                if st.busy is not None:           # slab k - 2 used this stage: finish it first
-                    _ew._finish(pending, flat)
-                self.enqueue(plan, b - a, a, st.dev_out, status, seed, cbase, buffers, st.queue)
-                ev = cl.enqueue_copy(st.queue, st.host_out[: b - a], st.dev_out,
-                                     is_blocking=False)
-                st.busy = ev
-                pending.append((ev, a, b, st))
-            while pending:
-                _ew._finish(pending, flat)
-
-    def warn(self, count: int, stacklevel: int = 3) -> None:
+    def warn(self, counts: Any, stacklevel: int = 3) -> None:
+        count = int(counts[0]) if isinstance(counts, np.ndarray) else int(counts)
         if count:
             note = f" ({self.fn.limit})" if self.fn.limit else ""
             warnings.warn(f"{self.fn.name}: {count} NaN(s) produced{note}", RuntimeWarning,
                           stacklevel=stacklevel)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self.fn
+        bound = self.__signature__.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        first = next(iter(self.__signature__.parameters))
+        shape = _shape(fn, a[first])
+        seed = _seed(fn, a["seed"])
+        offset = a["offset"]
+        if isinstance(offset, bool) or not isinstance(offset, numbers.Integral) or offset < 0:
+            raise ValueError(f"{fn.name}: offset must be a non-negative int, not {offset!r}")
+        offset = int(offset)
+        if offset + math.prod(shape) > _U64:
+            raise ValueError(f"{fn.name}: offset + size exceeds the 2**64 elements of a stream")
+        device = a["device"]
+        if not isinstance(device, (bool, np.bool_)):
+            raise TypeError(f"{fn.name}: device must be True or False, not {device!r}")
+        values = [_param(fn, p, a[p], shape) for p in fn.arg_names]
+        chunks = a["chunks"]
+        if chunks is not None or any(is_dask_array(v) for v in values):
+            if device:
+                raise ValueError(f"{fn.name}: device=True gives a device array, chunks= a dask "
+                                 "array: choose one")
+            return _dask_call(self, shape, values, seed, offset,
+                              "auto" if chunks is None else chunks)
+        result, count = self.run(shape, values, seed, offset, None, bool(device))
+        self.warn(count)
+        if isinstance(result, np.ndarray) and result.ndim == 0:
+            return result[()]
+        return result
 
-def _zero_copy(bound: _device.BoundDevice) -> bool:
-    """CPU devices write straight into the result; others go through device buffers."""
-    return bound.info.type == "CPU"
+
+def _by_name(name: str) -> Any:
+    return FUNCTIONS[name]
 
 
 def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:
@@ -470,8 +305,6 @@ def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:
     -------
     ndarray of uint32, shape (m, 4)
     """
-    import pyopencl as cl
-
     c = np.ascontiguousarray(np.asarray(ctr, dtype=np.uint32).reshape(-1, 4))
     k = np.ascontiguousarray(np.asarray(key, dtype=np.uint32).reshape(-1, 2))
     if len(c) != len(k):
@@ -479,18 +312,14 @@ def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:
     out = np.empty_like(c)
     if len(c) == 0:
         return out
-    bound = _device.current()
-    mf = cl.mem_flags
-    cb = cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=c)
-    kb = cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=k)
-    ob = cl.Buffer(bound.context, mf.WRITE_ONLY, out.nbytes)
-    kernel, lock = _ENGINES["runif"].program(1).kernel("philox4x32_10_raw")
-    with lock:
-        kernel.set_args(np.int64(len(c)), cb, kb, ob)
-        cl.enqueue_nd_range_kernel(bound.queue, kernel, (len(c),), None)
-    cl.enqueue_copy(bound.queue, out, ob)
-    bound.queue.finish()
+    _philox_raw()((len(c),), None, len(c), c, k, out)
     return out
+
+
+@functools.cache
+def _philox_raw() -> RawKernel:
+    """The raw Philox kernel of ``cl/kernels/philox_raw.cl``."""
+    return RawKernel(get_library().read("kernels/philox_raw.cl"), "philox4x32_10_raw")
 
 
 # -- the public functions ---------------------------------------------------------------------
@@ -530,8 +359,8 @@ def _seed(fn: RFn, seed: object) -> int:
 
 
 def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
-    """A float, a NumPy array broadcastable to ``shape``, or a dask array."""
-    if is_dask_array(value):
+    """A float, a NumPy array broadcastable to ``shape``, a dask array or a device array."""
+    if is_dask_array(value) or _transfer.is_device_array(value):
         arr = value
     elif isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
         return float(value)
@@ -554,10 +383,9 @@ def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
         raise ValueError(
             f"{fn.name}: parameter {name!r} of shape {arr.shape} does not broadcast to size {shape}"
         )
-    return arr if is_dask_array(arr) else np.asarray(arr, dtype=np.float64)
-
-
-_ENGINES: dict[str, Random] = {}
+    if is_dask_array(arr) or _transfer.is_device_array(arr):
+        return arr
+    return np.asarray(arr, dtype=np.float64)
 
 
 def _block(*blocks: np.ndarray, fname: str, scalars: tuple[float | None, ...], seed: int,
@@ -568,14 +396,14 @@ def _block(*blocks: np.ndarray, fname: str, scalars: tuple[float | None, ...], s
     cbase = offset + sum(lo * c for (lo, _), c in zip(info["array-location"], cstrides))
     it = iter(blocks)
     values = [next(it) if s is None else s for s in scalars]
-    impl = _ENGINES[fname]
-    result, count = impl.run(shape, values, seed, cbase, cstrides)
-    impl.warn(count, stacklevel=2)
-    return result
+    kernel = FUNCTIONS[fname]
+    result, count = kernel.run(shape, values, seed, cbase, cstrides)
+    kernel.warn(count, stacklevel=2)
+    return np.asarray(result)
 
 
-def _dask_call(impl: Random, shape: tuple[int, ...], values: list[Any], seed: int, offset: int,
-               chunks: Any) -> Any:
+def _dask_call(kernel: RandomKernel, shape: tuple[int, ...], values: list[Any], seed: int,
+               offset: int, chunks: Any) -> Any:
     import dask.array as da
     from dask.base import tokenize
 
@@ -589,7 +417,7 @@ def _dask_call(impl: Random, shape: tuple[int, ...], values: list[Any], seed: in
         scalars.append(None)
         d = v if is_dask_array(v) else da.from_array(v, chunks=v.shape or ())
         arrays.append(da.broadcast_to(d, shape).rechunk(chunks))
-    fname = impl.fn.name
+    fname = kernel.fn.name
     name = f"daskcl-{fname}-" + tokenize(fname, shape, chunks, seed, offset, scalars, *arrays)
     return da.map_blocks(
         _block, *arrays, chunks=chunks, dtype=np.float64,
@@ -609,9 +437,8 @@ _EXAMPLE: dict[str, tuple[float, ...]] = {
 }
 
 
-def _make(fn: RFn) -> KernelFunction[Random]:
-    impl = Random(fn)
-    _ENGINES[fn.name] = impl
+def _make(fn: RFn) -> RandomKernel:
+    kernel = RandomKernel(fn)
     conflict = "size" in fn.arg_names
     first = inspect.Parameter(
         "n" if conflict else "size",
@@ -623,30 +450,8 @@ def _make(fn: RFn) -> KernelFunction[Random]:
         for a in fn.arg_names
     ]
     params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=d)
-               for k, d in (("seed", None), ("offset", 0), ("chunks", None))]
-    sig = inspect.Signature(params)
-
-    def func(*args: Any, **kwargs: Any) -> Any:
-        bound = sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
-        shape = _shape(fn, a[first.name])
-        seed = _seed(fn, a["seed"])
-        offset = a["offset"]
-        if isinstance(offset, bool) or not isinstance(offset, numbers.Integral) or offset < 0:
-            raise ValueError(f"{fn.name}: offset must be a non-negative int, not {offset!r}")
-        offset = int(offset)
-        if offset + math.prod(shape) > _U64:
-            raise ValueError(f"{fn.name}: offset + size exceeds the 2**64 elements of a stream")
-        values = [_param(fn, p, a[p], shape) for p in fn.arg_names]
-        chunks = a["chunks"]
-        if chunks is not None or any(is_dask_array(v) for v in values):
-            return _dask_call(impl, shape, values, seed, offset,
-                              "auto" if chunks is None else chunks)
-        result, count = impl.run(shape, values, seed, offset, _c_strides(shape))
-        impl.warn(count)
-        return result[()] if result.ndim == 0 else result
-
+               for k, d in (("seed", None), ("offset", 0), ("chunks", None), ("device", False))]
+    kernel.__signature__ = inspect.Signature(params)
     first_doc = (
         "n : int or tuple of ints, positional only\n    The output shape (NumPy's ``size``; "
         "named ``n`` here, as in R, because ``size`` is a parameter)."
@@ -657,10 +462,9 @@ def _make(fn: RFn) -> KernelFunction[Random]:
         f"    Broadcast against the output shape."
         for p in fn.arg_names
     )
-    func.__name__ = func.__qualname__ = fn.name
-    func.__module__ = PUBLIC_MODULE
-    func.__signature__ = sig  # type: ignore[attr-defined]
-    func.__doc__ = (
+    kernel.__name__ = kernel.__qualname__ = fn.name
+    kernel.__module__ = PUBLIC_MODULE
+    kernel.__doc__ = (
         f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``) on the OpenCL device.  "
         f"Method: {fn.method}"
         + (f"  Largest parameters: {fn.limit} (with the warning); the work of one variate "
@@ -677,8 +481,11 @@ def _make(fn: RFn) -> KernelFunction[Random]:
         "offset : int, default 0\n    Counter of the first element: "
         f"``{fn.name}(size, ..., offset=m)`` continues the stream at element m.\n"
         "chunks : dask chunks, optional\n    Return a lazy dask array with these chunks "
-        "(also when a parameter is a dask array).\n\n"
-        "Returns\n-------\nndarray or dask array\n    float64 of the output shape.\n\n"
+        "(also when a parameter is a dask array).\n"
+        "device : bool, default False\n    Return a ``pyopencl.array.Array`` on the bound "
+        "device (also when a parameter is one).\n\n"
+        "Returns\n-------\nndarray or dask array or pyopencl array\n    float64 of the output "
+        "shape.\n\n"
         "Raises\n------\nTypeError\n    A non-numeric parameter, size or seed.\nValueError\n"
         "    A parameter that does not broadcast to size; a bad seed or offset.\n\n"
         "Warns\n-----\nRuntimeWarning\n    ``<name>: N NaN(s) produced`` for invalid parameters.\n\n"
@@ -687,9 +494,8 @@ def _make(fn: RFn) -> KernelFunction[Random]:
         f">>> x.shape, bool((x == nmath.{fn.name}(5{''.join(f', {v!r}' for v in _EXAMPLE[fn.name])}"
         ", seed=1)).all())\n((5,), True)\n"
     )
-    func._daskcl_impl = impl  # type: ignore[attr-defined]
-    return cast("KernelFunction[Random]", func)
+    return kernel
 
 
 #: the generators by name (public as ``daskcl.nmath.r<name>``)
-FUNCTIONS: dict[str, KernelFunction[Random]] = {fn.name: _make(fn) for fn in ROWS}
+FUNCTIONS: dict[str, RandomKernel] = {fn.name: _make(fn) for fn in ROWS}

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
 
-__all__ = ["FLAGS", "NCLASS", "PUBLIC_MODULE", "Fn", "KernelFunction"]
+__all__ = ["FLAGS", "NCLASS", "PUBLIC_MODULE", "Fn"]
 
 #: the module whose attributes the generated functions are (and as which they pickle)
 PUBLIC_MODULE = "daskcl.nmath"
@@ -58,7 +57,7 @@ class Fn:
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
     impl
         ``"module:Class"`` of the implementation when it is not the generic
-        :class:`daskcl.kernels._elementwise.Elementwise` (a subclass with per-call device data, e.g.
+        :class:`daskcl.kernels._function.NmathFunction` (a subclass with per-call device data, e.g.
         ``"daskcl.kernels._counts:CountTables"`` for the Wilcoxon and signed-rank rows).
     classify
         C function (same arguments as ``csym``, returning an ``int`` below
@@ -119,24 +118,3 @@ class Fn:
 
     def _c_params(self) -> str:
         return ", ".join([f"a{i}" for i in range(len(self.args))] + [c for _, c in self.flags])
-
-
-_Impl_co = TypeVar("_Impl_co", covariant=True)
-
-
-class KernelFunction(Protocol[_Impl_co]):
-    """A public function generated from a row, ``daskcl.nmath.<name>``.
-
-    Its arguments are array_likes or dask arrays (with R's flags, or a generator's size, seed,
-    offset and dask chunks) and its result NumPy float64 or a lazy dask array: ``Any`` here
-    because dask's arrays and chunk specifications are not typed.  ``daskcl/nmath.pyi`` gives
-    each function its own signature.
-    """
-
-    __name__: str
-
-    @property
-    def _daskcl_impl(self) -> _Impl_co:
-        """The device implementation (an ``Elementwise`` or a ``Random``)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -251,7 +251,7 @@ class BoundDevice:
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
-        self.staging: dict[tuple[int, int], Any] = {}
+        self.staging: dict[tuple[str, int], Any] = {}
 
     @functools.cached_property
     def max_alloc(self) -> int:

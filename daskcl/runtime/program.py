@@ -625,9 +625,20 @@ def _build_error(exc: Exception, source: ProgramSource, bound: _device.BoundDevi
 
     located = _LOG_LINE.sub(where, log)
     files = ", ".join(source.files)
+    # lines of a kernel's own parts (a user's operation, preamble or kernel: named "<...>"),
+    # quoted with their text
+    lines = source.text.splitlines()
+    quoted: list[str] = []
+    for m in _LOG_LINE.finditer(log):
+        line = int(m.group(2))
+        name, at = source.locate(line)
+        q = f"{name}, line {at}: {lines[line - 1].strip()}" if 0 < line <= len(lines) else ""
+        if name.startswith("<") and q and q not in quoted:
+            quoted.append(q)
+    yours = ("\nIn your code:\n  " + "\n  ".join(quoted)) if quoted else ""
     return BuildError(
         f"OpenCL build failed on {bound.info.describe()}.\nProgram files: {files}\n"
-        f"Build log (locations mapped to library files):\n{located}",
+        f"Build log (locations mapped to library files):\n{located}{yours}",
         log=log,
         units=source.files,
     )

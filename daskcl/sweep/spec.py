@@ -963,14 +963,13 @@ class Sweep:
             return [program_source(self.glm.family, self.glm.link).text]
         assert self.func is not None
         if self.func.kind == "nmath":
-            from .. import nmath
-            from ..kernels._elementwise import Elementwise, kernel_source
+            from ..kernels._functions import FUNCTIONS, NmathFunction
 
-            impl = nmath.FUNCTIONS[self.function]._daskcl_impl
-            if not isinstance(impl, Elementwise):  # generators are refused by the spec
+            kernel = FUNCTIONS[self.function]
+            if not isinstance(kernel, NmathFunction):  # generators are refused by the spec
                 raise TypeError(f"{self.function} is not an elementwise function")
-            out = [kernel_source(impl.fn, 1, extra_params=impl.extra_params).text]
-            if impl.fn.impl:
+            out = [kernel.plain_source().text]
+            if kernel.fn.impl:
                 out += [lib.read(f"kernels/{p.name}")
                         for p in sorted((lib.root / "kernels").glob("*.cl"))]
             return out

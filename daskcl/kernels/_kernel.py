@@ -1,0 +1,290 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The public kernel layer: :class:`Kernel`, and :class:`RawKernel` for ``__kernel`` sources.
+
+A kernel knows its library (the shipped one, or the roots it was given: your own annotated units
+beside the shipped Mathlib, see ``cl/README.md``), the program source it assembles from it (the
+minimal subset of the library that its code calls, through the dependency index), its program
+for the bound device (built once, cached in memory and on disk: :mod:`daskcl.runtime.program`),
+and how it is called.  Kernels pickle by their definition, never by an OpenCL object, so dask
+tasks and worker plugins carry them; a worker builds the program for its own device.
+
+:class:`daskcl.ElementwiseKernel` (:mod:`daskcl.kernels._elementwise`) is the elementwise kind,
+of which every function of :mod:`daskcl.nmath` is an instance.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..runtime import device as _device
+from ..runtime import program as _program
+from ..runtime.library import Library, ProgramSource, get_library, parse_annotations
+from . import _transfer
+
+__all__ = ["Kernel", "LibraryRoots", "RawKernel", "kernel_params", "library_roots"]
+
+#: one library root or several (directories), as kernels take them
+LibraryRoots = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+
+
+def library_roots(library: LibraryRoots) -> tuple[str, ...] | None:
+    """``library`` as a tuple of absolute paths (``None``: the shipped library)."""
+    if library is None:
+        return None
+    items = [library] if isinstance(library, (str, os.PathLike)) else list(library)
+    if not items:
+        return None
+    return tuple(os.path.abspath(os.fspath(p)) for p in items)
+
+
+def _get_library(roots: tuple[str, ...] | None) -> Library:
+    if roots is None:
+        return get_library()
+    if len(roots) == 1:
+        return get_library(roots[0])
+    return get_library(roots)
+
+
+class Kernel:
+    """A kernel of the library on the bound device.
+
+    Subclasses say what the kernel's program is (:meth:`source`) and how it is called.
+
+    Parameters
+    ----------
+    name : str
+        The kernel's name (a C identifier), in messages and in its program's kernel names.
+    library : path or sequence of paths, optional
+        The library roots its code may call into: the shipped library by default; a directory
+        of your own annotated units (with its own index, ``daskcl index build DIR``) is used
+        beside it; a full library (laid out like ``cl/``, e.g. from ``daskcl index extract``)
+        replaces it.
+    options : sequence of str
+        Further build options (``-D`` macros, ``-cl-*`` flags).
+    """
+
+    #: what ``inspect.signature`` reports (the functions of :mod:`daskcl.nmath` set it)
+    __signature__: inspect.Signature
+    __name__: str
+    __qualname__: str
+
+    def __init__(self, name: str, *, library: LibraryRoots = None,
+                 options: Sequence[str] = ()) -> None:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"a kernel's name must be a C identifier, not {name!r}")
+        self.name = name
+        self.library_roots = library_roots(library)
+        self.options = tuple(str(o) for o in options)
+
+    @property
+    def library(self) -> Library:
+        """The :class:`~daskcl.runtime.library.Library` the kernel is assembled from."""
+        return _get_library(self.library_roots)
+
+    def source(self, variant: Any = None) -> ProgramSource:
+        """The assembled program (of ``variant``, where a kernel has several)."""
+        raise NotImplementedError
+
+    def build_options(self, variant: Any = None) -> tuple[str, ...]:
+        """Build options of ``variant`` on the bound device."""
+        return self.options
+
+    def program(self, variant: Any = None) -> _program.BuiltProgram:
+        """The program for the bound device: from memory, the disk cache, or built now.
+
+        Raises
+        ------
+        BuildError
+            The compiler rejected it; the message points to the library file or to your own
+            code, with its line.
+        """
+        return _program.build(self.source(variant), self.build_options(variant))
+
+    def variants(self) -> list[Any]:
+        """The variants a call on the bound device uses (what :meth:`warm` builds)."""
+        return [None]
+
+    def warm(self) -> None:
+        """Build (or load) the programs the bound device uses, ahead of the first call."""
+        for v in self.variants():
+            self.program(v)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+# -- raw kernels ------------------------------------------------------------------------------
+
+_SCALAR_TYPES = {
+    "double": np.float64, "float": np.float32, "char": np.int8, "uchar": np.uint8,
+    "short": np.int16, "ushort": np.uint16, "int": np.int32, "uint": np.uint32,
+    "long": np.int64, "ulong": np.uint64, "size_t": np.uint64, "bool": np.int32,
+    "unsigned char": np.uint8, "unsigned short": np.uint16, "unsigned int": np.uint32,
+    "unsigned long": np.uint64, "unsigned": np.uint32,
+}
+_QUALIFIERS = {"const", "__const", "restrict", "__restrict", "volatile", "__private", "private"}
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+
+
+def kernel_params(code: str, name: str) -> list[tuple[str, str, bool]]:
+    """The parameters of ``__kernel void name(...)`` in ``code``: ``(kind, type, const)`` each,
+    kind ``"global"`` (a pointer to global or constant memory), ``"local"`` or ``"scalar"``.
+
+    Raises
+    ------
+    ValueError
+        ``code`` defines no kernel ``name``.
+    """
+    text = _strip_comments(code)
+    m = re.search(r"(?:__kernel|\bkernel)\s+void\s+" + re.escape(name) + r"\s*\(", text)
+    if m is None:
+        found = re.findall(r"(?:__kernel|\bkernel)\s+void\s+([A-Za-z_]\w*)", text)
+        raise ValueError(f"the source defines no __kernel void {name}(...); it defines "
+                         + (", ".join(found) or "no kernel"))
+    depth, j = 1, m.end()
+    while depth and j < len(text):
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        j += 1
+    params = [p.strip() for p in text[m.end(): j - 1].split(",") if p.strip()]
+    out: list[tuple[str, str, bool]] = []
+    for p in params:
+        words = p.replace("*", " * ").split()
+        const = "const" in words or "__const" in words
+        if "*" in words:
+            local = any(w in ("__local", "local") for w in words)
+            out.append(("local" if local else "global", "pointer", const))
+            continue
+        typ = " ".join(w for w in words[:-1] if w not in _QUALIFIERS)
+        out.append(("scalar", typ, const))
+    return out
+
+
+class RawKernel(Kernel):
+    """A ``__kernel`` source of your own, assembled with the library units it names and
+    launched with explicit sizes.
+
+    The source opens with a comment block naming what it calls, as the library's own kernels
+    do: ``// @depends_nmath: pnorm, qbeta`` (Mathlib functions, by symbol or unit) and
+    ``// @depends: my_unit`` (units of your own library tree).  The program is layer 0 and 1 of
+    the library, the minimal set of units those names need (in dependency order), and the
+    source.
+
+    Parameters
+    ----------
+    code : str
+        OpenCL C defining ``__kernel void name(...)`` (and anything else it needs).
+    name : str
+        The kernel to launch.
+    library, options
+        As for :class:`Kernel`.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from daskcl import RawKernel
+    >>> k = RawKernel('''// @depends_nmath: pnorm
+    ... __kernel void tail(__global const double *x, __global double *y, const long n)
+    ... {
+    ...     const long i = get_global_id(0);
+    ...     if (i < n) y[i] = pnorm5(x[i], 0.0, 1.0, 0, 1);     // log upper tail
+    ... }''', "tail")
+    >>> y = np.empty(2)
+    >>> _ = k((2,), None, np.array([0.0, 40.0]), y, 2)
+    >>> float(y[1])                                       # R: pnorm(40, lower=FALSE, log=TRUE)
+    -804.6084420137538
+    """
+
+    def __init__(self, code: str, name: str, *, library: LibraryRoots = None,
+                 options: Sequence[str] = ()) -> None:
+        super().__init__(name, library=library, options=options)
+        if not isinstance(code, str):
+            raise TypeError(f"RawKernel {name}: the source must be a string of OpenCL C")
+        self.code = code
+        tags = parse_annotations(code.lstrip())
+        self.depends = tuple(tags.get("depends_nmath", ())) + tuple(tags.get("depends", ()))
+        self.params = kernel_params(code, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_raw, (self.code, self.name, self.library_roots, self.options))
+
+    def source(self, variant: Any = None) -> ProgramSource:
+        return self.library.program_source(self.depends, self.code, f"<RawKernel {self.name}>")
+
+    def __call__(self, global_size: Sequence[int] | int, local_size: Sequence[int] | int | None,
+                 *args: Any, wait: bool = True) -> Any:
+        """Launch the kernel over ``global_size`` work-items in work-groups of ``local_size``
+        (``None``: the driver's choice).
+
+        ``args`` follow the kernel's parameters: for a pointer, a ``pyopencl.array.Array`` or
+        ``pyopencl.Buffer`` on the bound device (used in place), or a NumPy array (copied to the
+        device, and back into the same array after the launch unless the parameter is ``const``
+        or the array is read-only); for ``__local`` pointers a ``pyopencl.LocalMemory``; for a
+        scalar, a number (converted to the parameter's C type).
+
+        Returns the launch's event; with ``wait`` (the default) the launch has finished and
+        NumPy arrays hold the results.
+        """
+        import pyopencl as cl
+
+        if len(args) != len(self.params):
+            raise TypeError(f"RawKernel {self.name}: takes {len(self.params)} arguments, "
+                            f"got {len(args)}")
+        bound = _device.current()
+        queue = bound.queue
+        kargs: list[Any] = []
+        back: list[tuple[Any, np.ndarray]] = []
+        mf = cl.mem_flags
+        for k, ((kind, typ, const), a) in enumerate(zip(self.params, args)):
+            where = f"RawKernel {self.name}: argument {k}"
+            if kind == "scalar":
+                dtype = _SCALAR_TYPES.get(typ)
+                kargs.append(a if dtype is None else dtype(a))
+            elif kind == "local":
+                kargs.append(a)
+            elif _transfer.is_device_array(a):
+                if a.context != bound.context:
+                    raise ValueError(f"{where} is a pyopencl array of another OpenCL context")
+                kargs.append(a.base_data if a.offset == 0 else a.data)
+            elif isinstance(a, cl.MemoryObjectHolder):
+                kargs.append(a)
+            elif isinstance(a, np.ndarray):
+                host = np.ascontiguousarray(a)
+                buf = cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                                hostbuf=host if host.size else np.zeros(1, host.dtype))
+                kargs.append(buf)
+                if not const and a.flags.writeable and a.size:
+                    back.append((buf, a))
+            else:
+                raise TypeError(f"{where} is a pointer: pass a NumPy array, a pyopencl array "
+                                f"or buffer, not {type(a).__name__}")
+        gsize = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+        lsize = ((local_size,) if isinstance(local_size, int) else
+                 None if local_size is None else tuple(local_size))
+        kernel, lock = self.program().kernel(self.name)
+        with lock:
+            kernel.set_args(*kargs)
+            ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+        for buf, a in back:
+            if a.flags.c_contiguous:
+                cl.enqueue_copy(queue, a, buf)
+            else:
+                tmp = np.empty_like(a, order="C")
+                cl.enqueue_copy(queue, tmp, buf)
+                a[...] = tmp
+        if wait or back:
+            queue.finish()
+        return ev
+
+
+def _raw(code: str, name: str, roots: tuple[str, ...] | None, options: tuple[str, ...]
+         ) -> RawKernel:
+    return RawKernel(code, name, library=roots, options=options)

@@ -1,0 +1,470 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The host data path: arrays to the bound device and results back, for every kernel.
+
+Every kernel of :mod:`daskcl.kernels` (the elementwise functions of :mod:`daskcl.nmath`, the
+random generators, user kernels) and :func:`daskcl.glm.f2_f3` move NumPy data through
+:func:`stream`: a call is cut into pieces (one launch each), and each piece's inputs go to the
+device, its kernel runs, and its outputs come back.  How depends on the device:
+
+* CPU devices (PoCL) compute in the host's memory: the device buffers alias the NumPy arrays
+  (``CL_MEM_USE_HOST_PTR``), nothing is copied, and each piece is finished before the next.
+* Devices with their own memory (GPUs) run the pieces through a few slots, each with its own
+  in-order queue and device buffers (kept per device and reused across calls), so that one
+  piece's upload, another's kernel and a third's download overlap wherever the driver overlaps
+  them.  The config key ``transfer.mode`` (``DASKCL_TRANSFER``) chooses how the host side moves:
+
+  ``direct``
+      pageable copies both ways, straight from the input arrays and into the result;
+  ``pinned``
+      pageable copies in; the result is allocated in page-locked (pinned) host memory that the
+      returned NumPy array keeps alive, so the download is a DMA at the link's full speed
+      with no host copy.  Pinned blocks come from a per-device pool (:class:`PinnedPool`) and
+      go back to it when the last view of the result is gone; beyond ``transfer.pinned_limit``
+      bytes in use, results fall back to ordinary memory;
+  ``staged``
+      both ways through pinned staging buffers filled and emptied by host copies;
+  ``auto``
+      the mode measured best for the device (``benchmarks/bench_transfer.py``; recorded in
+      ``benchmarks/README.md``): ``pinned`` on GPUs.
+
+  ``transfer.threads`` host threads upload a piece's inputs in parallel parts (pageable copies
+  are bound by the host's memory copy into the driver's own staging memory).
+
+Inputs that are broadcast or scalar never reach :func:`stream` expanded: the kernels read them
+through strides, and small arrays are uploaded whole once per call (:func:`upload`).
+
+Device arrays (``pyopencl.array.Array``) bypass all of this: :func:`device_operand` checks that
+one belongs to the bound device's context and gives its buffer, offset and strides.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import ctypes
+import math
+import os
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from ..runtime import device as _device
+
+__all__ = [
+    "SLAB",
+    "DeviceOperand",
+    "Piece",
+    "PinnedPool",
+    "device_operand",
+    "is_device_array",
+    "mode",
+    "result_array",
+    "stream",
+    "upload",
+]
+
+#: elements of float64 per piece of a streamed call on devices with their own memory
+SLAB = 1 << 21
+#: results smaller than this many bytes are never pinned (the pool's overhead is not worth it)
+PIN_MIN_BYTES = 1 << 20
+#: slots (queues with their device buffers) a streamed call cycles through
+SLOTS = 3
+
+_lock = threading.RLock()
+
+
+def mode(bound: _device.BoundDevice) -> str:
+    """How :func:`stream` moves data on ``bound``: ``host`` (CPU devices: in place), or the
+    ``transfer.mode`` config key's mode for devices with their own memory (``auto``: ``pinned``)."""
+    if bound.info.type == "CPU":
+        return "host"
+    chosen = str(config.get("transfer.mode"))
+    return "pinned" if chosen == "auto" else chosen
+
+
+def _threads(bound: _device.BoundDevice) -> int:
+    n = config.get("transfer.threads")
+    if n == "auto":
+        return 1
+    return max(1, int(n))
+
+
+# -- pinned host memory ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    buffer: Any           # the ALLOC_HOST_PTR buffer
+    host: np.ndarray      # its mapping (uint8), kept mapped for the block's life
+    size: int
+
+
+class PinnedPool:
+    """Page-locked host memory of one device, handed out as NumPy arrays and taken back when
+    the last view of an array is gone.
+
+    Blocks are allocated in power-of-two sizes (at least 1 MiB) and kept for reuse; at most
+    ``limit`` bytes are handed out at once (beyond, :meth:`take` returns ``None`` and the caller
+    uses ordinary memory), and at most ``limit`` bytes of free blocks are kept.
+    """
+
+    def __init__(self, bound: _device.BoundDevice, limit: int) -> None:
+        self.bound = bound
+        self.limit = limit
+        self.in_use = 0
+        self.free: dict[int, list[_Block]] = {}
+        self._queue: Any = None
+
+    def _new(self, size: int) -> _Block:
+        import pyopencl as cl
+
+        if self._queue is None:
+            self._queue = cl.CommandQueue(self.bound.context)
+        mf = cl.mem_flags
+        buf = cl.Buffer(self.bound.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR, size)
+        map_buffer: Any = cl.enqueue_map_buffer  # its stubs reject combined flags
+        host, _ = map_buffer(self._queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                             (size,), np.uint8, is_blocking=True)
+        return _Block(buf, host, size)
+
+    def take(self, nbytes: int) -> np.ndarray | None:
+        """``nbytes`` of pinned memory as a uint8 array, or ``None`` beyond the limit."""
+        size = max(PIN_MIN_BYTES, 1 << max(0, nbytes - 1).bit_length())
+        with _lock:
+            if self.in_use + size > self.limit:
+                return None
+            blocks = self.free.get(size)
+            block = blocks.pop() if blocks else None
+            self.in_use += size
+        if block is None:
+            try:
+                block = self._new(size)
+            except Exception:    # the driver may refuse page-locked memory: use ordinary memory
+                with _lock:
+                    self.in_use -= size
+                return None
+        # A fresh exporter per hand-out: every view of the array keeps it alive, and when the
+        # last one goes, the block returns to the pool (ndarray views collapse their bases onto
+        # the array that exposes the memory, so the finalizer is tied to this object).
+        exporter = (ctypes.c_char * nbytes).from_address(block.host.ctypes.data)
+        weakref.finalize(exporter, self._give_back, block)
+        return np.frombuffer(memoryview(exporter).cast("B"), dtype=np.uint8)
+
+    def _give_back(self, block: _Block) -> None:
+        with _lock:
+            self.in_use -= block.size
+            kept = sum(b.size for bs in self.free.values() for b in bs)
+            if kept + block.size <= self.limit:
+                self.free.setdefault(block.size, []).append(block)
+
+
+def _pool(bound: _device.BoundDevice) -> PinnedPool:
+    with _lock:
+        pool: PinnedPool | None = bound.staging.get(("pinned", 0))
+        if pool is None:
+            pool = bound.staging[("pinned", 0)] = PinnedPool(bound, _pinned_limit())
+        pool.limit = _pinned_limit()
+        return pool
+
+
+def _pinned_limit() -> int:
+    chosen = config.get("transfer.pinned_limit")
+    if chosen is not None:
+        return int(chosen)
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        ram = 8 << 30
+    return max(256 << 20, ram // 8)
+
+
+def result_array(bound: _device.BoundDevice, shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialised float64 array of ``shape`` for a result of :func:`stream`: in pinned
+    memory where the mode is ``pinned`` (and the pool has room), else ordinary memory."""
+    n = math.prod(shape)
+    if mode(bound) == "pinned" and n * 8 >= PIN_MIN_BYTES:
+        raw = _pool(bound).take(n * 8)
+        if raw is not None:
+            return raw.view(np.float64)[:n].reshape(shape)
+    return np.empty(shape)
+
+
+def is_pinned(a: np.ndarray) -> bool:
+    """Whether ``a`` lies in memory handed out by a :class:`PinnedPool` (for tests)."""
+    base: Any = a
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    while isinstance(base, memoryview):
+        base = base.obj
+    return isinstance(base, ctypes.Array)
+
+
+# -- streaming --------------------------------------------------------------------------------
+
+
+@dataclass
+class Piece:
+    """One launch of a streamed call.
+
+    ``ins[j]`` is the element range ``(lo, hi)`` of streamed input ``j`` that the piece reads
+    (``None``: input ``j`` is not streamed: a scalar, or uploaded whole); ``outs[k]`` the range
+    of output ``k`` it writes.  ``arg`` is for the launch callback (the piece's shape, offsets).
+    """
+
+    ins: list[tuple[int, int] | None]
+    outs: list[tuple[int, int]]
+    arg: Any = None
+
+
+#: ``launch(piece, inputs, outputs, queue)`` enqueues a piece's kernels on ``queue``:
+#: ``inputs[j]`` is the device buffer holding input ``j``'s range (None where not streamed),
+#: ``outputs[k]`` the buffer receiving output ``k``'s range, both starting at element 0.
+Launch = Callable[[Piece, list[Any], list[Any], Any], None]
+
+
+@dataclass
+class _Slot:
+    queue: Any
+    dev_in: list[Any] = field(default_factory=list)
+    cap_in: list[int] = field(default_factory=list)
+    dev_out: list[Any] = field(default_factory=list)
+    cap_out: list[int] = field(default_factory=list)
+    pin_in: list[np.ndarray] = field(default_factory=list)
+    pin_out: list[np.ndarray] = field(default_factory=list)
+    busy: list[Any] = field(default_factory=list)     # (event, finish) of its last piece
+
+
+def _slots(bound: _device.BoundDevice) -> list[_Slot]:
+    import pyopencl as cl
+
+    slots: list[_Slot] | None = bound.staging.get(("slots", 0))
+    if slots is None:
+        slots = [_Slot(cl.CommandQueue(bound.context)) for _ in range(SLOTS)]
+        bound.staging[("slots", 0)] = slots
+    return slots
+
+
+def _grow(bufs: list[Any], caps: list[int], j: int, nelem: int, ctx: Any, flags: Any) -> Any:
+    import pyopencl as cl
+
+    while len(bufs) <= j:
+        bufs.append(None)
+        caps.append(0)
+    if caps[j] < nelem:
+        bufs[j] = None
+        cap = max(nelem, 1)
+        bufs[j] = cl.Buffer(ctx, flags, cap * 8)
+        caps[j] = cap
+    return bufs[j]
+
+
+def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int) -> np.ndarray:
+    while len(arrs) <= j:
+        arrs.append(np.empty(0))
+    if arrs[j].size < nelem:
+        raw = pool.take(nelem * 8)
+        arrs[j] = np.empty(nelem) if raw is None else raw.view(np.float64)[:nelem]
+    return arrs[j]
+
+
+def _uploader(bound: _device.BoundDevice, nthreads: int) -> tuple[Any, list[Any]]:
+    import pyopencl as cl
+
+    key = ("uploader", nthreads)
+    hit: tuple[Any, list[Any]] | None = bound.staging.get(key)
+    if hit is None:
+        pool = concurrent.futures.ThreadPoolExecutor(nthreads, thread_name_prefix="daskcl-upload")
+        hit = bound.staging[key] = (pool, [cl.CommandQueue(bound.context)
+                                           for _ in range(nthreads)])
+    return hit
+
+
+def _upload_parts(bound: _device.BoundDevice, buf: Any, src: np.ndarray, nthreads: int) -> None:
+    """Copy ``src`` into the start of ``buf``, by ``nthreads`` threads in parallel parts, each
+    a blocking pageable copy on its own queue; returns when the data is on the device."""
+    import pyopencl as cl
+
+    pool, queues = _uploader(bound, nthreads)
+    n = src.size
+    step = -(-n // nthreads)
+    step = -(-step // 4096) * 4096
+
+    def part(t: int) -> None:
+        a, b = t * step, min(n, (t + 1) * step)
+        if a < b:
+            cl.enqueue_copy(queues[t], buf, src[a:b], dst_offset=a * 8, is_blocking=True)
+
+    for f in [pool.submit(part, t) for t in range(nthreads)]:
+        f.result()
+
+
+def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np.ndarray | None],
+           outs: Sequence[np.ndarray], launch: Launch) -> None:
+    """Run ``pieces`` on ``bound``: for each, the ranges of the streamed inputs ``ins`` (flat,
+    contiguous float64; ``None`` for inputs not streamed) go to the device, ``launch``
+    enqueues its kernels, and the output ranges come back into ``outs`` (flat, contiguous,
+    float64).  Returns when every output is complete."""
+    if mode(bound) == "host":
+        _stream_host(bound, pieces, ins, outs, launch)
+        return
+    with _lock:
+        _stream_device(bound, pieces, ins, outs, launch)
+
+
+def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
+                 ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
+                 launch: Launch) -> None:
+    """CPU devices: buffers over the NumPy memory, one piece finished before the next (so that
+    Ctrl-C stops a call within one launch)."""
+    import pyopencl as cl
+
+    ctx, queue = bound.context, bound.queue
+    mf = cl.mem_flags
+    for p in pieces:
+        dev_in = [None if r is None or a is None else
+                  cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=_nonempty(a, r))
+                  for a, r in zip(ins, p.ins)]
+        dev_out = [cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=_nonempty(o, r))
+                   for o, r in zip(outs, p.outs)]
+        launch(p, dev_in, dev_out, queue)
+        for buf, (lo, hi) in zip(dev_out, p.outs):
+            # mapping makes the device's writes visible in the host array (no copy on CPUs)
+            map_buffer: Any = cl.enqueue_map_buffer
+            mapped, _ = map_buffer(queue, buf, cl.map_flags.READ, 0, (max(hi - lo, 1),),
+                                   np.float64)
+            mapped.base.release()
+        queue.finish()
+
+
+def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
+    lo, hi = r
+    return a[lo:hi] if hi > lo else a[lo: lo + 1] if lo < a.size else np.zeros(1)
+
+
+def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
+                   ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
+                   launch: Launch) -> None:
+    import pyopencl as cl
+
+    how = mode(bound)
+    nthreads = _threads(bound)
+    ctx = bound.context
+    mf = cl.mem_flags
+    slots = _slots(bound)
+    pool = _pool(bound) if how == "staged" else None
+    for k, p in enumerate(pieces):
+        s = slots[k % len(slots)]
+        _drain(s)                      # the slot's previous piece is done with its buffers
+        q = s.queue
+        dev_in: list[Any] = []
+        for j, (a, r) in enumerate(zip(ins, p.ins)):
+            if a is None or r is None:
+                dev_in.append(None)
+                continue
+            lo, hi = r
+            buf = _grow(s.dev_in, s.cap_in, j, hi - lo, ctx, mf.READ_ONLY)
+            if hi > lo:
+                if pool is not None:
+                    st = _pinned_staging(s.pin_in, j, pool, hi - lo)
+                    np.copyto(st[: hi - lo], a[lo:hi])
+                    cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False)
+                elif nthreads > 1 and hi - lo >= 4096 * nthreads:
+                    _upload_parts(bound, buf, a[lo:hi], nthreads)
+                else:
+                    cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False)
+            dev_in.append(buf)
+        dev_out = [_grow(s.dev_out, s.cap_out, j, hi - lo, ctx, mf.READ_WRITE)
+                   for j, (lo, hi) in enumerate(p.outs)]
+        launch(p, dev_in, dev_out, q)
+        for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
+            if hi <= lo:
+                continue
+            if pool is not None:
+                st = _pinned_staging(s.pin_out, j, pool, hi - lo)
+                ev = cl.enqueue_copy(q, st[: hi - lo], dev_out[j], is_blocking=False)
+                s.busy.append((ev, _copier(o[lo:hi], st[: hi - lo])))
+            else:
+                ev = cl.enqueue_copy(q, o[lo:hi], dev_out[j], is_blocking=False)
+                s.busy.append((ev, None))
+        if not s.busy:
+            s.busy.append((cl.enqueue_marker(q), None))
+    for s in slots:
+        _drain(s)
+
+
+def _copier(dst: np.ndarray, src: np.ndarray) -> Callable[[], None]:
+    return lambda: np.copyto(dst, src)
+
+
+def _drain(slot: _Slot) -> None:
+    """Wait for the slot's outstanding work and finish it (staged copies out)."""
+    busy, slot.busy = slot.busy, []
+    for ev, finish in busy:
+        ev.wait()
+        if finish is not None:
+            finish()
+    if busy:
+        slot.queue.finish()
+
+
+def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
+    """A device buffer holding the contiguous float64 array ``a`` whole (read-only; for CPU
+    devices the buffer aliases ``a``)."""
+    import pyopencl as cl
+
+    mf = cl.mem_flags
+    host = mf.USE_HOST_PTR if bound.info.type == "CPU" else mf.COPY_HOST_PTR
+    return cl.Buffer(bound.context, mf.READ_ONLY | host, hostbuf=a if a.size else np.zeros(1))
+
+
+# -- device arrays -----------------------------------------------------------------------------
+
+
+def is_device_array(x: Any) -> bool:
+    """Whether ``x`` is a ``pyopencl.array.Array`` (checked without importing it)."""
+    cla = sys.modules.get("pyopencl.array")
+    return cla is not None and isinstance(x, cla.Array)
+
+
+@dataclass(frozen=True)
+class DeviceOperand:
+    """A float64 device array as a kernel reads it: its buffer, the offset of its first element
+    and its element strides (C order over its shape)."""
+
+    buffer: Any
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    array: Any = None     # the pyopencl array (a float64 copy where the input was converted)
+
+    def get(self) -> np.ndarray:
+        """The values, copied to the host."""
+        return np.asarray(self.array.get())
+
+
+def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> DeviceOperand:
+    """Check a ``pyopencl.array.Array`` argument: on the bound device's context (else a
+    ``ValueError``: daskcl never copies between contexts silently), real numbers (other dtypes
+    are converted on the device to float64), strides that are whole elements."""
+    if x.context != bound.context:
+        raise ValueError(
+            f"{fname}: argument {name!r} is a pyopencl array of another OpenCL context; daskcl "
+            f"computes on {bound.info.describe()} in its own context "
+            "(daskcl.runtime.device.current().context): create the array there, or pass "
+            "x.get() to copy it through the host"
+        )
+    if x.dtype != np.float64:
+        if np.dtype(x.dtype).kind not in "biuf":
+            raise TypeError(f"{fname}: argument {name!r} must be real numbers, got a device "
+                            f"array of dtype {x.dtype}")
+        x = x.astype(np.float64)
+    if any(s % 8 or s < 0 for s in x.strides) or x.offset % 8:
+        raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "
+                         f"{x.offset} that are not non-negative whole elements")
+    return DeviceOperand(x.base_data, x.offset // 8, tuple(x.shape),
+                         tuple(s // 8 for s in x.strides), x)
