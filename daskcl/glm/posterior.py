@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LibraryError
+from ..kernels import _transfer
 from ..kernels._elementwise import is_dask_array
 from ..runtime import device as _device
 from ..runtime import program as _program
@@ -355,45 +356,127 @@ class Posterior:
             self.l2, self._nobsp(), bound.device, bound.info.type == "GPU"
         )
 
-    def _compute(self, b: np.ndarray | FactorialGrid, tuning: Tuning | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def _rows(self, bound: _device.BoundDevice, streamed: bool) -> int:
+        """Grid points per launch: a piece of about ``_transfer.SLAB`` doubles of results
+        where the data stream through a device with its own memory; otherwise up to 2^22,
+        within the device's largest buffer."""
+        cap = max(1, min(1 << 22, int(bound.max_alloc) // (8 * self.l2)))
+        if streamed and _transfer.mode(bound) != "host":
+            cap = min(cap, max(1, _transfer.SLAB // (self.l2 + 1)))
+        return int(cap)
+
+    def _compute(self, b: np.ndarray | FactorialGrid, tuning: Tuning | None = None,
+                 device: bool = False) -> tuple[Any, Any]:
+        """NumPy (or, with ``device``, device-array) ``qf`` and ``grad`` for host ``b``: the
+        rows of ``b`` stream to the device, the results back (:func:`_transfer.stream`); a
+        factorial grid uploads only its descriptor."""
         import pyopencl as cl
 
+        if device:
+            return self._compute_device(b, tuning)
         grid = b if isinstance(b, FactorialGrid) else None
         m = len(b)
-        qf = np.empty(m)
-        grad = np.empty((m, self.l2))
+        bound = _device.current()
+        qf = _transfer.result_array(bound, (m,))
+        grad = _transfer.result_array(bound, (m, self.l2))
         if m == 0:
             return qf, grad
         tun = self.resolve_tuning(tuning)
-        bound = _device.current()
-        ctx, queue, mf = bound.context, bound.queue, cl.mem_flags
-        rows = max(1, min(m, 1 << 22, int(bound.device.max_mem_alloc_size) // (8 * self.l2)))
+        ctx, mf = bound.context, cl.mem_flags
         fdesc = vals = None
         if grid is not None:
             v, d = grid.descriptor()
             vals = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
             fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
-        qbuf = cl.Buffer(ctx, mf.WRITE_ONLY, min(rows, m) * 8)
-        gbuf = cl.Buffer(ctx, mf.WRITE_ONLY, min(rows, m) * self.l2 * 8)
+            flat_b = None
+        else:
+            assert isinstance(b, np.ndarray)
+            flat_b = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
+        rows = self._rows(bound, True)
+        l2 = self.l2
+        pieces = [_transfer.Piece([None if flat_b is None else (s * l2, e * l2)],
+                                  [(s, e), (s * l2, e * l2)], (s, e))
+                  for s, e in ((s, min(m, s + rows)) for s in range(0, m, rows))]
+
+        def launch(p: _transfer.Piece, ins: list[Any], outs: list[Any], queue: Any) -> None:
+            s, e = p.arg
+            if grid is not None:
+                self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, outs[0], outs[1],
+                             queue)
+            else:
+                self.enqueue(tun, False, e - s, 0, ins[0], None, outs[0], outs[1], queue)
+
+        _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch)
+        return qf, grad
+
+    def _compute_device(self, b: Any, tuning: Tuning | None) -> tuple[Any, Any]:
+        """Device-array ``qf`` and ``grad`` for a device-array, NumPy or factorial ``b``:
+        nothing comes back to the host; launches of at most 2^22 points write sub-regions of
+        the outputs."""
+        import pyopencl as cl
+        import pyopencl.array as cla
+
+        bound = _device.current()
+        queue = bound.queue
+        grid = b if isinstance(b, FactorialGrid) else None
+        m = len(b) if grid is not None else int(b.shape[0])
+        qf = cla.empty(queue, (m,), np.float64)
+        grad = cla.empty(queue, (m, self.l2), np.float64)
+        if m == 0:
+            return qf, grad
+        tun = self.resolve_tuning(tuning)
+        ctx, mf = bound.context, cl.mem_flags
+        fdesc = vals = bsrc = None
+        if grid is not None:
+            v, d = grid.descriptor()
+            vals = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
+            fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
+        elif _transfer.is_device_array(b):
+            op = _transfer.device_operand("f2_f3", "b", b, bound)
+            arr = op.array
+            if op.offset or not arr.flags.c_contiguous:
+                arr = arr.copy() if arr.flags.c_contiguous else cla.to_device(queue, arr.get())
+            bsrc = arr.base_data
+        else:
+            bsrc = _transfer.upload(bound, np.ascontiguousarray(b, dtype=np.float64).reshape(-1))
+        rows = self._rows(bound, False)
+        l2 = self.l2
         for s in range(0, m, rows):
             e = min(m, s + rows)
+            whole = s == 0 and e == m
+
+            def region(buf: Any, lo: int, hi: int, whole: bool = whole) -> Any:
+                return buf if whole else buf.get_sub_region(lo * 8, (hi - lo) * 8)
+
+            q_out = region(qf.base_data, s, e)
+            g_out = region(grad.base_data, s * l2, e * l2)
             if grid is not None:
-                self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, qbuf, gbuf, queue)
+                self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, q_out, g_out, queue)
             else:
-                chunk = np.ascontiguousarray(b[s:e])
-                bbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=chunk)
-                self.enqueue(tun, False, e - s, 0, bbuf, None, qbuf, gbuf, queue)
-            cl.enqueue_copy(queue, qf[s:e], qbuf)
-            cl.enqueue_copy(queue, grad[s:e], gbuf, is_blocking=True)
+                self.enqueue(tun, False, e - s, 0, region(bsrc, s * l2, e * l2), None, q_out,
+                             g_out, queue)
+        queue.finish()
         return qf, grad
 
     # -- public -------------------------------------------------------------------------------
 
-    def f2_f3(self, b: Any, *, chunks: Any = None, tuning: Tuning | None = None) -> tuple[Any, Any]:
+    def f2_f3(self, b: Any, *, chunks: Any = None, tuning: Tuning | None = None,
+              device: bool = False) -> tuple[Any, Any]:
         """``(qf, grad)`` at every grid point of ``b``; see :func:`f2_f3`."""
         if tuning is not None and not isinstance(tuning, Tuning):
             raise TypeError(f"f2_f3: tuning must be a daskcl.glm.Tuning, not {tuning!r}")
+        if not isinstance(device, (bool, np.bool_)):
+            raise TypeError(f"f2_f3: device must be True or False, not {device!r}")
+        if _transfer.is_device_array(b):
+            if chunks is not None:
+                raise ValueError("f2_f3: b is a device array; chunks= makes dask arrays: "
+                                 "pass b.get() with chunks, or no chunks")
+            if b.ndim != 2 or b.shape[1] != self.l2:
+                self._check_b(tuple(b.shape))
+            return self._compute_device(b, tuning)
+        if device and chunks is not None:
+            raise ValueError("f2_f3: device=True gives device arrays, chunks= dask arrays: "
+                             "choose one")
         if chunks is not None:
             m1 = len(b) if isinstance(b, FactorialGrid) else (np.shape(b) or (None,))[0]
             _check_chunks(chunks, m1)
@@ -405,7 +488,7 @@ class Posterior:
                 )
             if chunks is not None:
                 return self._dask_factorial(b, chunks, tuning)
-            return self._compute(b, tuning)
+            return self._compute(b, tuning, bool(device))
         if is_dask_array(b):
             return self._dask(b, tuning)
         barr = _real("b", b)
@@ -414,7 +497,7 @@ class Posterior:
             import dask.array as da
 
             return self._dask(da.from_array(barr, chunks=(chunks, -1)), tuning)
-        return self._compute(barr, tuning)
+        return self._compute(barr, tuning, bool(device))
 
     def _check_b(self, shape: tuple[int, ...]) -> None:
         if len(shape) != 2 or shape[1] != self.l2:
@@ -501,7 +584,7 @@ def _grid_block(bounds: np.ndarray, post: Posterior, grid: FactorialGrid,
 
 def f2_f3(
     family: str, link: str, b: Any, y: Any, x: Any, mu: Any, P: Any, alpha: Any, wt: Any,
-    *, chunks: Any = None, tuning: Tuning | None = None,
+    *, chunks: Any = None, tuning: Tuning | None = None, device: bool = False,
 ) -> tuple[Any, Any]:
     """The GLM negative log-posterior ``qf`` (f2) and its gradient ``grad`` (f3) over a grid.
 
@@ -547,8 +630,9 @@ def f2_f3(
     ----------
     family, link : str
         One of the pairs of the table (and quasibinomial, quasipoisson).
-    b : (m1, l2) array, dask array or :class:`FactorialGrid`
-        The grid, one coefficient vector per row.  A dask array may be chunked along axis 0
+    b : (m1, l2) array, dask array, ``pyopencl.array.Array`` or :class:`FactorialGrid`
+        The grid, one coefficient vector per row.  A device array (on the bound device's
+        context) gives device arrays ``qf`` and ``grad``, and nothing crosses to the host.  A dask array may be chunked along axis 0
         (axis 1 is made one chunk); then ``qf`` and ``grad`` are dask arrays with the same
         chunks along the grid axis (compute them together, ``dask.compute(qf, grad)``: they
         come from the same tasks).
@@ -565,12 +649,16 @@ def f2_f3(
         :class:`FactorialGrid`, whose chunks are then decoded on the workers).
     tuning : Tuning, optional
         Launch configuration (kernel path, work-group size, ...); the default suits the device.
+    device : bool, default False
+        Return ``pyopencl.array.Array`` results on the bound device (for a NumPy ``b`` or a
+        :class:`FactorialGrid`; a device-array ``b`` always gives them).
 
     Returns
     -------
     qf : (m1,) array
     grad : (m1, l2) array
-        NumPy arrays, or dask arrays for a dask ``b`` or with ``chunks``.
+        NumPy arrays, dask arrays for a dask ``b`` or with ``chunks``, device arrays for a
+        device-array ``b`` or with ``device``.
 
     Raises
     ------
@@ -596,4 +684,4 @@ def f2_f3(
     ((25,), (25, 2))
     """
     post = Posterior(family, link, y, x, mu, P, alpha, wt)
-    return post.f2_f3(b, chunks=chunks, tuning=tuning)
+    return post.f2_f3(b, chunks=chunks, tuning=tuning, device=device)

@@ -507,13 +507,19 @@ class ElementwiseKernel(Kernel):
             raise ValueError(f"ElementwiseKernel {name}: the operation must be C statements")
         self.in_params, self.out_params = in_params, out_params
         self._order = [(t, n) for t, n in ins]
+        inputs = tuple(n for t, n in ins if t == "double")
+        tables = _table_calls(name, operation, preamble, inputs)
         self._setup(ElementwiseDef(
-            name=name, inputs=tuple(n for t, n in ins if t == "double"),
-            outputs=tuple(n for _, n in outs), operation=operation,
-            ints=tuple(n for t, n in ins if t == "int"), preamble=preamble))
+            name=name, inputs=inputs, outputs=tuple(n for _, n in outs),
+            operation=operation, ints=tuple(n for t, n in ins if t == "int"),
+            preamble="".join(_TABLE_MACROS[f] for f, _ in tables) + preamble,
+            extra_params="".join(_TABLE_PARAMS[f] for f, _ in tables)))
+        self._tables: list[tuple[str, tuple[int, ...]]] = tables
 
     def _setup(self, d: ElementwiseDef) -> None:
         self.definition = d
+        if not hasattr(self, "_tables"):
+            self._tables = []
         #: the inputs' names in messages
         self.input_names: tuple[str, ...] = d.inputs
         self._depends: tuple[str, ...] | None = d.depends
@@ -535,7 +541,7 @@ class ElementwiseKernel(Kernel):
         if self._depends is None:
             d = self.definition
             found = _find_names(self.library, d.preamble + "\n" + d.operation)
-            self._depends = tuple(found)
+            self._depends = tuple(dict.fromkeys([*found, *(f"{f}_tab" for f, _ in self._tables)]))
         return self._depends
 
     def binning(self) -> Binning | None:
@@ -693,7 +699,20 @@ class ElementwiseKernel(Kernel):
 
     def extend(self, call: Call) -> None:
         """Set ``call.extra`` (further kernel arguments) and ``call.cap``: for kernels with
-        per-call device data (count tables) or launch limits (costly generators)."""
+        per-call device data (count tables) or launch limits (costly generators).  A kernel
+        whose operation calls the Wilcoxon or signed-rank functions gets the count tables of
+        the parameters of this call."""
+        if not self._tables or call.size == 0:
+            return
+        from ._counts import tables_for
+
+        extra: list[Any] = []
+        for family, idx in self._tables:
+            params = [call.operands[j].scalar if call.operands[j].array is None
+                      else call.operands[j].array for j in idx]
+            t = tables_for(self.name, family, params)
+            extra += [t.tab, t.keys, t.offs, np.int32(t.nkeys)]
+        call.extra = tuple(extra)
 
     # -- launching ----------------------------------------------------------------------------
 
@@ -762,7 +781,7 @@ class ElementwiseKernel(Kernel):
 
     def _cap(self, call: Call, bound: _device.BoundDevice, streamed: bool) -> int:
         cap = launch_elements(bound)
-        if streamed and bound.info.type != "CPU":
+        if streamed and _transfer.mode(bound) != "host":
             cap = min(cap, _transfer.SLAB)
         if self._variant(len(call.dims))[1] is not None:
             cap = min(cap, SORT_LAUNCH)
@@ -905,6 +924,80 @@ class ElementwiseKernel(Kernel):
 
     def _nonint_names(self) -> list[str]:
         return list(self.definition.nonint)
+
+
+#: the count-table functions: family, and the positions of its parameters among the arguments
+_TABLE_FUNCTIONS = {
+    "dwilcox": ("wilcox", (1, 2)), "pwilcox": ("wilcox", (1, 2)), "qwilcox": ("wilcox", (1, 2)),
+    "dsignrank": ("signrank", (1,)), "psignrank": ("signrank", (1,)),
+    "qsignrank": ("signrank", (1,)),
+}
+_TABLE_PARAMS = {
+    f: (f",\n    __global const double *restrict dk_{f}_tab, "
+        f"__global const double *restrict dk_{f}_keys, __global const long *restrict dk_{f}_offs, "
+        f"const int dk_{f}_nkeys")
+    for f in ("wilcox", "signrank")
+}
+_TABLE_MACROS = {
+    f: "".join(
+        f"#define {name}(...) {name}_tab(__VA_ARGS__, dk_{f}_tab, dk_{f}_keys, dk_{f}_offs, "
+        f"dk_{f}_nkeys)\n"
+        for name, (fam, _) in _TABLE_FUNCTIONS.items() if fam == f)
+    for f in ("wilcox", "signrank")
+}
+
+
+def _call_args(text: str, start: int) -> list[str]:
+    """The top-level arguments of the call whose opening parenthesis is at ``start``."""
+    depth = 0
+    args: list[str] = []
+    cur: list[str] = []
+    for ch in text[start:]:
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                args.append("".join(cur).strip())
+                return args
+        elif ch == "," and depth == 1:
+            args.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    return args
+
+
+def _table_calls(name: str, operation: str, preamble: str, inputs: tuple[str, ...]
+                 ) -> list[tuple[str, tuple[int, ...]]]:
+    """The count-table families the operation calls and, for each, the inputs holding their
+    parameters.  Their tables are built before each launch from those inputs' values, so the
+    parameters must be inputs of the kernel, named as they are, and the same in every call of
+    a family; calls in the preamble cannot reach the tables."""
+    found: dict[str, tuple[int, ...]] = {}
+    pattern = re.compile(r"\b(" + "|".join(_TABLE_FUNCTIONS) + r")\s*\(")
+    if pattern.search(re.sub(r"//[^\n]*|/\*.*?\*/", " ", preamble, flags=re.S)):
+        raise ValueError(f"ElementwiseKernel {name}: the Wilcoxon and signed-rank functions "
+                         "read count tables built for each call, and can be called in the "
+                         "operation only, not in the preamble")
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", operation, flags=re.S)
+    for m in pattern.finditer(text):
+        fn = m.group(1)
+        family, pos = _TABLE_FUNCTIONS[fn]
+        args = _call_args(text, m.end() - 1)
+        params = [args[k] if k < len(args) else "" for k in pos]
+        if not all(p in inputs for p in params):
+            raise ValueError(
+                f"ElementwiseKernel {name}: {fn}'s parameter(s) {', '.join(params)} must each "
+                f"be one of the kernel's double inputs ({', '.join(inputs)}): the count tables "
+                "are built before the launch from their values")
+        idx = tuple(inputs.index(p) for p in params)
+        if found.setdefault(family, idx) != idx:
+            raise ValueError(f"ElementwiseKernel {name}: every {family} call must take the same "
+                             "inputs as its parameters")
+    return sorted(found.items())
 
 
 def _elementwise(in_params: Any, out_params: Any, operation: str, name: str, preamble: str,
