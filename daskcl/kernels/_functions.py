@@ -17,19 +17,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from . import _random
+from . import _docs, _random
 from ._elementwise import Elementwise, is_dask_array
 from ._nmath_table import ROWS
 from ._table import PUBLIC_MODULE, Fn, KernelFunction
 
 __all__ = ["FUNCTIONS"]
-
-_FLAG_DOC = {
-    "log": "log : bool, default False\n    Return log density.",
-    "lower_tail": "lower_tail : bool, default True\n    P[X <= x] if true, else P[X > x].",
-    "log_p": "log_p : bool, default False\n    Probabilities are given (or returned) as log(p).",
-}
-
 
 def _flag(fn: Fn, name: str, value: object) -> bool:
     """R's logical flag: a Python or NumPy bool, or the integer 0 or 1; anything else (a
@@ -99,9 +92,15 @@ def _make(fn: Fn) -> KernelFunction[Elementwise]:
     impl = _impl(fn)
     defaults = fn.defaults
     flag_defaults = fn.flag_defaults
+    aliases = _docs.ALIASES.get(fn.name, {})
+    optional = _docs.optional_params(fn.name)
 
     def func(*args: Any, **kwargs: Any) -> Any:
         bound = sig.bind(*args, **kwargs)
+        if aliases:
+            target = _docs.apply_aliases(fn.name, bound.arguments)
+            if target != fn.name:
+                return _ELEMENTWISE[target](**bound.arguments)
         bound.apply_defaults()
         vals = tuple(bound.arguments[n] for n in fn.arg_names)
         flags = {k: _flag(fn, k, bound.arguments[k]) for k in flag_defaults}
@@ -113,7 +112,7 @@ def _make(fn: Fn) -> KernelFunction[Elementwise]:
     params = [
         inspect.Parameter(
             n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            default=defaults.get(n, inspect.Parameter.empty),
+            default=None if n in optional else defaults.get(n, inspect.Parameter.empty),
         )
         for n in fn.arg_names
     ]
@@ -121,23 +120,12 @@ def _make(fn: Fn) -> KernelFunction[Elementwise]:
         inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
         for k, v in flag_defaults.items()
     ]
+    params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, default=None) for a in aliases]
     sig = inspect.Signature(params)
     func.__name__ = func.__qualname__ = fn.name
     func.__module__ = PUBLIC_MODULE
     func.__signature__ = sig  # type: ignore[attr-defined]
-    arg_doc = "\n".join(
-        f"{n} : array_like{', default ' + repr(defaults[n]) if n in defaults else ''}"
-        for n in fn.arg_names
-    )
-    flag_doc = "\n".join(_FLAG_DOC[k] for k in flag_defaults)
-    func.__doc__ = (
-        f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``), evaluated on the OpenCL "
-        f"device.\n\nParameters\n----------\n{arg_doc}\n{flag_doc}\n\nReturns\n-------\n"
-        "ndarray or float64 or dask array\n    float64 values of the broadcast shape.\n\n"
-        "Raises\n------\nTypeError\n    A non-numeric argument; a flag that is not a bool "
-        "(Python or NumPy) or the integer 0 or 1.\nValueError\n    Shapes that do "
-        "not broadcast.\n"
-    )
+    func.__doc__ = _docs.docstring(fn)
     func._daskcl_impl = impl  # type: ignore[attr-defined]
     return cast("KernelFunction[Elementwise]", func)
 
