@@ -8,27 +8,27 @@ Values are checked where they are set and where they are read from the environme
 daskcl does not understand raises :class:`~daskcl.errors.ConfigError` (a ``ValueError``) naming
 the key, its variable and the values it takes.
 
-========================  ==========================  ========  ===============================
-key                       environment variable        default   meaning
-========================  ==========================  ========  ===============================
-``device``                ``DASKCL_DEVICE``           any       the device a process binds:
-                                                                ``"P:D"`` or a name substring
-``binning``               ``DASKCL_BINNING``          ``auto``  launches sorted by class: ``0``,
-                                                                ``1``, ``auto`` (GPUs) or
-                                                                ``WGxEPIrN``
-``cache.dir``             ``DASKCL_CACHE_DIR``        XDG       the program cache's directory
-``cache.enabled``         ``DASKCL_NO_CACHE`` (not)   true      whether programs are cached on
-                                                                disk
-``cache.shared``          ``DASKCL_CACHE_SHARED``     private   ``group``: a cache shared by a
-                                                                group is trusted
-``fp_contract``           ``DASKCL_FP_CONTRACT``      false     let compilers fuse ``a*b+c``
-``noinline``              ``DASKCL_NOINLINE``         ``auto``  heavy routines out of line
-                                                                (``auto``: on GPUs)
-``library``               ``DASKCL_LIBRARY``          shipped   the kernel library directory
-``worker.warm``           ``DASKCL_WARM``             none      kernels a preloaded worker
-                                                                builds at start-up
-``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL`` unset     a preloaded worker's log level
-========================  ==========================  ========  ===============================
+========================  ============================  ========  ===============================
+key                       environment variable          default   meaning
+========================  ============================  ========  ===============================
+``device``                ``DASKCL_DEVICE``             any       the device a process binds:
+                                                                  ``"P:D"`` or a name substring
+``binning``               ``DASKCL_BINNING``            ``auto``  launches sorted by class: ``0``,
+                                                                  ``1``, ``auto`` (GPUs) or
+                                                                  ``WGxEPIrN``
+``cache.dir``             ``DASKCL_CACHE_DIR``          XDG       the program cache's directory
+``cache.enabled``         ``DASKCL_NO_CACHE`` (not)     true      whether programs are cached on
+                                                                  disk
+``cache.shared``          ``DASKCL_CACHE_SHARED``       private   ``group``: a cache shared by a
+                                                                  group is trusted
+``fp_contract``           ``DASKCL_FP_CONTRACT``        false     let compilers fuse ``a*b+c``
+``noinline``              ``DASKCL_NOINLINE``           ``auto``  heavy routines out of line
+                                                                  (``auto``: on GPUs)
+``library``               ``DASKCL_LIBRARY``            shipped   the kernel library directory
+``worker.warm``           ``DASKCL_WARM``               none      kernels a preloaded worker
+                                                                  builds at start-up
+``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL``   unset     a preloaded worker's log level
+========================  ============================  ========  ===============================
 
 Values set in code are held by a donfig ``Config`` (as ``dask.config`` and ``zarr.config``
 hold theirs); :class:`daskcl.cluster.DaskclPlugin` carries them to dask workers.

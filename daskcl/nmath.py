@@ -19,7 +19,7 @@ Example
 >>> import numpy as np
 >>> from daskcl import nmath
 >>> float(nmath.pnorm(1.96))
-0.9750021048517795
+0.9750021048517796
 >>> nmath.dbinom(np.arange(3), 2, 0.5)
 array([0.25, 0.5 , 0.25])
 """

@@ -189,7 +189,7 @@ def r_eval(rsym: str, args: Sequence[Any], flags: Sequence[int] = ()) -> np.ndar
     Example
     -------
     >>> float(r_eval("pnorm5", [1.96, 0.0, 1.0], [1, 0]))
-    0.9750021048517795
+    0.9750021048517796
     """
     f, sig = _function(rsym)
     if len(sig) != len(args) + len(flags):

@@ -166,3 +166,11 @@ def test_function_table_has_every_row():
         for alias in _docs.ALIASES.get(name, {}):
             assert f"``{alias}=``" in table
     assert table.count(".. list-table::") == len({_docs._group(n) for n in ALL})
+
+
+def test_installation_page_gives_the_readmes_two_commands():
+    from test_packaging import readme_commands
+
+    page = (REPO / "docs" / "installation.rst").read_text()
+    blocks = [b.strip() for b in re.findall(r"\.\. code-block:: sh\n\n   (.*?)\n\n", page, re.S)]
+    assert blocks[:2] == readme_commands()

@@ -243,8 +243,8 @@ _ARG = "Argument."
 _SPECIAL_PARAMETERS: dict[str, dict[str, str]] = {
     "gammafn": {"x": "Argument (the poles are 0, -1, -2, ...)."},
     "lgammafn": {"x": "Argument (log|gamma(x)| is +Inf at the poles 0, -1, -2, ...)."},
-    "lgamma1p": {"x": "Argument > -1; accurate where 1 + x rounds (|x| small)."},
-    "log1pmx": {"x": "Argument > -1; accurate for |x| small."},
+    "lgamma1p": {"x": "Argument > -1; accurate near 0, where 1 + x rounds."},
+    "log1pmx": {"x": "Argument > -1; accurate near 0."},
     "log1pexp": {"x": _ARG},
     "log1mexp": {"x": "Argument x >= 0: the result is log(1 - exp(-x))."},
     "logspace_add": {"logx": "Logarithm of the first term.",
@@ -276,7 +276,7 @@ _SPECIAL_PARAMETERS: dict[str, dict[str, str]] = {
     "bessel_j": {"x": "Argument x >= 0.",
                  "nu": "Order (real; negative orders by the reflection formula)."},
     "bessel_k": {"x": "Argument x >= 0.",
-                 "nu": "Order (real; K_-nu = K_nu).",
+                 "nu": "Order (real; the order -nu gives the same value).",
                  "expo": "1 for K_nu(x), 2 for the scaled exp(x) K_nu(x) (Rmath.h's "
                          "``expo``; R's ``expon.scaled``)."},
     "bessel_y": {"x": "Argument x >= 0.",

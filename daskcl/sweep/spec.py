@@ -73,6 +73,7 @@ import os
 import re
 import stat
 import sys
+import tomllib
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,7 +81,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import tomllib
 
 from ..errors import SweepError
 

@@ -221,7 +221,7 @@ def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _info(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
