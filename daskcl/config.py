@@ -33,8 +33,8 @@ key                       environment variable          default   meaning
 Values set in code are held by a donfig ``Config`` (as ``dask.config`` and ``zarr.config``
 hold theirs); :class:`daskcl.cluster.DaskclPlugin` carries them to dask workers.
 
-Example
--------
+Examples
+--------
 >>> import daskcl.config
 >>> with daskcl.config.set({"noinline": True}):
 ...     daskcl.config.get("noinline")
@@ -254,10 +254,28 @@ def get(name: str) -> Any:
     """The value of the key ``name``: set in code, else from its environment variable now,
     else the default.
 
+    Parameters
+    ----------
+    name : str
+        A key of the table in the module's docstring (``"device"``, ``"cache.dir"``, ...).
+
+    Returns
+    -------
+    object
+        The key's value, checked and in canonical form (a ``Path`` for directories, a bool
+        for flags, ...).
+
     Raises
     ------
     ConfigError
         ``name`` is not a key, or its environment variable holds a value it does not take.
+
+    Examples
+    --------
+    >>> import daskcl.config
+    >>> with daskcl.config.set({"fp_contract": True}):
+    ...     daskcl.config.get("fp_contract")
+    True
     """
     key = _key(name)
     value = _config.get(name, _UNSET)
@@ -283,17 +301,27 @@ def _flat(arg: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def set(arg: Mapping[str, Any] | None = None, **kwargs: Any) -> ConfigSet:
     """Set keys in code, for the process or (as a context manager) for a block.
 
-    ``arg`` maps key names (``"cache.dir"``, or nested: ``{"cache": {"dir": ...}}``) to values;
-    keyword arguments use ``__`` for the dot (``cache__dir=...``).  Each value is checked
-    first: nothing is set if one is refused.
+    Each value is checked first: nothing is set if one is refused.
+
+    Parameters
+    ----------
+    arg : mapping, optional
+        Key names (``"cache.dir"``, or nested: ``{"cache": {"dir": ...}}``) to values.
+    **kwargs
+        More keys, ``__`` standing for the dot (``cache__dir=...``).
+
+    Returns
+    -------
+    donfig.config_obj.ConfigSet
+        The change; as a context manager it undoes itself at the end of the block.
 
     Raises
     ------
     ConfigError
         An unknown key, or a value the key does not take.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import daskcl.config
     >>> with daskcl.config.set({"cache.enabled": False}, noinline=True):
     ...     daskcl.config.get("cache.enabled"), daskcl.config.get("noinline")

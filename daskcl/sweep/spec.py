@@ -48,8 +48,8 @@ interrupted sweep loses no finished chunk; ``resume=True`` computes the chunks n
 those whose data no longer match their checksums, and refuses a store whose function, code,
 kernel sources, axes or arguments differ; ``overwrite=True`` replaces only a store daskcl wrote.
 
-Example
--------
+Examples
+--------
 >>> from daskcl.sweep import Sweep, run
 >>> s = Sweep.from_dict({"sweep": {"function": "pnorm"},
 ...                      "axes": {"q": {"linspace": [-3, 3, 7]}}, "args": {"sd": 2.0}})
@@ -755,7 +755,29 @@ class Sweep:
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> Sweep:
-        """Read and validate a spec file (relative paths inside it are relative to it)."""
+        """Read and validate a spec file (relative paths inside it are relative to it).
+
+        Parameters
+        ----------
+        path : str or path
+            The TOML file (the format: :mod:`daskcl.sweep.spec`).
+
+        Returns
+        -------
+        Sweep
+
+        Raises
+        ------
+        SweepError
+            An unreadable or invalid spec; the message names the table and key.
+
+        Examples
+        --------
+        >>> from daskcl.sweep import Sweep
+        >>> s = Sweep.from_toml("workflows/tukey_critical/tukey.toml")
+        >>> s.function, s.shape, s.n_chunks
+        ('qtukey', (3, 19, 24), 3)
+        """
         p = Path(path)
         text = _text(_read_regular(p, "spec", "spec file"), p, "spec")
         try:
@@ -767,8 +789,37 @@ class Sweep:
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any], base: str | os.PathLike[str] = ".", *,
                   text: str | None = None) -> Sweep:
-        """Validate a spec given as a mapping of its tables (``base``: the directory relative
-        paths in it are relative to; ``text``: the spec file's text, recorded in the store)."""
+        """Validate a spec given as a mapping of its tables.
+
+        Parameters
+        ----------
+        spec : mapping
+            The spec's tables (``"sweep"``, ``"axes"``, ``"args"``, ``"glm"``), as TOML would
+            give them.
+        base : str or path
+            The directory that relative paths in the spec are relative to.
+        text : str, optional
+            The spec file's text, recorded in the store.
+
+        Returns
+        -------
+        Sweep
+
+        Raises
+        ------
+        SweepError
+            An invalid spec; the message names the table and key.
+
+        Examples
+        --------
+        >>> from daskcl.sweep import Sweep
+        >>> s = Sweep.from_dict({"sweep": {"function": "dgamma"},
+        ...                      "axes": {"x": {"linspace": [0, 10, 101]},
+        ...                               "shape": {"values": [1, 2, 5]}},
+        ...                      "args": {"scale": 2.0}})
+        >>> s.shape, s.output_names
+        ((101, 3), ('dgamma',))
+        """
         tables: dict[str, Any] = copy.deepcopy(dict(spec))
         base_path = Path(base).resolve()
         unknown = sorted(set(tables) - {"sweep", "axes", "args", "glm"})
