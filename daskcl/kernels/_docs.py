@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 import textwrap
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
@@ -1079,7 +1080,8 @@ def _rst_text(text: str) -> str:
     """Plain text for reStructuredText (no markup is read in it)."""
     for ch in ("\\", "*", "`", "|", "_"):
         text = text.replace(ch, "\\" + ch)
-    return text
+    # an initial "C. Loader" would open an enumerated list
+    return re.sub(r"^(\w{1,3})\. ", r"\1\\. ", text)
 
 
 def _cell(lines: list[str]) -> list[str]:
@@ -1117,8 +1119,8 @@ def function_table() -> str:
                 diff.append(f"``{alias.name}=``: {alias.meaning}")
             path, src = source(row)
             params = [f"* ``{a}``: {m}" for a, m in parameter_meanings(row).items()]
-            out.append(f"   * - :func:`~daskcl.nmath.{row.name}`")
-            out += [f"       ``{row.name}{sig}``"][:0]
+            out += [f"   * - :func:`~daskcl.nmath.{row.name}`", "",
+                    f"       ``{row.name}{sig}``"]
             out += _cell([f"``{r}``" if r else "none (Rmath.h only)"])
             out += _cell(params)
             out += _cell(_join_paragraphs(diff) if diff else ["same order and names"])
