@@ -200,3 +200,18 @@ def test_aliases_are_keyword_only_in_the_signature_and_the_stub():
             assert kwonly[a] == ("_Flag | None" if alias.kind == "flag" else "ArrayLike | None")
     assert str(inspect.signature(nmath.dnbinom)) == "(x, size, prob=None, *, log=False, mu=None)"
     assert "rate" not in inspect.signature(nmath.dweibull).parameters   # R's Weibull has none
+
+
+def test_sweep_specs_name_rmath_parameters():
+    """A spec names Rmath.h's parameters: R's keywords are refused before anything runs, and
+    dnbinom's prob stays required there."""
+    from daskcl.sweep import Sweep, SweepError
+
+    base = {"sweep": {"function": "dgamma"}, "axes": {"x": {"arange": [0, 3]}}}
+    with pytest.raises(SweepError, match="dgamma has no parameter 'rate'"):
+        Sweep.from_dict({**base, "args": {"shape": 2.0, "rate": 3.0}})
+    nb = {"sweep": {"function": "dnbinom"}, "axes": {"x": {"arange": [0, 3]}}}
+    with pytest.raises(SweepError, match=r"dnbinom needs \['prob'\]"):
+        Sweep.from_dict({**nb, "args": {"size": 3.0}})
+    s = Sweep.from_dict({**base, "args": {"shape": 2.0, "scale": 1 / 3.0, "log": True}})
+    assert same(s.evaluate((0,))["dgamma"], nmath.dgamma(np.arange(3.0), 2.0, rate=3.0, log=True))

@@ -427,10 +427,14 @@ class _Func:
                        f"{_suggest(name, nmath.FUNCTIONS)}; or give 'glm.f2_f3' or "
                        "'file.py:func'")
         sig = inspect.signature(nmath.FUNCTIONS[name])
-        self.params = tuple(sig.parameters)
-        self.required = tuple(p.name for p in sig.parameters.values()
-                              if p.default is p.empty)
-        self.flags = tuple(p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY)
+        # a spec names Rmath.h's parameters: R's keywords (rate=, ncp=, mu=, expon_scaled=;
+        # keyword-only, None by default) are not among them, and a parameter one of them may
+        # stand in for (dnbinom's prob, None by default) is required
+        params = [p for p in sig.parameters.values()
+                  if not (p.kind is p.KEYWORD_ONLY and p.default is None)]
+        self.params = tuple(p.name for p in params)
+        self.required = tuple(p.name for p in params if p.default is p.empty or p.default is None)
+        self.flags = tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY)
         # Rmath's arguments are doubles, its flags booleans.
         self.arg_types = {p: (bool,) if p in self.flags else (int, float) for p in self.params}
 
