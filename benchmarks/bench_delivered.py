@@ -87,13 +87,60 @@ def _cupy() -> Any:
         return None
 
 
-def run(names: list[str], sizes: list[int], modes: list[str], repeat: int) -> dict[str, Any]:
+def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: float,
+         peers: Any) -> dict[str, Any]:
+    """One row: ``name`` at ``n`` elements (see the module's docstring)."""
     import pyopencl.array as cla
 
     from daskcl import config, nmath
     from daskcl.runtime import device
 
     q = device.current().queue
+    make, cupy_fn = CASES[name]
+    inputs = make(np.random.default_rng(1), n)
+    fn = getattr(nmath, name)
+    in_bytes = sum(a.nbytes for a in inputs)
+    row: dict[str, Any] = {"function": name, "n": n, "bytes": in_bytes + 8 * n}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ref = fn(*inputs)
+        for mode in modes:
+            how, _, threads = mode.partition("_t")
+            with config.set({"transfer.mode": how, "transfer.threads": int(threads or 1)}):
+                got = fn(*inputs)
+                row[f"same_{mode}"] = bool(np.array_equal(got.view(np.int64),
+                                                          ref.view(np.int64)))
+                del got
+                row[f"e2e_{mode}"] = _median(lambda: fn(*inputs), repeat)
+        dev = [cla.to_device(q, a) for a in inputs]
+        res = fn(*dev)
+        row["same_resident"] = bool(np.array_equal(res.get().view(np.int64),
+                                                   ref.view(np.int64)))
+        row["resident"] = _median(lambda: (fn(*dev), q.finish()), repeat)
+    best = min(modes, key=lambda m: row[f"e2e_{m}"])
+    row["best_mode"] = best
+    row["ceiling_s"] = in_bytes / (up * 1e9) + 8 * n / (down * 1e9)
+    row["ceiling_overlap_s"] = max(in_bytes / (up * 1e9), 8 * n / (down * 1e9))
+    row["of_ceiling"] = row["ceiling_s"] / row[f"e2e_{best}"]
+    if peers is not None:
+        cp, cs = peers
+        f = cupy_fn(cs)
+
+        def e2e() -> Any:
+            out = cp.asnumpy(f(*[cp.asarray(a) for a in inputs]))
+            cp.cuda.Stream.null.synchronize()
+            return out
+
+        row["cupy_e2e"] = _median(e2e, repeat)
+        dargs = [cp.asarray(a) for a in inputs]
+        row["cupy_resident"] = _median(
+            lambda: (f(*dargs), cp.cuda.Stream.null.synchronize()), repeat)
+        row["e2e_vs_cupy"] = row["cupy_e2e"] / row[f"e2e_{best}"]
+        row["resident_vs_cupy"] = row["cupy_resident"] / row["resident"]
+    return row
+
+
+def run(names: list[str], sizes: list[int], modes: list[str], repeat: int) -> dict[str, Any]:
     rates = measure(256, (1, 2, 4, 8), 3)
     up = max(v for k, v in rates.items() if k.startswith("h2d_pageable"))
     down = rates["d2h_pinned"]
@@ -101,54 +148,12 @@ def run(names: list[str], sizes: list[int], modes: list[str], repeat: int) -> di
     rows = []
     for n in sizes:
         for name in names:
-            make, cupy_fn = CASES[name]
-            inputs = make(np.random.default_rng(1), n)
-            fn = getattr(nmath, name)
-            in_bytes = sum(a.nbytes for a in inputs)
-            row: dict[str, Any] = {"function": name, "n": n, "bytes": in_bytes + 8 * n}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                ref = fn(*inputs)
-                for mode in modes:
-                    how, _, threads = mode.partition("_t")
-                    with config.set({"transfer.mode": how,
-                                     "transfer.threads": int(threads or 1)}):
-                        got = fn(*inputs)
-                        row[f"same_{mode}"] = bool(np.array_equal(got.view(np.int64),
-                                                                  ref.view(np.int64)))
-                        del got
-                        row[f"e2e_{mode}"] = _median(lambda: fn(*inputs), repeat)
-                dev = [cla.to_device(q, a) for a in inputs]
-                res = fn(*dev)
-                row["same_resident"] = bool(np.array_equal(res.get().view(np.int64),
-                                                           ref.view(np.int64)))
-                del res
-                row["resident"] = _median(lambda: (fn(*dev), q.finish()), repeat)
-                del dev
-            best = min(modes, key=lambda m: row[f"e2e_{m}"])
-            row["best_mode"] = best
-            row["ceiling_s"] = in_bytes / (up * 1e9) + 8 * n / (down * 1e9)
-            row["ceiling_overlap_s"] = max(in_bytes / (up * 1e9), 8 * n / (down * 1e9))
-            row["of_ceiling"] = row["ceiling_s"] / row[f"e2e_{best}"]
+            row = _one(name, n, modes, repeat, up, down, peers)
+            gc.collect()
             if peers is not None:
-                cp, cs = peers
-                f = cupy_fn(cs)
-
-                def e2e() -> Any:
-                    out = cp.asnumpy(f(*[cp.asarray(a) for a in inputs]))
-                    cp.cuda.Stream.null.synchronize()
-                    return out
-
-                row["cupy_e2e"] = _median(e2e, repeat)
-                dargs = [cp.asarray(a) for a in inputs]
-                row["cupy_resident"] = _median(
-                    lambda: (f(*dargs), cp.cuda.Stream.null.synchronize()), repeat)
-                del dargs
-                cp.get_default_memory_pool().free_all_blocks()
-                row["e2e_vs_cupy"] = row["cupy_e2e"] / row[f"e2e_{best}"]
-                row["resident_vs_cupy"] = row["cupy_resident"] / row["resident"]
+                peers[0].get_default_memory_pool().free_all_blocks()
             rows.append(row)
-            print(table([row], [c for c in ("function", "n", "best_mode", f"e2e_{best}",
+            print(table([row], [c for c in ("function", "n", "best_mode", f"e2e_{row['best_mode']}",
                                             "cupy_e2e", "e2e_vs_cupy", "resident",
                                             "cupy_resident", "resident_vs_cupy", "of_ceiling")
                                 if c in row]), flush=True)

@@ -3,7 +3,8 @@
 
 ``daskcl stubs build`` writes ``daskcl/nmath.pyi``; ``daskcl stubs check`` (CI) exits 1 when the
 file differs from what the rows give.  Each function's parameters are those of its runtime
-signature (Rmath.h's order, R's defaults, R's flags keyword-only), annotated by their role.
+signature (Rmath.h's order, R's defaults, R's flags keyword-only, then R's own keywords where
+R's interface differs from Rmath.h's), annotated by their role.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import inspect
 import textwrap
 from pathlib import Path
 
+from .kernels import _docs
 from .kernels._functions import FUNCTIONS
 from .kernels._random import RFn
 
@@ -61,6 +63,7 @@ def _signature(name: str) -> str:
     func = FUNCTIONS[name]
     row = func.fn
     sig = inspect.signature(func)
+    aliases = _docs.ALIASES.get(name, {})
     parts: list[str] = []
     params = list(sig.parameters.values())
     for i, p in enumerate(params):
@@ -71,11 +74,17 @@ def _signature(name: str) -> str:
             parts.append("*")
         if isinstance(row, RFn) and i == 0:
             parts.append(_param(p, "_Size"))
+        elif p.name in aliases:
+            kind = aliases[p.name].kind
+            parts.append(_param(p, "_Flag | None" if kind == "flag" else "ArrayLike | None"))
+        elif p.default is None and p.kind is not inspect.Parameter.KEYWORD_ONLY:
+            parts.append(_param(p, "ArrayLike | None"))
         elif p.kind is inspect.Parameter.KEYWORD_ONLY:
             parts.append(_param(p, _RANDOM_KEYWORDS[p.name] if isinstance(row, RFn) else "_Flag"))
         else:
             parts.append(_param(p, "ArrayLike"))
-    origin = f"R's ``{row.name}`` (Rmath.h ``{row.csym}``)"
+    r_call = _docs.R_CALLS[row.name]
+    origin = (f"R: ``{r_call}``; " if r_call else "") + f"Rmath.h ``{_docs.rmath_call(row)}``"
     if isinstance(row, RFn):
         origin += " from Philox4x32-10 streams"
     doc = textwrap.fill(row.summary, 100, initial_indent='    """', subsequent_indent="    ")
@@ -85,7 +94,9 @@ def _signature(name: str) -> str:
     line = f"{head}{', '.join(parts)}) -> Any:"
     if len(line) > 100:
         line = f"{head}\n" + "".join(f"    {part},\n" for part in parts) + ") -> Any:"
-    return f'{line}\n{doc}\n\n    {origin}.\n    """\n'
+    origin = textwrap.fill(f"{origin}.", 100, initial_indent="    ", subsequent_indent="    ",
+                           break_on_hyphens=False)
+    return f'{line}\n{doc}\n\n{origin}\n    """\n'
 
 
 def nmath_stub() -> str:

@@ -8,7 +8,6 @@ Values are checked where they are set and where they are read from the environme
 daskcl does not understand raises :class:`~daskcl.errors.ConfigError` (a ``ValueError``) naming
 the key, its variable and the values it takes.
 
-========================  ==========================  ========  ===============================
 key                       environment variable        default   meaning
 ========================  ==========================  ========  ===============================
 ``device``                ``DASKCL_DEVICE``           any       the device a process binds:
@@ -30,16 +29,43 @@ key                       environment variable        default   meaning
                                                                 ``staged``
 ``transfer.threads``      ``DASKCL_TRANSFER_THREADS`` ``auto``  threads of a piece's upload
 ``transfer.pinned_limit`` ``DASKCL_PINNED_LIMIT``     RAM/8     pinned bytes results may hold
+``transfer.mode``         ``DASKCL_TRANSFER``           ``auto``  how NumPy data moves to a GPU:
+                                                                  ``direct``, ``pinned``,
+                                                                  ``staged``
+``transfer.threads``      ``DASKCL_TRANSFER_THREADS``   ``auto``  threads of a piece's upload
+``transfer.pinned_limit`` ``DASKCL_PINNED_LIMIT``       RAM/8     pinned bytes results may hold
 ``worker.warm``           ``DASKCL_WARM``             none      kernels a preloaded worker
                                                                 builds at start-up
 ``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL`` unset     a preloaded worker's log level
 ========================  ==========================  ========  ===============================
+=======
+========================  ============================  ========  ===============================
+key                       environment variable          default   meaning
+========================  ============================  ========  ===============================
+``device``                ``DASKCL_DEVICE``             any       the device a process binds:
+                                                                  ``"P:D"`` or a name substring
+``binning``               ``DASKCL_BINNING``            ``auto``  launches sorted by class: ``0``,
+                                                                  ``1``, ``auto`` (GPUs) or
+                                                                  ``WGxEPIrN``
+``cache.dir``             ``DASKCL_CACHE_DIR``          XDG       the program cache's directory
+``cache.enabled``         ``DASKCL_NO_CACHE`` (not)     true      whether programs are cached on
+                                                                  disk
+``cache.shared``          ``DASKCL_CACHE_SHARED``       private   ``group``: a cache shared by a
+                                                                  group is trusted
+``fp_contract``           ``DASKCL_FP_CONTRACT``        false     let compilers fuse ``a*b+c``
+``noinline``              ``DASKCL_NOINLINE``           ``auto``  heavy routines out of line
+                                                                  (``auto``: on GPUs)
+``library``               ``DASKCL_LIBRARY``            shipped   the kernel library directory
+``worker.warm``           ``DASKCL_WARM``               none      kernels a preloaded worker
+                                                                  builds at start-up
+``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL``   unset     a preloaded worker's log level
+========================  ============================  ========  ===============================
 
 Values set in code are held by a donfig ``Config`` (as ``dask.config`` and ``zarr.config``
 hold theirs); :class:`daskcl.cluster.DaskclPlugin` carries them to dask workers.
 
-Example
--------
+Examples
+--------
 >>> import daskcl.config
 >>> with daskcl.config.set({"noinline": True}):
 ...     daskcl.config.get("noinline")
@@ -301,10 +327,28 @@ def get(name: str) -> Any:
     """The value of the key ``name``: set in code, else from its environment variable now,
     else the default.
 
+    Parameters
+    ----------
+    name : str
+        A key of the table in the module's docstring (``"device"``, ``"cache.dir"``, ...).
+
+    Returns
+    -------
+    object
+        The key's value, checked and in canonical form (a ``Path`` for directories, a bool
+        for flags, ...).
+
     Raises
     ------
     ConfigError
         ``name`` is not a key, or its environment variable holds a value it does not take.
+
+    Examples
+    --------
+    >>> import daskcl.config
+    >>> with daskcl.config.set({"fp_contract": True}):
+    ...     daskcl.config.get("fp_contract")
+    True
     """
     key = _key(name)
     value = _config.get(name, _UNSET)
@@ -330,17 +374,27 @@ def _flat(arg: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def set(arg: Mapping[str, Any] | None = None, **kwargs: Any) -> ConfigSet:
     """Set keys in code, for the process or (as a context manager) for a block.
 
-    ``arg`` maps key names (``"cache.dir"``, or nested: ``{"cache": {"dir": ...}}``) to values;
-    keyword arguments use ``__`` for the dot (``cache__dir=...``).  Each value is checked
-    first: nothing is set if one is refused.
+    Each value is checked first: nothing is set if one is refused.
+
+    Parameters
+    ----------
+    arg : mapping, optional
+        Key names (``"cache.dir"``, or nested: ``{"cache": {"dir": ...}}``) to values.
+    **kwargs
+        More keys, ``__`` standing for the dot (``cache__dir=...``).
+
+    Returns
+    -------
+    donfig.config_obj.ConfigSet
+        The change; as a context manager it undoes itself at the end of the block.
 
     Raises
     ------
     ConfigError
         An unknown key, or a value the key does not take.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import daskcl.config
     >>> with daskcl.config.set({"cache.enabled": False}, noinline=True):
     ...     daskcl.config.get("cache.enabled"), daskcl.config.get("noinline")

@@ -14,8 +14,8 @@ The functions are generated from the rows of :mod:`daskcl.kernels._nmath_table` 
 and editors read their signatures from ``nmath.pyi``, generated from the same rows
 (``daskcl stubs build``; ``daskcl stubs check`` fails when it is stale).
 
-Example
--------
+Examples
+--------
 >>> import numpy as np
 >>> from daskcl import nmath
 >>> float(nmath.pnorm(1.96))

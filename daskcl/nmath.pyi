@@ -147,58 +147,78 @@ __all__ = [
 #: every function by name
 FUNCTIONS: dict[str, NmathFunction | RandomKernel]
 
-def bessel_i(x: ArrayLike, nu: ArrayLike, expo: ArrayLike = 1.0) -> Any:
+def bessel_i(
+    x: ArrayLike,
+    nu: ArrayLike,
+    expo: ArrayLike = 1.0,
+    *,
+    expon_scaled: _Flag | None = None,
+) -> Any:
     """Modified Bessel function of the first kind I_nu(x); expo=2 scales by exp(-x) (Cody 1983).
 
-    R's ``bessel_i`` (Rmath.h ``bessel_i``).
+    R: ``besselI(x, nu, expon.scaled = FALSE)``; Rmath.h ``bessel_i(x, nu, expo)``.
     """
 
 def bessel_j(x: ArrayLike, nu: ArrayLike) -> Any:
     """Bessel function of the first kind J_nu(x) (Cody's RJBESL).
 
-    R's ``bessel_j`` (Rmath.h ``bessel_j``).
+    R: ``besselJ(x, nu)``; Rmath.h ``bessel_j(x, nu)``.
     """
 
-def bessel_k(x: ArrayLike, nu: ArrayLike, expo: ArrayLike = 1.0) -> Any:
+def bessel_k(
+    x: ArrayLike,
+    nu: ArrayLike,
+    expo: ArrayLike = 1.0,
+    *,
+    expon_scaled: _Flag | None = None,
+) -> Any:
     """Modified Bessel function of the third kind K_nu(x); expo=2 scales by exp(x) (Campbell 1980).
 
-    R's ``bessel_k`` (Rmath.h ``bessel_k``).
+    R: ``besselK(x, nu, expon.scaled = FALSE)``; Rmath.h ``bessel_k(x, nu, expo)``.
     """
 
 def bessel_y(x: ArrayLike, nu: ArrayLike) -> Any:
     """Bessel function of the second kind Y_nu(x) (Cody's RYBESL, Temme 1976).
 
-    R's ``bessel_y`` (Rmath.h ``bessel_y``).
+    R: ``besselY(x, nu)``; Rmath.h ``bessel_y(x, nu)``.
     """
 
 def beta(a: ArrayLike, b: ArrayLike) -> Any:
     """The beta function B(a, b).
 
-    R's ``beta`` (Rmath.h ``beta``).
+    R: ``beta(a, b)``; Rmath.h ``beta(a, b)``.
     """
 
 def choose(n: ArrayLike, k: ArrayLike) -> Any:
     """Binomial coefficient for real n (k rounded).
 
-    R's ``choose`` (Rmath.h ``choose``).
+    R: ``choose(n, k)``; Rmath.h ``choose(n, k)``.
     """
 
 def cospi(x: ArrayLike) -> Any:
     """cos(pi x), exact at integers and half-integers.
 
-    R's ``cospi`` (Rmath.h ``R_cospi``).
+    R: ``cospi(x)``; Rmath.h ``cospi(x)``.
     """
 
-def dbeta(x: ArrayLike, shape1: ArrayLike, shape2: ArrayLike, *, log: _Flag = False) -> Any:
+def dbeta(
+    x: ArrayLike,
+    shape1: ArrayLike,
+    shape2: ArrayLike,
+    *,
+    log: _Flag = False,
+    ncp: ArrayLike | None = None,
+) -> Any:
     """Density of the beta distribution (Loader's binomial form for large shapes).
 
-    R's ``dbeta`` (Rmath.h ``dbeta``).
+    R: ``dbeta(x, shape1, shape2, ncp = 0, log = FALSE)``; Rmath.h ``dbeta(x, shape1, shape2,
+    give_log)``.
     """
 
 def dbinom(x: ArrayLike, size: ArrayLike, prob: ArrayLike, *, log: _Flag = False) -> Any:
     """Binomial probability mass (Loader 2000).
 
-    R's ``dbinom`` (Rmath.h ``dbinom``).
+    R: ``dbinom(x, size, prob, log = FALSE)``; Rmath.h ``dbinom(x, size, prob, give_log)``.
     """
 
 def dcauchy(
@@ -210,49 +230,71 @@ def dcauchy(
 ) -> Any:
     """Density of the Cauchy distribution.
 
-    R's ``dcauchy`` (Rmath.h ``dcauchy``).
+    R: ``dcauchy(x, location = 0, scale = 1, log = FALSE)``; Rmath.h ``dcauchy(x, location, scale,
+    give_log)``.
     """
 
-def dchisq(x: ArrayLike, df: ArrayLike, *, log: _Flag = False) -> Any:
+def dchisq(x: ArrayLike, df: ArrayLike, *, log: _Flag = False, ncp: ArrayLike | None = None) -> Any:
     """Density of the chi-squared distribution.
 
-    R's ``dchisq`` (Rmath.h ``dchisq``).
+    R: ``dchisq(x, df, ncp = 0, log = FALSE)``; Rmath.h ``dchisq(x, df, give_log)``.
     """
 
-def dexp(x: ArrayLike, scale: ArrayLike = 1.0, *, log: _Flag = False) -> Any:
+def dexp(
+    x: ArrayLike,
+    scale: ArrayLike = 1.0,
+    *,
+    log: _Flag = False,
+    rate: ArrayLike | None = None,
+) -> Any:
     """Density of the exponential distribution (scale = 1/rate).
 
-    R's ``dexp`` (Rmath.h ``dexp``).
+    R: ``dexp(x, rate = 1, log = FALSE)``; Rmath.h ``dexp(x, scale, give_log)``.
     """
 
-def df(x: ArrayLike, df1: ArrayLike, df2: ArrayLike, *, log: _Flag = False) -> Any:
+def df(
+    x: ArrayLike,
+    df1: ArrayLike,
+    df2: ArrayLike,
+    *,
+    log: _Flag = False,
+    ncp: ArrayLike | None = None,
+) -> Any:
     """Density of the F distribution.
 
-    R's ``df`` (Rmath.h ``df``).
+    R: ``df(x, df1, df2, ncp, log = FALSE)``; Rmath.h ``df(x, df1, df2, give_log)``.
     """
 
-def dgamma(x: ArrayLike, shape: ArrayLike, scale: ArrayLike = 1.0, *, log: _Flag = False) -> Any:
+def dgamma(
+    x: ArrayLike,
+    shape: ArrayLike,
+    scale: ArrayLike = 1.0,
+    *,
+    log: _Flag = False,
+    rate: ArrayLike | None = None,
+) -> Any:
     """Density of the gamma distribution, parametrised by shape and scale.
 
-    R's ``dgamma`` (Rmath.h ``dgamma``).
+    R: ``dgamma(x, shape, rate = 1, scale = 1/rate, log = FALSE)``; Rmath.h ``dgamma(x, shape,
+    scale, give_log)``.
     """
 
 def dgeom(x: ArrayLike, prob: ArrayLike, *, log: _Flag = False) -> Any:
     """Geometric probability mass (Loader 2000).
 
-    R's ``dgeom`` (Rmath.h ``dgeom``).
+    R: ``dgeom(x, prob, log = FALSE)``; Rmath.h ``dgeom(x, prob, give_log)``.
     """
 
 def dhyper(x: ArrayLike, m: ArrayLike, n: ArrayLike, k: ArrayLike, *, log: _Flag = False) -> Any:
     """Hypergeometric probability mass (Loader 2000).
 
-    R's ``dhyper`` (Rmath.h ``dhyper``).
+    R: ``dhyper(x, m, n, k, log = FALSE)``; Rmath.h ``dhyper(x, m, n, k, give_log)``.
     """
 
 def digamma(x: ArrayLike) -> Any:
     """The digamma function psi(x) (Amos 1983, TOMS 610).
 
-    R's ``digamma`` (Rmath.h ``digamma``).
+    R: ``digamma(x)``; Rmath.h ``digamma(x)``.
     """
 
 def dlnorm(
@@ -264,7 +306,8 @@ def dlnorm(
 ) -> Any:
     """Density of the log-normal distribution.
 
-    R's ``dlnorm`` (Rmath.h ``dlnorm``).
+    R: ``dlnorm(x, meanlog = 0, sdlog = 1, log = FALSE)``; Rmath.h ``dlnorm(x, meanlog, sdlog,
+    give_log)``.
     """
 
 def dlogis(
@@ -276,7 +319,8 @@ def dlogis(
 ) -> Any:
     """Density of the logistic distribution.
 
-    R's ``dlogis`` (Rmath.h ``dlogis``).
+    R: ``dlogis(x, location = 0, scale = 1, log = FALSE)``; Rmath.h ``dlogis(x, location, scale,
+    give_log)``.
     """
 
 def dnbeta(
@@ -289,139 +333,148 @@ def dnbeta(
 ) -> Any:
     """Density of the noncentral beta distribution (Poisson mixture from its largest term).
 
-    R's ``dnbeta`` (Rmath.h ``dnbeta``).
+    R: ``dbeta(x, shape1, shape2, ncp, log = FALSE)``; Rmath.h ``dnbeta(x, shape1, shape2, ncp,
+    give_log)``.
     """
 
-def dnbinom(x: ArrayLike, size: ArrayLike, prob: ArrayLike, *, log: _Flag = False) -> Any:
+def dnbinom(
+    x: ArrayLike,
+    size: ArrayLike,
+    prob: ArrayLike | None = None,
+    *,
+    log: _Flag = False,
+    mu: ArrayLike | None = None,
+) -> Any:
     """Negative binomial probability mass (Loader 2000).
 
-    R's ``dnbinom`` (Rmath.h ``dnbinom``).
+    R: ``dnbinom(x, size, prob, mu, log = FALSE)``; Rmath.h ``dnbinom(x, size, prob, give_log)``.
     """
 
 def dnbinom_mu(x: ArrayLike, size: ArrayLike, mu: ArrayLike, *, log: _Flag = False) -> Any:
     """Negative binomial probability mass, mean parametrisation.
 
-    R's ``dnbinom_mu`` (Rmath.h ``dnbinom_mu``).
+    R: ``dnbinom(x, size, mu = mu, log = FALSE)``; Rmath.h ``dnbinom_mu(x, size, mu, give_log)``.
     """
 
 def dnchisq(x: ArrayLike, df: ArrayLike, ncp: ArrayLike, *, log: _Flag = False) -> Any:
     """Density of the noncentral chi-squared distribution (Poisson mixture).
 
-    R's ``dnchisq`` (Rmath.h ``dnchisq``).
+    R: ``dchisq(x, df, ncp, log = FALSE)``; Rmath.h ``dnchisq(x, df, ncp, give_log)``.
     """
 
 def dnf(x: ArrayLike, df1: ArrayLike, df2: ArrayLike, ncp: ArrayLike, *, log: _Flag = False) -> Any:
     """Density of the noncentral F distribution (through dnbeta).
 
-    R's ``dnf`` (Rmath.h ``dnf``).
+    R: ``df(x, df1, df2, ncp, log = FALSE)``; Rmath.h ``dnf(x, df1, df2, ncp, give_log)``.
     """
 
 def dnorm(x: ArrayLike, mean: ArrayLike = 0.0, sd: ArrayLike = 1.0, *, log: _Flag = False) -> Any:
     """Density of the normal distribution.
 
-    R's ``dnorm`` (Rmath.h ``dnorm4``).
+    R: ``dnorm(x, mean = 0, sd = 1, log = FALSE)``; Rmath.h ``dnorm4(x, mean, sd, give_log)``.
     """
 
 def dnt(x: ArrayLike, df: ArrayLike, ncp: ArrayLike, *, log: _Flag = False) -> Any:
     """Density of the noncentral t distribution (from pnt).
 
-    R's ``dnt`` (Rmath.h ``dnt``).
+    R: ``dt(x, df, ncp, log = FALSE)``; Rmath.h ``dnt(x, df, ncp, give_log)``.
     """
 
 def dpois(x: ArrayLike, lam: ArrayLike, *, log: _Flag = False) -> Any:
     """Poisson probability mass (Loader 2000).
 
-    R's ``dpois`` (Rmath.h ``dpois``).
+    R: ``dpois(x, lambda, log = FALSE)``; Rmath.h ``dpois(x, lam, give_log)``.
     """
 
 def dsignrank(x: ArrayLike, n: ArrayLike, *, log: _Flag = False) -> Any:
     """Density of the Wilcoxon signed rank statistic (Wilcoxon 1945).
 
-    R's ``dsignrank`` (Rmath.h ``dsignrank_tab``).
+    R: ``dsignrank(x, n, log = FALSE)``; Rmath.h ``dsignrank(x, n, give_log)``.
     """
 
-def dt(x: ArrayLike, df: ArrayLike, *, log: _Flag = False) -> Any:
+def dt(x: ArrayLike, df: ArrayLike, *, log: _Flag = False, ncp: ArrayLike | None = None) -> Any:
     """Density of Student's t distribution.
 
-    R's ``dt`` (Rmath.h ``dt``).
+    R: ``dt(x, df, ncp, log = FALSE)``; Rmath.h ``dt(x, df, give_log)``.
     """
 
 def dunif(x: ArrayLike, min: ArrayLike = 0.0, max: ArrayLike = 1.0, *, log: _Flag = False) -> Any:
     """Density of the uniform distribution on [min, max].
 
-    R's ``dunif`` (Rmath.h ``dunif``).
+    R: ``dunif(x, min = 0, max = 1, log = FALSE)``; Rmath.h ``dunif(x, min, max, give_log)``.
     """
 
 def dweibull(x: ArrayLike, shape: ArrayLike, scale: ArrayLike = 1.0, *, log: _Flag = False) -> Any:
     """Density of the Weibull distribution.
 
-    R's ``dweibull`` (Rmath.h ``dweibull``).
+    R: ``dweibull(x, shape, scale = 1, log = FALSE)``; Rmath.h ``dweibull(x, shape, scale,
+    give_log)``.
     """
 
 def dwilcox(x: ArrayLike, m: ArrayLike, n: ArrayLike, *, log: _Flag = False) -> Any:
     """Density of the Wilcoxon rank sum statistic (Mann & Whitney 1947).
 
-    R's ``dwilcox`` (Rmath.h ``dwilcox_tab``).
+    R: ``dwilcox(x, m, n, log = FALSE)``; Rmath.h ``dwilcox(x, m, n, give_log)``.
     """
 
 def gammafn(x: ArrayLike) -> Any:
     """The gamma function.
 
-    R's ``gammafn`` (Rmath.h ``gammafn``).
+    R: ``gamma(x)``; Rmath.h ``gammafn(x)``.
     """
 
 def lbeta(a: ArrayLike, b: ArrayLike) -> Any:
     """log B(a, b).
 
-    R's ``lbeta`` (Rmath.h ``lbeta``).
+    R: ``lbeta(a, b)``; Rmath.h ``lbeta(a, b)``.
     """
 
 def lchoose(n: ArrayLike, k: ArrayLike) -> Any:
     """log|choose(n, k)| (k rounded).
 
-    R's ``lchoose`` (Rmath.h ``lchoose``).
+    R: ``lchoose(n, k)``; Rmath.h ``lchoose(n, k)``.
     """
 
 def lgamma1p(x: ArrayLike) -> Any:
     """log(gamma(1 + x)), accurate for small x.
 
-    R's ``lgamma1p`` (Rmath.h ``lgamma1p``).
+    Rmath.h ``lgamma1p(x)``.
     """
 
 def lgammafn(x: ArrayLike) -> Any:
     """log|gamma(x)|.
 
-    R's ``lgammafn`` (Rmath.h ``lgammafn``).
+    R: ``lgamma(x)``; Rmath.h ``lgammafn(x)``.
     """
 
 def log1mexp(x: ArrayLike) -> Any:
     """log(1 - exp(-x)) for x >= 0 (Maechler 2012).
 
-    R's ``log1mexp`` (Rmath.h ``log1mexp``).
+    Rmath.h ``log1mexp(x)``.
     """
 
 def log1pexp(x: ArrayLike) -> Any:
     """log(1 + exp(x)) without overflow.
 
-    R's ``log1pexp`` (Rmath.h ``log1pexp``).
+    Rmath.h ``log1pexp(x)``.
     """
 
 def log1pmx(x: ArrayLike) -> Any:
     """log(1 + x) - x, accurate for small x.
 
-    R's ``log1pmx`` (Rmath.h ``log1pmx``).
+    Rmath.h ``log1pmx(x)``.
     """
 
 def logspace_add(logx: ArrayLike, logy: ArrayLike) -> Any:
     """log(exp(logx) + exp(logy)).
 
-    R's ``logspace_add`` (Rmath.h ``logspace_add``).
+    Rmath.h ``logspace_add(logx, logy)``.
     """
 
 def logspace_sub(logx: ArrayLike, logy: ArrayLike) -> Any:
     """log(exp(logx) - exp(logy)).
 
-    R's ``logspace_sub`` (Rmath.h ``logspace_sub``).
+    Rmath.h ``logspace_sub(logx, logy)``.
     """
 
 def pbeta(
@@ -431,10 +484,12 @@ def pbeta(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
 ) -> Any:
     """Distribution function of the beta distribution (DiDonato & Morris, TOMS 708).
 
-    R's ``pbeta`` (Rmath.h ``pbeta``).
+    R: ``pbeta(q, shape1, shape2, ncp = 0, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pbeta(q,
+    shape1, shape2, lower_tail, log_p)``.
     """
 
 def pbinom(
@@ -447,7 +502,8 @@ def pbinom(
 ) -> Any:
     """Binomial distribution function (through pbeta, TOMS 708).
 
-    R's ``pbinom`` (Rmath.h ``pbinom``).
+    R: ``pbinom(q, size, prob, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pbinom(q, size, prob,
+    lower_tail, log_p)``.
     """
 
 def pcauchy(
@@ -460,19 +516,28 @@ def pcauchy(
 ) -> Any:
     """Distribution function of the Cauchy distribution.
 
-    R's ``pcauchy`` (Rmath.h ``pcauchy``).
+    R: ``pcauchy(q, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h
+    ``pcauchy(q, location, scale, lower_tail, log_p)``.
     """
 
-def pchisq(q: ArrayLike, df: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
+def pchisq(
+    q: ArrayLike,
+    df: ArrayLike,
+    *,
+    lower_tail: _Flag = True,
+    log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
+) -> Any:
     """Distribution function of the chi-squared distribution.
 
-    R's ``pchisq`` (Rmath.h ``pchisq``).
+    R: ``pchisq(q, df, ncp = 0, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pchisq(q, df,
+    lower_tail, log_p)``.
     """
 
 def pentagamma(x: ArrayLike) -> Any:
     """psi'''(x).
 
-    R's ``pentagamma`` (Rmath.h ``pentagamma``).
+    R: ``psigamma(x, deriv = 3)``; Rmath.h ``pentagamma(x)``.
     """
 
 def pexp(
@@ -481,10 +546,12 @@ def pexp(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    rate: ArrayLike | None = None,
 ) -> Any:
     """Distribution function of the exponential distribution (scale = 1/rate).
 
-    R's ``pexp`` (Rmath.h ``pexp``).
+    R: ``pexp(q, rate = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pexp(q, scale, lower_tail,
+    log_p)``.
     """
 
 def pf(
@@ -494,10 +561,12 @@ def pf(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
 ) -> Any:
     """Distribution function of the F distribution.
 
-    R's ``pf`` (Rmath.h ``pf``).
+    R: ``pf(q, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pf(q, df1, df2,
+    lower_tail, log_p)``.
     """
 
 def pgamma(
@@ -507,16 +576,19 @@ def pgamma(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    rate: ArrayLike | None = None,
 ) -> Any:
     """Distribution function of the gamma distribution (Welinder's algorithm, Temme's expansion).
 
-    R's ``pgamma`` (Rmath.h ``pgamma``).
+    R: ``pgamma(q, shape, rate = 1, scale = 1/rate, lower.tail = TRUE, log.p = FALSE)``; Rmath.h
+    ``pgamma(q, shape, scale, lower_tail, log_p)``.
     """
 
 def pgeom(q: ArrayLike, prob: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
     """Geometric distribution function.
 
-    R's ``pgeom`` (Rmath.h ``pgeom``).
+    R: ``pgeom(q, prob, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pgeom(q, prob, lower_tail,
+    log_p)``.
     """
 
 def phyper(
@@ -530,7 +602,8 @@ def phyper(
 ) -> Any:
     """Hypergeometric distribution function (R's pdhyper sum).
 
-    R's ``phyper`` (Rmath.h ``phyper``).
+    R: ``phyper(q, m, n, k, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``phyper(q, m, n, k,
+    lower_tail, log_p)``.
     """
 
 def plnorm(
@@ -543,7 +616,8 @@ def plnorm(
 ) -> Any:
     """Distribution function of the log-normal distribution.
 
-    R's ``plnorm`` (Rmath.h ``plnorm``).
+    R: ``plnorm(q, meanlog = 0, sdlog = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``plnorm(q,
+    meanlog, sdlog, lower_tail, log_p)``.
     """
 
 def plogis(
@@ -556,7 +630,8 @@ def plogis(
 ) -> Any:
     """Distribution function of the logistic distribution.
 
-    R's ``plogis`` (Rmath.h ``plogis``).
+    R: ``plogis(q, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``plogis(q,
+    location, scale, lower_tail, log_p)``.
     """
 
 def pnbeta(
@@ -570,20 +645,23 @@ def pnbeta(
 ) -> Any:
     """Noncentral beta distribution function (Lenth 1987, AS 226; Frick 1990, AS R84).
 
-    R's ``pnbeta`` (Rmath.h ``pnbeta``).
+    R: ``pbeta(q, shape1, shape2, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pnbeta(q,
+    shape1, shape2, ncp, lower_tail, log_p)``.
     """
 
 def pnbinom(
     q: ArrayLike,
     size: ArrayLike,
-    prob: ArrayLike,
+    prob: ArrayLike | None = None,
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    mu: ArrayLike | None = None,
 ) -> Any:
     """Negative binomial distribution function (through pbeta).
 
-    R's ``pnbinom`` (Rmath.h ``pnbinom``).
+    R: ``pnbinom(q, size, prob, mu, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pnbinom(q, size,
+    prob, lower_tail, log_p)``.
     """
 
 def pnbinom_mu(
@@ -596,7 +674,8 @@ def pnbinom_mu(
 ) -> Any:
     """Negative binomial distribution function, mean parametrisation (TOMS 708 bratio).
 
-    R's ``pnbinom_mu`` (Rmath.h ``pnbinom_mu``).
+    R: ``pnbinom(q, size, mu = mu, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pnbinom_mu(q,
+    size, mu, lower_tail, log_p)``.
     """
 
 def pnchisq(
@@ -609,7 +688,8 @@ def pnchisq(
 ) -> Any:
     """Noncentral chi-squared distribution function (Poisson mixture; Ding 1992, AS 275).
 
-    R's ``pnchisq`` (Rmath.h ``pnchisq``).
+    R: ``pchisq(q, df, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pnchisq(q, df, ncp,
+    lower_tail, log_p)``.
     """
 
 def pnf(
@@ -623,7 +703,8 @@ def pnf(
 ) -> Any:
     """Noncentral F distribution function (through pnbeta).
 
-    R's ``pnf`` (Rmath.h ``pnf``).
+    R: ``pf(q, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pnf(q, df1, df2, ncp,
+    lower_tail, log_p)``.
     """
 
 def pnorm(
@@ -636,7 +717,8 @@ def pnorm(
 ) -> Any:
     """Distribution function of the normal distribution (Cody 1969).
 
-    R's ``pnorm`` (Rmath.h ``pnorm5``).
+    R: ``pnorm(q, mean = 0, sd = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pnorm5(q, mean,
+    sd, lower_tail, log_p)``.
     """
 
 def pnt(
@@ -649,31 +731,42 @@ def pnt(
 ) -> Any:
     """Noncentral t distribution function (Lenth 1989, AS 243, as R extends it).
 
-    R's ``pnt`` (Rmath.h ``pnt``).
+    R: ``pt(q, df, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pnt(q, df, ncp, lower_tail,
+    log_p)``.
     """
 
 def ppois(q: ArrayLike, lam: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
     """Poisson distribution function (through pgamma).
 
-    R's ``ppois`` (Rmath.h ``ppois``).
+    R: ``ppois(q, lambda, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``ppois(q, lam, lower_tail,
+    log_p)``.
     """
 
 def psigamma(x: ArrayLike, deriv: ArrayLike = 0.0) -> Any:
     """The deriv-th derivative of psi(x), deriv rounded, 0 <= deriv <= 100 (Amos 1983).
 
-    R's ``psigamma`` (Rmath.h ``psigamma``).
+    R: ``psigamma(x, deriv = 0L)``; Rmath.h ``psigamma(x, deriv)``.
     """
 
 def psignrank(q: ArrayLike, n: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
     """Distribution function of the Wilcoxon signed rank statistic.
 
-    R's ``psignrank`` (Rmath.h ``psignrank_tab``).
+    R: ``psignrank(q, n, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``psignrank(q, n, lower_tail,
+    log_p)``.
     """
 
-def pt(q: ArrayLike, df: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
+def pt(
+    q: ArrayLike,
+    df: ArrayLike,
+    *,
+    lower_tail: _Flag = True,
+    log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
+) -> Any:
     """Distribution function of Student's t distribution.
 
-    R's ``pt`` (Rmath.h ``pt``).
+    R: ``pt(q, df, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pt(q, df, lower_tail,
+    log_p)``.
     """
 
 def ptukey(
@@ -687,7 +780,8 @@ def ptukey(
 ) -> Any:
     """Distribution of the studentized range (Copenhaver & Holland 1988).
 
-    R's ``ptukey`` (Rmath.h ``ptukey``).
+    R: ``ptukey(q, nmeans, df, nranges = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``ptukey(q,
+    nranges, nmeans, df, lower_tail, log_p)``.
     """
 
 def punif(
@@ -700,7 +794,8 @@ def punif(
 ) -> Any:
     """Distribution function of the uniform distribution.
 
-    R's ``punif`` (Rmath.h ``punif``).
+    R: ``punif(q, min = 0, max = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``punif(q, min,
+    max, lower_tail, log_p)``.
     """
 
 def pweibull(
@@ -713,7 +808,8 @@ def pweibull(
 ) -> Any:
     """Distribution function of the Weibull distribution.
 
-    R's ``pweibull`` (Rmath.h ``pweibull``).
+    R: ``pweibull(q, shape, scale = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pweibull(q,
+    shape, scale, lower_tail, log_p)``.
     """
 
 def pwilcox(
@@ -726,7 +822,8 @@ def pwilcox(
 ) -> Any:
     """Distribution function of the Wilcoxon rank sum statistic.
 
-    R's ``pwilcox`` (Rmath.h ``pwilcox_tab``).
+    R: ``pwilcox(q, m, n, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``pwilcox(q, m, n,
+    lower_tail, log_p)``.
     """
 
 def qbeta(
@@ -736,10 +833,12 @@ def qbeta(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
 ) -> Any:
     """Quantile function of the beta distribution (AS 109, with R's log-scale Newton steps).
 
-    R's ``qbeta`` (Rmath.h ``qbeta``).
+    R: ``qbeta(p, shape1, shape2, ncp = 0, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qbeta(p,
+    shape1, shape2, lower_tail, log_p)``.
     """
 
 def qbinom(
@@ -752,7 +851,8 @@ def qbinom(
 ) -> Any:
     """Binomial quantiles (R's discrete search from the Cornish-Fisher start).
 
-    R's ``qbinom`` (Rmath.h ``qbinom``).
+    R: ``qbinom(p, size, prob, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qbinom(p, size, prob,
+    lower_tail, log_p)``.
     """
 
 def qcauchy(
@@ -765,13 +865,22 @@ def qcauchy(
 ) -> Any:
     """Quantile function of the Cauchy distribution.
 
-    R's ``qcauchy`` (Rmath.h ``qcauchy``).
+    R: ``qcauchy(p, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h
+    ``qcauchy(p, location, scale, lower_tail, log_p)``.
     """
 
-def qchisq(p: ArrayLike, df: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
+def qchisq(
+    p: ArrayLike,
+    df: ArrayLike,
+    *,
+    lower_tail: _Flag = True,
+    log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
+) -> Any:
     """Quantile function of the chi-squared distribution.
 
-    R's ``qchisq`` (Rmath.h ``qchisq``).
+    R: ``qchisq(p, df, ncp = 0, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qchisq(p, df,
+    lower_tail, log_p)``.
     """
 
 def qexp(
@@ -780,10 +889,12 @@ def qexp(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    rate: ArrayLike | None = None,
 ) -> Any:
     """Quantile function of the exponential distribution (scale = 1/rate).
 
-    R's ``qexp`` (Rmath.h ``qexp``).
+    R: ``qexp(p, rate = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qexp(p, scale, lower_tail,
+    log_p)``.
     """
 
 def qf(
@@ -793,10 +904,12 @@ def qf(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
 ) -> Any:
     """Quantile function of the F distribution.
 
-    R's ``qf`` (Rmath.h ``qf``).
+    R: ``qf(p, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qf(p, df1, df2,
+    lower_tail, log_p)``.
     """
 
 def qgamma(
@@ -806,16 +919,19 @@ def qgamma(
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    rate: ArrayLike | None = None,
 ) -> Any:
     """Quantile function of the gamma distribution (AS 91 start, Newton steps on the log scale).
 
-    R's ``qgamma`` (Rmath.h ``qgamma``).
+    R: ``qgamma(p, shape, rate = 1, scale = 1/rate, lower.tail = TRUE, log.p = FALSE)``; Rmath.h
+    ``qgamma(p, shape, scale, lower_tail, log_p)``.
     """
 
 def qgeom(p: ArrayLike, prob: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
     """Geometric quantiles.
 
-    R's ``qgeom`` (Rmath.h ``qgeom``).
+    R: ``qgeom(p, prob, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qgeom(p, prob, lower_tail,
+    log_p)``.
     """
 
 def qhyper(
@@ -829,7 +945,8 @@ def qhyper(
 ) -> Any:
     """Hypergeometric quantiles (summing the masses upwards, as R).
 
-    R's ``qhyper`` (Rmath.h ``qhyper``).
+    R: ``qhyper(p, m, n, k, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qhyper(p, m, n, k,
+    lower_tail, log_p)``.
     """
 
 def qlnorm(
@@ -842,7 +959,8 @@ def qlnorm(
 ) -> Any:
     """Quantile function of the log-normal distribution.
 
-    R's ``qlnorm`` (Rmath.h ``qlnorm``).
+    R: ``qlnorm(p, meanlog = 0, sdlog = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qlnorm(p,
+    meanlog, sdlog, lower_tail, log_p)``.
     """
 
 def qlogis(
@@ -855,7 +973,8 @@ def qlogis(
 ) -> Any:
     """Quantile function of the logistic distribution.
 
-    R's ``qlogis`` (Rmath.h ``qlogis``).
+    R: ``qlogis(p, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qlogis(p,
+    location, scale, lower_tail, log_p)``.
     """
 
 def qnbeta(
@@ -869,20 +988,23 @@ def qnbeta(
 ) -> Any:
     """Quantiles of the noncentral beta distribution (bisection, as R).
 
-    R's ``qnbeta`` (Rmath.h ``qnbeta``).
+    R: ``qbeta(p, shape1, shape2, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qnbeta(p,
+    shape1, shape2, ncp, lower_tail, log_p)``.
     """
 
 def qnbinom(
     p: ArrayLike,
     size: ArrayLike,
-    prob: ArrayLike,
+    prob: ArrayLike | None = None,
     *,
     lower_tail: _Flag = True,
     log_p: _Flag = False,
+    mu: ArrayLike | None = None,
 ) -> Any:
     """Negative binomial quantiles (R's discrete search).
 
-    R's ``qnbinom`` (Rmath.h ``qnbinom``).
+    R: ``qnbinom(p, size, prob, mu, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qnbinom(p, size,
+    prob, lower_tail, log_p)``.
     """
 
 def qnbinom_mu(
@@ -895,7 +1017,8 @@ def qnbinom_mu(
 ) -> Any:
     """Negative binomial quantiles, mean parametrisation (R's discrete search).
 
-    R's ``qnbinom_mu`` (Rmath.h ``qnbinom_mu``).
+    R: ``qnbinom(p, size, mu = mu, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qnbinom_mu(p,
+    size, mu, lower_tail, log_p)``.
     """
 
 def qnchisq(
@@ -908,7 +1031,8 @@ def qnchisq(
 ) -> Any:
     """Quantiles of the noncentral chi-squared distribution (Pearson's start, bisection).
 
-    R's ``qnchisq`` (Rmath.h ``qnchisq``).
+    R: ``qchisq(p, df, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qnchisq(p, df, ncp,
+    lower_tail, log_p)``.
     """
 
 def qnf(
@@ -922,7 +1046,8 @@ def qnf(
 ) -> Any:
     """Quantiles of the noncentral F distribution (through qnbeta).
 
-    R's ``qnf`` (Rmath.h ``qnf``).
+    R: ``qf(p, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qnf(p, df1, df2, ncp,
+    lower_tail, log_p)``.
     """
 
 def qnorm(
@@ -935,7 +1060,8 @@ def qnorm(
 ) -> Any:
     """Quantile function of the normal distribution (Wichura 1988, AS 241).
 
-    R's ``qnorm`` (Rmath.h ``qnorm5``).
+    R: ``qnorm(p, mean = 0, sd = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qnorm5(p, mean,
+    sd, lower_tail, log_p)``.
     """
 
 def qnt(
@@ -948,25 +1074,36 @@ def qnt(
 ) -> Any:
     """Quantiles of the noncentral t distribution (bisection, as R).
 
-    R's ``qnt`` (Rmath.h ``qnt``).
+    R: ``qt(p, df, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qnt(p, df, ncp, lower_tail,
+    log_p)``.
     """
 
 def qpois(p: ArrayLike, lam: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
     """Poisson quantiles (R's discrete search).
 
-    R's ``qpois`` (Rmath.h ``qpois``).
+    R: ``qpois(p, lambda, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qpois(p, lam, lower_tail,
+    log_p)``.
     """
 
 def qsignrank(p: ArrayLike, n: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
     """Quantiles of the Wilcoxon signed rank statistic.
 
-    R's ``qsignrank`` (Rmath.h ``qsignrank_tab``).
+    R: ``qsignrank(p, n, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qsignrank(p, n, lower_tail,
+    log_p)``.
     """
 
-def qt(p: ArrayLike, df: ArrayLike, *, lower_tail: _Flag = True, log_p: _Flag = False) -> Any:
+def qt(
+    p: ArrayLike,
+    df: ArrayLike,
+    *,
+    lower_tail: _Flag = True,
+    log_p: _Flag = False,
+    ncp: ArrayLike | None = None,
+) -> Any:
     """Quantile function of Student's t distribution (Hill 1970/1981).
 
-    R's ``qt`` (Rmath.h ``qt``).
+    R: ``qt(p, df, ncp, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qt(p, df, lower_tail,
+    log_p)``.
     """
 
 def qtukey(
@@ -980,7 +1117,8 @@ def qtukey(
 ) -> Any:
     """Quantiles of the studentized range (Lund & Lund 1983, AS 190).
 
-    R's ``qtukey`` (Rmath.h ``qtukey``).
+    R: ``qtukey(p, nmeans, df, nranges = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qtukey(p,
+    nranges, nmeans, df, lower_tail, log_p)``.
     """
 
 def qunif(
@@ -993,7 +1131,8 @@ def qunif(
 ) -> Any:
     """Quantile function of the uniform distribution.
 
-    R's ``qunif`` (Rmath.h ``qunif``).
+    R: ``qunif(p, min = 0, max = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qunif(p, min,
+    max, lower_tail, log_p)``.
     """
 
 def qweibull(
@@ -1006,7 +1145,8 @@ def qweibull(
 ) -> Any:
     """Quantile function of the Weibull distribution.
 
-    R's ``qweibull`` (Rmath.h ``qweibull``).
+    R: ``qweibull(p, shape, scale = 1, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qweibull(p,
+    shape, scale, lower_tail, log_p)``.
     """
 
 def qwilcox(
@@ -1019,7 +1159,8 @@ def qwilcox(
 ) -> Any:
     """Quantiles of the Wilcoxon rank sum statistic.
 
-    R's ``qwilcox`` (Rmath.h ``qwilcox_tab``).
+    R: ``qwilcox(p, m, n, lower.tail = TRUE, log.p = FALSE)``; Rmath.h ``qwilcox(p, m, n,
+    lower_tail, log_p)``.
     """
 
 def rbeta(
@@ -1031,10 +1172,12 @@ def rbeta(
     offset: SupportsIndex = 0,
     chunks: Any = None,
     device: bool = False,
+    ncp: ArrayLike | None = None,
 ) -> Any:
     """Beta variates.
 
-    R's ``rbeta`` (Rmath.h ``rbeta``) from Philox4x32-10 streams.
+    R: ``rbeta(n, shape1, shape2, ncp = 0)``; Rmath.h ``rbeta(shape1, shape2)`` from Philox4x32-10
+    streams.
     """
 
 def rbinom(
@@ -1050,7 +1193,7 @@ def rbinom(
 ) -> Any:
     """Binomial variates.
 
-    R's ``rbinom`` (Rmath.h ``rbinom``) from Philox4x32-10 streams.
+    R: ``rbinom(n, size, prob)``; Rmath.h ``rbinom(size, prob)`` from Philox4x32-10 streams.
     """
 
 def rcauchy(
@@ -1065,7 +1208,8 @@ def rcauchy(
 ) -> Any:
     """Cauchy variates.
 
-    R's ``rcauchy`` (Rmath.h ``rcauchy``) from Philox4x32-10 streams.
+    R: ``rcauchy(n, location = 0, scale = 1)``; Rmath.h ``rcauchy(location, scale)`` from
+    Philox4x32-10 streams.
     """
 
 def rchisq(
@@ -1076,10 +1220,11 @@ def rchisq(
     offset: SupportsIndex = 0,
     chunks: Any = None,
     device: bool = False,
+    ncp: ArrayLike | None = None,
 ) -> Any:
     """Chi-squared variates.
 
-    R's ``rchisq`` (Rmath.h ``rchisq``) from Philox4x32-10 streams.
+    R: ``rchisq(n, df, ncp = 0)``; Rmath.h ``rchisq(df)`` from Philox4x32-10 streams.
     """
 
 def rexp(
@@ -1090,10 +1235,11 @@ def rexp(
     offset: SupportsIndex = 0,
     chunks: Any = None,
     device: bool = False,
+    rate: ArrayLike | None = None,
 ) -> Any:
     """Exponential variates (Rmath.h's scale parameter).
 
-    R's ``rexp`` (Rmath.h ``rexp``) from Philox4x32-10 streams.
+    R: ``rexp(n, rate = 1)``; Rmath.h ``rexp(scale)`` from Philox4x32-10 streams.
     """
 
 def rf(
@@ -1108,7 +1254,7 @@ def rf(
 ) -> Any:
     """F variates.
 
-    R's ``rf`` (Rmath.h ``rf``) from Philox4x32-10 streams.
+    R: ``rf(n, df1, df2, ncp)``; Rmath.h ``rf(df1, df2)`` from Philox4x32-10 streams.
     """
 
 def rgamma(
@@ -1120,10 +1266,12 @@ def rgamma(
     offset: SupportsIndex = 0,
     chunks: Any = None,
     device: bool = False,
+    rate: ArrayLike | None = None,
 ) -> Any:
     """Gamma variates (shape, scale).
 
-    R's ``rgamma`` (Rmath.h ``rgamma``) from Philox4x32-10 streams.
+    R: ``rgamma(n, shape, rate = 1, scale = 1/rate)``; Rmath.h ``rgamma(shape, scale)`` from
+    Philox4x32-10 streams.
     """
 
 def rgeom(
@@ -1137,7 +1285,7 @@ def rgeom(
 ) -> Any:
     """Geometric variates (failures before the first success).
 
-    R's ``rgeom`` (Rmath.h ``rgeom``) from Philox4x32-10 streams.
+    R: ``rgeom(n, prob)``; Rmath.h ``rgeom(prob)`` from Philox4x32-10 streams.
     """
 
 def rhyper(
@@ -1153,7 +1301,7 @@ def rhyper(
 ) -> Any:
     """Hypergeometric variates (white balls among k drawn from m white, n black).
 
-    R's ``rhyper`` (Rmath.h ``rhyper``) from Philox4x32-10 streams.
+    R: ``rhyper(nn, m, n, k)``; Rmath.h ``rhyper(m, n, k)`` from Philox4x32-10 streams.
     """
 
 def rlnorm(
@@ -1168,7 +1316,8 @@ def rlnorm(
 ) -> Any:
     """Log-normal variates.
 
-    R's ``rlnorm`` (Rmath.h ``rlnorm``) from Philox4x32-10 streams.
+    R: ``rlnorm(n, meanlog = 0, sdlog = 1)``; Rmath.h ``rlnorm(meanlog, sdlog)`` from Philox4x32-10
+    streams.
     """
 
 def rlogis(
@@ -1183,7 +1332,8 @@ def rlogis(
 ) -> Any:
     """Logistic variates.
 
-    R's ``rlogis`` (Rmath.h ``rlogis``) from Philox4x32-10 streams.
+    R: ``rlogis(n, location = 0, scale = 1)``; Rmath.h ``rlogis(location, scale)`` from
+    Philox4x32-10 streams.
     """
 
 def rnbeta(
@@ -1199,23 +1349,25 @@ def rnbeta(
 ) -> Any:
     """Noncentral beta variates.
 
-    R's ``rnbeta`` (Rmath.h ``rnbeta``) from Philox4x32-10 streams.
+    R: ``rbeta(n, shape1, shape2, ncp)``; Rmath.h ``rnbeta(shape1, shape2, ncp)`` from Philox4x32-10
+    streams.
     """
 
 def rnbinom(
     n: _Size,
     /,
     size: ArrayLike,
-    prob: ArrayLike,
+    prob: ArrayLike | None = None,
     *,
     seed: SupportsIndex | None = None,
     offset: SupportsIndex = 0,
     chunks: Any = None,
     device: bool = False,
+    mu: ArrayLike | None = None,
 ) -> Any:
     """Negative binomial variates.
 
-    R's ``rnbinom`` (Rmath.h ``rnbinom``) from Philox4x32-10 streams.
+    R: ``rnbinom(n, size, prob, mu)``; Rmath.h ``rnbinom(size, prob)`` from Philox4x32-10 streams.
     """
 
 def rnbinom_mu(
@@ -1231,7 +1383,7 @@ def rnbinom_mu(
 ) -> Any:
     """Negative binomial variates, parametrised by the mean.
 
-    R's ``rnbinom_mu`` (Rmath.h ``rnbinom_mu``) from Philox4x32-10 streams.
+    R: ``rnbinom(n, size, mu = mu)``; Rmath.h ``rnbinom_mu(size, mu)`` from Philox4x32-10 streams.
     """
 
 def rnchisq(
@@ -1246,7 +1398,7 @@ def rnchisq(
 ) -> Any:
     """Noncentral chi-squared variates.
 
-    R's ``rnchisq`` (Rmath.h ``rnchisq``) from Philox4x32-10 streams.
+    R: ``rchisq(n, df, ncp)``; Rmath.h ``rnchisq(df, ncp)`` from Philox4x32-10 streams.
     """
 
 def rnorm(
@@ -1261,7 +1413,7 @@ def rnorm(
 ) -> Any:
     """Normal variates.
 
-    R's ``rnorm`` (Rmath.h ``rnorm``) from Philox4x32-10 streams.
+    R: ``rnorm(n, mean = 0, sd = 1)``; Rmath.h ``rnorm(mean, sd)`` from Philox4x32-10 streams.
     """
 
 def rpois(
@@ -1275,7 +1427,7 @@ def rpois(
 ) -> Any:
     """Poisson variates.
 
-    R's ``rpois`` (Rmath.h ``rpois``) from Philox4x32-10 streams.
+    R: ``rpois(n, lambda)``; Rmath.h ``rpois(lam)`` from Philox4x32-10 streams.
     """
 
 def rsignrank(
@@ -1289,7 +1441,7 @@ def rsignrank(
 ) -> Any:
     """Wilcoxon signed rank statistic variates.
 
-    R's ``rsignrank`` (Rmath.h ``rsignrank``) from Philox4x32-10 streams.
+    R: ``rsignrank(nn, n)``; Rmath.h ``rsignrank(n)`` from Philox4x32-10 streams.
     """
 
 def rt(
@@ -1303,7 +1455,7 @@ def rt(
 ) -> Any:
     """Student's t variates.
 
-    R's ``rt`` (Rmath.h ``rt``) from Philox4x32-10 streams.
+    R: ``rt(n, df, ncp)``; Rmath.h ``rt(df)`` from Philox4x32-10 streams.
     """
 
 def runif(
@@ -1318,7 +1470,7 @@ def runif(
 ) -> Any:
     """Uniform variates on (min, max).
 
-    R's ``runif`` (Rmath.h ``runif``) from Philox4x32-10 streams.
+    R: ``runif(n, min = 0, max = 1)``; Rmath.h ``runif(min, max)`` from Philox4x32-10 streams.
     """
 
 def rweibull(
@@ -1333,7 +1485,8 @@ def rweibull(
 ) -> Any:
     """Weibull variates.
 
-    R's ``rweibull`` (Rmath.h ``rweibull``) from Philox4x32-10 streams.
+    R: ``rweibull(n, shape, scale = 1)``; Rmath.h ``rweibull(shape, scale)`` from Philox4x32-10
+    streams.
     """
 
 def rwilcox(
@@ -1348,29 +1501,29 @@ def rwilcox(
 ) -> Any:
     """Wilcoxon rank sum statistic variates.
 
-    R's ``rwilcox`` (Rmath.h ``rwilcox``) from Philox4x32-10 streams.
+    R: ``rwilcox(nn, m, n)``; Rmath.h ``rwilcox(m, n)`` from Philox4x32-10 streams.
     """
 
 def sinpi(x: ArrayLike) -> Any:
     """sin(pi x), exact at integers and half-integers.
 
-    R's ``sinpi`` (Rmath.h ``R_sinpi``).
+    R: ``sinpi(x)``; Rmath.h ``sinpi(x)``.
     """
 
 def tanpi(x: ArrayLike) -> Any:
     """tan(pi x), exact at multiples of 1/4.
 
-    R's ``tanpi`` (Rmath.h ``R_tanpi``).
+    R: ``tanpi(x)``; Rmath.h ``tanpi(x)``.
     """
 
 def tetragamma(x: ArrayLike) -> Any:
     """psi''(x).
 
-    R's ``tetragamma`` (Rmath.h ``tetragamma``).
+    R: ``psigamma(x, deriv = 2)``; Rmath.h ``tetragamma(x)``.
     """
 
 def trigamma(x: ArrayLike) -> Any:
     """The trigamma function psi'(x).
 
-    R's ``trigamma`` (Rmath.h ``trigamma``).
+    R: ``trigamma(x)``; Rmath.h ``trigamma(x)``.
     """

@@ -107,6 +107,12 @@ SIGNATURES: dict[str, str] = {
     "dsignrank": "ddi",
     "psignrank": "ddii",
     "qsignrank": "ddii",
+    # generators (libRmath's own uniform stream; only their deterministic cases are compared)
+    **{f"r{n}": "d" * k for n, k in (
+        ("unif", 2), ("norm", 2), ("exp", 1), ("lnorm", 2), ("cauchy", 2), ("logis", 2),
+        ("weibull", 2), ("gamma", 2), ("beta", 2), ("chisq", 1), ("t", 1), ("f", 2),
+        ("nchisq", 2), ("pois", 1), ("binom", 2), ("geom", 1), ("nbinom", 2), ("nbinom_mu", 2),
+        ("hyper", 3), ("wilcox", 2), ("signrank", 1))},
 }
 
 _FALLBACK = "/usr/lib/libRmath.so.1"
@@ -183,7 +189,7 @@ def r_eval(rsym: str, args: Sequence[Any], flags: Sequence[int] = ()) -> np.ndar
     Example
     -------
     >>> float(r_eval("pnorm5", [1.96, 0.0, 1.0], [1, 0]))
-    0.9750021048517795
+    0.9750021048517796
     """
     f, sig = _function(rsym)
     if len(sig) != len(args) + len(flags):

@@ -13,6 +13,7 @@ import pytest
 
 from daskcl import nmath
 from daskcl.kernels import _elementwise as ew
+from daskcl.kernels._docs import ALIASES
 from daskcl.kernels._elementwise import collapse_axes
 from daskcl.kernels._nmath_table import ROWS
 
@@ -38,8 +39,10 @@ def test_signature_follows_rmath_api(name):
     assert list(fn.arg_names) == first + args
     sig = inspect.signature(getattr(nmath, name))
     flags = {"d": ["log"], "p": ["lower_tail", "log_p"], "q": ["lower_tail", "log_p"]}.get(kind, [])
-    assert list(sig.parameters) == first + args + flags
-    for f in flags:
+    # R's own keywords, where R's interface differs from Rmath.h's, follow the flags
+    aliases = list(ALIASES.get(name, {}))
+    assert list(sig.parameters) == first + args + flags + aliases
+    for f in flags + aliases:
         assert sig.parameters[f].kind is inspect.Parameter.KEYWORD_ONLY
 
 

@@ -18,8 +18,8 @@
 
 ``DASKCL_DEVICE``, when set, restricts the devices that :func:`device_slots` gives workers.
 
-Example
--------
+Examples
+--------
 >>> from distributed import Client
 >>> from daskcl.cluster import local_cluster, worker_devices
 >>> with local_cluster() as cluster, Client(cluster) as client:      # doctest: +SKIP
@@ -217,7 +217,28 @@ def dask_setup(worker: Any) -> None:
 
 
 def worker_devices(client: Any) -> dict[str, dict[str, Any]]:
-    """``{worker address: describe()}`` for every worker of the client's cluster."""
+    """``{worker address: describe()}`` for every worker of the client's cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A client of a running cluster whose workers were started with the
+        ``daskcl.cluster`` preload (or :func:`local_cluster`).
+
+    Returns
+    -------
+    dict
+        For each worker's address, its device as :func:`describe` gives it: host, platform,
+        device name, driver, ``fp64`` (and the PCI bus on NVIDIA).
+
+    Examples
+    --------
+    >>> from distributed import Client
+    >>> from daskcl.cluster import local_cluster, worker_devices
+    >>> with local_cluster(1) as cluster, Client(cluster) as client:       # doctest: +SKIP
+    ...     [d["fp64"] for d in worker_devices(client).values()]
+    [True]
+    """
     return dict(client.run(describe))
 
 
@@ -339,6 +360,40 @@ def local_cluster(
     another address (``"0.0.0.0"`` for every interface) only on a network you trust, or
     secure the cluster yourself (``distributed.Security``, TLS).  A ``dashboard_address``
     given as a port only (``":0"``, ``":8787"``) listens on ``host`` too.
+
+    Parameters
+    ----------
+    n_workers : int, str, sequence of str or None
+        The workers, as :func:`device_slots` takes them: ``None`` one per GPU (or one on the
+        CPU device without a GPU); an int that many; device names or ``P:D`` indices, one
+        worker each.
+    threads_per_worker : int
+        Threads of each worker (1: a device runs one kernel at a time).
+    warm_names : sequence of str
+        Kernels each worker builds before its first task (``"pnorm"``,
+        ``"glm:binomial:logit"``).
+    dashboard_address : str or None
+        Where the dashboard listens (``":0"``: a free port; None: no dashboard).
+    silence_logs : int or bool
+        The level of distributed's loggers (False: unchanged).
+    host : str
+        The address every process of the cluster listens on (loopback by default).
+    **worker_options
+        Passed to every ``distributed.Nanny``.
+
+    Returns
+    -------
+    distributed.SpecCluster
+        The running cluster (a context manager that closes it); ``distributed.Client(cluster)``
+        submits to it.
+
+    Examples
+    --------
+    >>> from distributed import Client
+    >>> from daskcl import nmath
+    >>> with local_cluster() as cluster, Client(cluster) as client:         # doctest: +SKIP
+    ...     client.submit(nmath.qnorm, 0.975).result()
+    np.float64(1.959963984540054)
     """
     from distributed import Nanny, Scheduler, SpecCluster
 

@@ -30,8 +30,8 @@ class FactorialGrid:
     Slicing with a step of 1 (``grid[1000:2000]``) gives the grid of those points, still
     undecoded.
 
-    Example
-    -------
+    Examples
+    --------
     >>> g = FactorialGrid([[-1.0, 0.0, 1.0], [10.0, 20.0]])
     >>> g.shape
     (6, 2)

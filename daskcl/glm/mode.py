@@ -44,8 +44,8 @@ def posterior_mode(post: Posterior, start: np.ndarray | None = None, *, tol: flo
         The Hessian is singular on the way (the data do not identify a coefficient and its
         prior is flat), or the iteration did not converge in ``max_iter`` steps.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> from daskcl.glm import Posterior, posterior_mode
     >>> x = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])

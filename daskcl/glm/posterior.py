@@ -20,8 +20,8 @@ Three ways in:
 * :class:`FactorialGrid` -- the full factorial grid of per-coefficient value vectors, decoded on
   the device instead of materialised.
 
-Example
--------
+Examples
+--------
 >>> import numpy as np
 >>> from daskcl.glm import f2_f3
 >>> rng = np.random.default_rng(1)
@@ -166,8 +166,8 @@ class Posterior:
     family, link, y, x, mu, P, alpha, wt
         As in :func:`f2_f3`.
 
-    Example
-    -------
+    Examples
+    --------
     >>> post = Posterior("poisson", "log", y, x, mu, P, alpha, wt)     # doctest: +SKIP
     >>> qf, grad = post.f2_f3(b)                                         # doctest: +SKIP
     """
@@ -462,7 +462,37 @@ class Posterior:
 
     def f2_f3(self, b: Any, *, chunks: Any = None, tuning: Tuning | None = None,
               device: bool = False) -> tuple[Any, Any]:
-        """``(qf, grad)`` at every grid point of ``b``; see :func:`f2_f3`."""
+        """``(qf, grad)`` at every grid point of ``b``; see :func:`f2_f3`.
+
+        Parameters
+        ----------
+        b : (m1, l2) array, dask array, pyopencl array or FactorialGrid
+            The grid, one coefficient vector per row.
+        chunks : int or tuple, optional
+            Return dask arrays chunked this way along the grid axis.
+        tuning : Tuning, optional
+            Launch configuration; the default suits the device.
+        device : bool, default False
+            Return device arrays (a device-array ``b`` always gives them).
+
+        Returns
+        -------
+        qf : (m1,) array
+        grad : (m1, l2) array
+            NumPy arrays, dask arrays for a dask ``b`` or with ``chunks``, device arrays for
+            a device-array ``b`` or with ``device``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskcl.glm import Posterior
+        >>> x = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])
+        >>> post = Posterior("poisson", "log", np.array([1.0, 2.0, 4.0, 9.0]), x, np.zeros(2),
+        ...                  np.eye(2), 0.0, 1.0)
+        >>> qf, grad = post.f2_f3(np.array([[0.0, 0.7], [0.1, 0.7]]))
+        >>> qf.shape, grad.shape
+        ((2,), (2, 2))
+        """
         if tuning is not None and not isinstance(tuning, Tuning):
             raise TypeError(f"f2_f3: tuning must be a daskcl.glm.Tuning, not {tuning!r}")
         if not isinstance(device, (bool, np.bool_)):
@@ -672,8 +702,8 @@ def f2_f3(
     TypeError
         Non-numeric arrays; ``chunks`` of another type; ``tuning`` not a :class:`Tuning`.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> from daskcl.glm import f2_f3, FactorialGrid
     >>> x = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])

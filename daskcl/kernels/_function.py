@@ -10,18 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from . import _docs
 from ._elementwise import ElementwiseDef, ElementwiseKernel
 from ._kernel import Kernel
 from ._table import PUBLIC_MODULE, Fn
 
 __all__ = ["NmathFunction"]
-
-_FLAG_DOC = {
-    "log": "log : bool, default False\n    Return log density.",
-    "lower_tail": "lower_tail : bool, default True\n    P[X <= x] if true, else P[X > x].",
-    "log_p": "log_p : bool, default False\n    Probabilities are given (or returned) as log(p).",
-}
-
 
 def _flag(fn: Fn, name: str, value: object) -> bool:
     """R's logical flag: a Python or NumPy bool, or the integer 0 or 1; anything else (a
@@ -56,17 +50,23 @@ class NmathFunction(ElementwiseKernel):
             nonint=tuple(inputs[fn.arg_names.index(a)] for a in fn.nonint),
             extra_params=self.extra_params))
         self.input_names = fn.arg_names
+        #: R's keyword names this function also takes (``rate=``, ``ncp=``, ``mu=``, ...)
+        self.aliases = _docs.ALIASES.get(fn.name, {})
+        optional = _docs.optional_params(fn.name)
         params = [
-            inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                              default=fn.defaults.get(n, inspect.Parameter.empty))
+            inspect.Parameter(
+                n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=None if n in optional else fn.defaults.get(n, inspect.Parameter.empty))
             for n in fn.arg_names
         ]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
                    for k, v in fn.flag_defaults.items()]
+        params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, default=None)
+                   for a in self.aliases]
         self.__signature__ = inspect.Signature(params)
         self.__name__ = self.__qualname__ = fn.name
         self.__module__ = PUBLIC_MODULE
-        self.__doc__ = _docstring(fn)
+        self.__doc__ = _docs.docstring(fn)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_by_name, (self.fn.name,))
@@ -74,6 +74,10 @@ class NmathFunction(ElementwiseKernel):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn
         bound = self.__signature__.bind(*args, **kwargs)
+        if self.aliases:
+            target = _docs.apply_aliases(fn.name, bound.arguments)
+            if target != fn.name:
+                return _by_name(target)(**bound.arguments)
         bound.apply_defaults()
         vals = [bound.arguments[n] for n in fn.arg_names]
         flags = [int(_flag(fn, k, bound.arguments[k])) for k in fn.flag_defaults]
@@ -81,24 +85,6 @@ class NmathFunction(ElementwiseKernel):
 
     def _nonint_names(self) -> list[str]:
         return list(self.fn.nonint)
-
-
-def _docstring(fn: Fn) -> str:
-    defaults = fn.defaults
-    arg_doc = "\n".join(
-        f"{n} : array_like{', default ' + repr(defaults[n]) if n in defaults else ''}"
-        for n in fn.arg_names
-    )
-    flag_doc = "\n".join(_FLAG_DOC[k] for k in fn.flag_defaults)
-    return (
-        f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``), evaluated on the OpenCL "
-        f"device.\n\nParameters\n----------\n{arg_doc}\n{flag_doc}\n\nReturns\n-------\n"
-        "ndarray or float64 or dask array or pyopencl array\n    float64 values of the "
-        "broadcast shape (on the device when an argument is a ``pyopencl.array.Array``).\n\n"
-        "Raises\n------\nTypeError\n    A non-numeric argument; a flag that is not a bool "
-        "(Python or NumPy) or the integer 0 or 1.\nValueError\n    Shapes that do "
-        "not broadcast.\n"
-    )
 
 
 def _by_name(name: str) -> Any:

@@ -66,7 +66,7 @@ from numpy.typing import ArrayLike
 
 from ..runtime import device as _device
 from ..runtime.library import get_library
-from . import _transfer
+from . import _docs, _transfer
 from ._elementwise import Call, ElementwiseDef, ElementwiseKernel, _c_strides, is_dask_array
 from ._kernel import Kernel, RawKernel
 from ._table import PUBLIC_MODULE
@@ -206,6 +206,8 @@ class RandomKernel(ElementwiseKernel):
     def __init__(self, fn: RFn) -> None:
         Kernel.__init__(self, fn.name)
         self.fn = fn
+        #: R's keyword names this generator also takes (``rate=``, ``ncp=``, ``mu=``)
+        self.aliases: dict[str, Any] = {}
         inputs = tuple(f"a{j}" for j in range(len(fn.args)))
         call = f"{fn.csym}(&rng_{''.join(', ' + a for a in inputs)})"
         self._setup(ElementwiseDef(
@@ -258,9 +260,14 @@ class RandomKernel(ElementwiseKernel):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn
         bound = self.__signature__.bind(*args, **kwargs)
+        first = next(iter(self.__signature__.parameters))
+        if self.aliases:
+            target = _docs.apply_aliases(fn.name, bound.arguments)
+            if target != fn.name:
+                given = dict(bound.arguments)
+                return FUNCTIONS[target](given.pop(first), **given)
         bound.apply_defaults()
         a = bound.arguments
-        first = next(iter(self.__signature__.parameters))
         shape = _shape(fn, a[first])
         seed = _seed(fn, a["seed"])
         offset = a["offset"]
@@ -427,16 +434,6 @@ def _dask_call(kernel: RandomKernel, shape: tuple[int, ...], values: list[Any], 
     )
 
 
-#: parameters for the docstring examples
-_EXAMPLE: dict[str, tuple[float, ...]] = {
-    "runif": (), "rnorm": (), "rexp": (), "rlnorm": (), "rcauchy": (), "rlogis": (),
-    "rweibull": (1.5,), "rgamma": (2.5,), "rbeta": (2.0, 3.0), "rchisq": (3.0,), "rt": (5.0,),
-    "rf": (3.0, 7.0), "rnchisq": (3.0, 2.0), "rnbeta": (2.0, 3.0, 1.5), "rpois": (4.5,),
-    "rbinom": (10.0, 0.3), "rgeom": (0.2,), "rnbinom": (3.0, 0.4), "rnbinom_mu": (3.0, 4.0),
-    "rhyper": (10.0, 7.0, 8.0), "rwilcox": (4.0, 6.0), "rsignrank": (10.0,),
-}
-
-
 def _make(fn: RFn) -> RandomKernel:
     kernel = RandomKernel(fn)
     conflict = "size" in fn.arg_names
@@ -444,56 +441,22 @@ def _make(fn: RFn) -> RandomKernel:
         "n" if conflict else "size",
         inspect.Parameter.POSITIONAL_ONLY if conflict else inspect.Parameter.POSITIONAL_OR_KEYWORD,
     )
+    aliases = _docs.ALIASES.get(fn.name, {})
+    optional = _docs.optional_params(fn.name)
     params = [first] + [
         inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                          default=fn.defaults.get(a, inspect.Parameter.empty))
+                          default=None if a in optional
+                          else fn.defaults.get(a, inspect.Parameter.empty))
         for a in fn.arg_names
     ]
     params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=d)
                for k, d in (("seed", None), ("offset", 0), ("chunks", None), ("device", False))]
+    params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, default=None) for a in aliases]
     kernel.__signature__ = inspect.Signature(params)
-    first_doc = (
-        "n : int or tuple of ints, positional only\n    The output shape (NumPy's ``size``; "
-        "named ``n`` here, as in R, because ``size`` is a parameter)."
-        if conflict else "size : int or tuple of ints\n    The output shape."
-    )
-    arg_doc = "\n".join(
-        f"{p} : array_like{', default ' + repr(fn.defaults[p]) if p in fn.defaults else ''}\n"
-        f"    Broadcast against the output shape."
-        for p in fn.arg_names
-    )
+    kernel.aliases = aliases
     kernel.__name__ = kernel.__qualname__ = fn.name
     kernel.__module__ = PUBLIC_MODULE
-    kernel.__doc__ = (
-        f"{fn.summary}\n\nR's ``{fn.name}`` (Rmath.h ``{fn.csym}``) on the OpenCL device.  "
-        f"Method: {fn.method}"
-        + (f"  Largest parameters: {fn.limit} (with the warning); the work of one variate "
-           "grows with them." if fn.limit else "")
-        + "\n\nElement k (flat, C order) depends only on (seed, offset + k) "
-        "and its parameters (Philox4x32-10 streams), so results do not depend on chunking "
-        "or device.\n\n"
-        f"Parameters\n----------\n{first_doc}\n{arg_doc}\n"
-        "seed : int, numpy.random.SeedSequence or numpy.random.Generator, optional\n"
-        "    The Philox key: an int in [0, 2**64) is the key; a SeedSequence gives "
-        "``generate_state(1, uint64)[0]``; a Generator draws the key with "
-        "``integers(0, 2**64, dtype=uint64)`` (it advances by one draw); a fresh random key "
-        "if None (drawn once per call, so all chunks of a dask result share it).\n"
-        "offset : int, default 0\n    Counter of the first element: "
-        f"``{fn.name}(size, ..., offset=m)`` continues the stream at element m.\n"
-        "chunks : dask chunks, optional\n    Return a lazy dask array with these chunks "
-        "(also when a parameter is a dask array).\n"
-        "device : bool, default False\n    Return a ``pyopencl.array.Array`` on the bound "
-        "device (also when a parameter is one).\n\n"
-        "Returns\n-------\nndarray or dask array or pyopencl array\n    float64 of the output "
-        "shape.\n\n"
-        "Raises\n------\nTypeError\n    A non-numeric parameter, size or seed.\nValueError\n"
-        "    A parameter that does not broadcast to size; a bad seed or offset.\n\n"
-        "Warns\n-----\nRuntimeWarning\n    ``<name>: N NaN(s) produced`` for invalid parameters.\n\n"
-        f"Example\n-------\n>>> from daskcl import nmath\n"
-        f">>> x = nmath.{fn.name}(5{''.join(f', {v!r}' for v in _EXAMPLE[fn.name])}, seed=1)\n"
-        f">>> x.shape, bool((x == nmath.{fn.name}(5{''.join(f', {v!r}' for v in _EXAMPLE[fn.name])}"
-        ", seed=1)).all())\n((5,), True)\n"
-    )
+    kernel.__doc__ = _docs.docstring(fn)
     return kernel
 
 

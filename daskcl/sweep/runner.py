@@ -231,8 +231,8 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
         daskcl's, a store that cannot be written, a chunk that failed (finished chunks are kept:
         run again with ``resume``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from daskcl.sweep import Sweep, run
     >>> s = Sweep.from_dict({"sweep": {"function": "pnorm"}, "axes": {"q": {"values": [0.0]}}})
     >>> run(s, "/tmp/pnorm.zarr", client="sync", overwrite=True).arrays["pnorm"]  # doctest: +SKIP

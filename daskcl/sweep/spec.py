@@ -48,8 +48,8 @@ interrupted sweep loses no finished chunk; ``resume=True`` computes the chunks n
 those whose data no longer match their checksums, and refuses a store whose function, code,
 kernel sources, axes or arguments differ; ``overwrite=True`` replaces only a store daskcl wrote.
 
-Example
--------
+Examples
+--------
 >>> from daskcl.sweep import Sweep, run
 >>> s = Sweep.from_dict({"sweep": {"function": "pnorm"},
 ...                      "axes": {"q": {"linspace": [-3, 3, 7]}}, "args": {"sd": 2.0}})
@@ -73,6 +73,7 @@ import os
 import re
 import stat
 import sys
+import tomllib
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,7 +81,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import tomllib
 
 from ..errors import SweepError
 
@@ -427,10 +427,14 @@ class _Func:
                        f"{_suggest(name, nmath.FUNCTIONS)}; or give 'glm.f2_f3' or "
                        "'file.py:func'")
         sig = inspect.signature(nmath.FUNCTIONS[name])
-        self.params = tuple(sig.parameters)
-        self.required = tuple(p.name for p in sig.parameters.values()
-                              if p.default is p.empty)
-        self.flags = tuple(p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY)
+        # a spec names Rmath.h's parameters: R's keywords (rate=, ncp=, mu=, expon_scaled=;
+        # keyword-only, None by default) are not among them, and a parameter one of them may
+        # stand in for (dnbinom's prob, None by default) is required
+        params = [p for p in sig.parameters.values()
+                  if not (p.kind is p.KEYWORD_ONLY and p.default is None)]
+        self.params = tuple(p.name for p in params)
+        self.required = tuple(p.name for p in params if p.default is p.empty or p.default is None)
+        self.flags = tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY)
         # Rmath's arguments are doubles, its flags booleans.
         self.arg_types = {p: (bool,) if p in self.flags else (int, float) for p in self.params}
 
@@ -755,7 +759,29 @@ class Sweep:
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> Sweep:
-        """Read and validate a spec file (relative paths inside it are relative to it)."""
+        """Read and validate a spec file (relative paths inside it are relative to it).
+
+        Parameters
+        ----------
+        path : str or path
+            The TOML file (the format: :mod:`daskcl.sweep.spec`).
+
+        Returns
+        -------
+        Sweep
+
+        Raises
+        ------
+        SweepError
+            An unreadable or invalid spec; the message names the table and key.
+
+        Examples
+        --------
+        >>> from daskcl.sweep import Sweep
+        >>> s = Sweep.from_toml("workflows/tukey_critical/tukey.toml")
+        >>> s.function, s.shape, s.n_chunks
+        ('qtukey', (3, 19, 24), 3)
+        """
         p = Path(path)
         text = _text(_read_regular(p, "spec", "spec file"), p, "spec")
         try:
@@ -767,8 +793,37 @@ class Sweep:
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any], base: str | os.PathLike[str] = ".", *,
                   text: str | None = None) -> Sweep:
-        """Validate a spec given as a mapping of its tables (``base``: the directory relative
-        paths in it are relative to; ``text``: the spec file's text, recorded in the store)."""
+        """Validate a spec given as a mapping of its tables.
+
+        Parameters
+        ----------
+        spec : mapping
+            The spec's tables (``"sweep"``, ``"axes"``, ``"args"``, ``"glm"``), as TOML would
+            give them.
+        base : str or path
+            The directory that relative paths in the spec are relative to.
+        text : str, optional
+            The spec file's text, recorded in the store.
+
+        Returns
+        -------
+        Sweep
+
+        Raises
+        ------
+        SweepError
+            An invalid spec; the message names the table and key.
+
+        Examples
+        --------
+        >>> from daskcl.sweep import Sweep
+        >>> s = Sweep.from_dict({"sweep": {"function": "dgamma"},
+        ...                      "axes": {"x": {"linspace": [0, 10, 101]},
+        ...                               "shape": {"values": [1, 2, 5]}},
+        ...                      "args": {"scale": 2.0}})
+        >>> s.shape, s.output_names
+        ((101, 3), ('dgamma',))
+        """
         tables: dict[str, Any] = copy.deepcopy(dict(spec))
         base_path = Path(base).resolve()
         unknown = sorted(set(tables) - {"sweep", "axes", "args", "glm"})

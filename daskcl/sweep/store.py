@@ -110,7 +110,21 @@ def open_group(url: str, mode: str, storage_options: dict[str, Any] | None = Non
 
 def open_result(out: str | os.PathLike[str], storage_options: dict[str, Any] | None = None
                 ) -> Any:
-    """The zarr group of a sweep, read-only."""
+    """The zarr group of a sweep, read-only.
+
+    Parameters
+    ----------
+    out : str or path
+        The store: a directory or an fsspec URL.
+    storage_options : dict, optional
+        fsspec options of the store.
+
+    Returns
+    -------
+    zarr.Group
+        The result arrays, one coordinate array per axis and the attributes (the layout:
+        this module's docstring).
+    """
     return open_group(str(out), "r", storage_options)
 
 
@@ -221,7 +235,7 @@ def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _info(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
@@ -558,9 +572,30 @@ def verify(url: str, options: dict[str, Any] | None = None
            ) -> tuple[int, list[tuple[int, ...]], list[tuple[int, ...]]]:
     """Read every finished chunk of a sweep store and compare it with its checksums.
 
-    Returns the number of chunks, the finished chunks that no longer match (corrupted or
-    deleted) and the chunks not finished yet.  ``daskcl sweep SPEC --out STORE --resume``
-    computes both kinds again."""
+    ``daskcl sweep SPEC --out STORE --resume`` computes both kinds of chunk returned again.
+
+    Parameters
+    ----------
+    url : str
+        The store: a directory or an fsspec URL.
+    options : dict, optional
+        fsspec options of the store.
+
+    Returns
+    -------
+    n_chunks : int
+        The number of chunks of the sweep.
+    bad : list of tuple
+        The finished chunks (their indices on the grid of chunks) that no longer match their
+        checksums (corrupted or deleted).
+    missing : list of tuple
+        The chunks not finished yet.
+
+    Raises
+    ------
+    SweepError
+        Not a finished daskcl sweep store, or one without checksums.
+    """
     try:
         group = open_group(url, "r", options)
         info = read_info(group)

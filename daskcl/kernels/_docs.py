@@ -1,0 +1,1142 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The documentation of :mod:`daskcl.nmath`'s functions, as data, and R's keywords.
+
+For every row (:class:`~daskcl.kernels._table.Fn` and :class:`~daskcl.kernels._random.RFn`)
+this module holds what a reader of R needs: R's own call (R's names and defaults, R 4.2), the
+meaning of each parameter, where R's positional order or meaning differs from Rmath.h's (which
+daskcl follows), the algorithm and its reference (the ``@source`` text of the unit in
+``cl/nmath`` that computes the function) and examples whose printed values are R's (computed
+with libRmath when they were written and checked against it by ``tests/test_docs.py``; the
+documentation's doctest run checks that daskcl prints them).
+
+It also holds R's keywords where R's interface differs from Rmath.h's (:data:`ALIASES`):
+``rate=`` of the gamma and exponential families, ``ncp=`` of the chi-squared, beta, t and F
+families, ``mu=`` of the negative binomial and ``expon_scaled=`` of the Bessel I and K
+functions.  :func:`apply_aliases` turns them into Rmath.h's arguments (or the function R calls
+for them) before a call is evaluated.
+
+:func:`docstring` writes a row's numpydoc docstring; :func:`function_table` writes the
+reStructuredText table of every function that the documentation builds.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import textwrap
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._elementwise import is_dask_array
+
+if TYPE_CHECKING:
+    from ._random import RFn
+    from ._table import Fn
+
+__all__ = [
+    "ALIASES", "EXAMPLES", "R_CALLS", "Alias", "Example", "apply_aliases", "docstring",
+    "example_lines", "family", "function_table", "order_note", "parameter_meanings",
+    "rmath_call", "source",
+]
+
+
+# -- R's calls ----------------------------------------------------------------------------------
+
+#: R's call of each function, as ``args()`` prints it in R 4.2 (R's names, order and defaults);
+#: the empty string where R has no function (Rmath.h's C API only)
+R_CALLS: dict[str, str] = {
+    "dnorm": "dnorm(x, mean = 0, sd = 1, log = FALSE)",
+    "pnorm": "pnorm(q, mean = 0, sd = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qnorm": "qnorm(p, mean = 0, sd = 1, lower.tail = TRUE, log.p = FALSE)",
+    "dbinom": "dbinom(x, size, prob, log = FALSE)",
+    "dpois": "dpois(x, lambda, log = FALSE)",
+    "dgamma": "dgamma(x, shape, rate = 1, scale = 1/rate, log = FALSE)",
+    "gammafn": "gamma(x)",
+    "lgammafn": "lgamma(x)",
+    "lgamma1p": "",
+    "log1pmx": "",
+    "log1pexp": "",
+    "log1mexp": "",
+    "logspace_add": "",
+    "logspace_sub": "",
+    "dunif": "dunif(x, min = 0, max = 1, log = FALSE)",
+    "punif": "punif(q, min = 0, max = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qunif": "qunif(p, min = 0, max = 1, lower.tail = TRUE, log.p = FALSE)",
+    "dexp": "dexp(x, rate = 1, log = FALSE)",
+    "pexp": "pexp(q, rate = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qexp": "qexp(p, rate = 1, lower.tail = TRUE, log.p = FALSE)",
+    "dcauchy": "dcauchy(x, location = 0, scale = 1, log = FALSE)",
+    "pcauchy": "pcauchy(q, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qcauchy": "qcauchy(p, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)",
+    "dlogis": "dlogis(x, location = 0, scale = 1, log = FALSE)",
+    "plogis": "plogis(q, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qlogis": "qlogis(p, location = 0, scale = 1, lower.tail = TRUE, log.p = FALSE)",
+    "dweibull": "dweibull(x, shape, scale = 1, log = FALSE)",
+    "pweibull": "pweibull(q, shape, scale = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qweibull": "qweibull(p, shape, scale = 1, lower.tail = TRUE, log.p = FALSE)",
+    "dlnorm": "dlnorm(x, meanlog = 0, sdlog = 1, log = FALSE)",
+    "plnorm": "plnorm(q, meanlog = 0, sdlog = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qlnorm": "qlnorm(p, meanlog = 0, sdlog = 1, lower.tail = TRUE, log.p = FALSE)",
+    "pgamma": "pgamma(q, shape, rate = 1, scale = 1/rate, lower.tail = TRUE, log.p = FALSE)",
+    "qgamma": "qgamma(p, shape, rate = 1, scale = 1/rate, lower.tail = TRUE, log.p = FALSE)",
+    "dchisq": "dchisq(x, df, ncp = 0, log = FALSE)",
+    "pchisq": "pchisq(q, df, ncp = 0, lower.tail = TRUE, log.p = FALSE)",
+    "qchisq": "qchisq(p, df, ncp = 0, lower.tail = TRUE, log.p = FALSE)",
+    "dbeta": "dbeta(x, shape1, shape2, ncp = 0, log = FALSE)",
+    "pbeta": "pbeta(q, shape1, shape2, ncp = 0, lower.tail = TRUE, log.p = FALSE)",
+    "qbeta": "qbeta(p, shape1, shape2, ncp = 0, lower.tail = TRUE, log.p = FALSE)",
+    "dt": "dt(x, df, ncp, log = FALSE)",
+    "pt": "pt(q, df, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "qt": "qt(p, df, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "df": "df(x, df1, df2, ncp, log = FALSE)",
+    "pf": "pf(q, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "qf": "qf(p, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "beta": "beta(a, b)",
+    "lbeta": "lbeta(a, b)",
+    "choose": "choose(n, k)",
+    "lchoose": "lchoose(n, k)",
+    "digamma": "digamma(x)",
+    "trigamma": "trigamma(x)",
+    "tetragamma": "psigamma(x, deriv = 2)",
+    "pentagamma": "psigamma(x, deriv = 3)",
+    "psigamma": "psigamma(x, deriv = 0L)",
+    "cospi": "cospi(x)",
+    "sinpi": "sinpi(x)",
+    "tanpi": "tanpi(x)",
+    "bessel_i": "besselI(x, nu, expon.scaled = FALSE)",
+    "bessel_j": "besselJ(x, nu)",
+    "bessel_k": "besselK(x, nu, expon.scaled = FALSE)",
+    "bessel_y": "besselY(x, nu)",
+    "ptukey": "ptukey(q, nmeans, df, nranges = 1, lower.tail = TRUE, log.p = FALSE)",
+    "qtukey": "qtukey(p, nmeans, df, nranges = 1, lower.tail = TRUE, log.p = FALSE)",
+    "dgeom": "dgeom(x, prob, log = FALSE)",
+    "dnbinom": "dnbinom(x, size, prob, mu, log = FALSE)",
+    "dnbinom_mu": "dnbinom(x, size, mu = mu, log = FALSE)",
+    "dhyper": "dhyper(x, m, n, k, log = FALSE)",
+    "pbinom": "pbinom(q, size, prob, lower.tail = TRUE, log.p = FALSE)",
+    "ppois": "ppois(q, lambda, lower.tail = TRUE, log.p = FALSE)",
+    "pgeom": "pgeom(q, prob, lower.tail = TRUE, log.p = FALSE)",
+    "pnbinom": "pnbinom(q, size, prob, mu, lower.tail = TRUE, log.p = FALSE)",
+    "pnbinom_mu": "pnbinom(q, size, mu = mu, lower.tail = TRUE, log.p = FALSE)",
+    "phyper": "phyper(q, m, n, k, lower.tail = TRUE, log.p = FALSE)",
+    "qbinom": "qbinom(p, size, prob, lower.tail = TRUE, log.p = FALSE)",
+    "qpois": "qpois(p, lambda, lower.tail = TRUE, log.p = FALSE)",
+    "qgeom": "qgeom(p, prob, lower.tail = TRUE, log.p = FALSE)",
+    "qnbinom": "qnbinom(p, size, prob, mu, lower.tail = TRUE, log.p = FALSE)",
+    "qnbinom_mu": "qnbinom(p, size, mu = mu, lower.tail = TRUE, log.p = FALSE)",
+    "qhyper": "qhyper(p, m, n, k, lower.tail = TRUE, log.p = FALSE)",
+    "dnbeta": "dbeta(x, shape1, shape2, ncp, log = FALSE)",
+    "pnbeta": "pbeta(q, shape1, shape2, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "qnbeta": "qbeta(p, shape1, shape2, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "dnchisq": "dchisq(x, df, ncp, log = FALSE)",
+    "pnchisq": "pchisq(q, df, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "qnchisq": "qchisq(p, df, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "dnf": "df(x, df1, df2, ncp, log = FALSE)",
+    "pnf": "pf(q, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "qnf": "qf(p, df1, df2, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "dnt": "dt(x, df, ncp, log = FALSE)",
+    "pnt": "pt(q, df, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "qnt": "qt(p, df, ncp, lower.tail = TRUE, log.p = FALSE)",
+    "dwilcox": "dwilcox(x, m, n, log = FALSE)",
+    "pwilcox": "pwilcox(q, m, n, lower.tail = TRUE, log.p = FALSE)",
+    "qwilcox": "qwilcox(p, m, n, lower.tail = TRUE, log.p = FALSE)",
+    "dsignrank": "dsignrank(x, n, log = FALSE)",
+    "psignrank": "psignrank(q, n, lower.tail = TRUE, log.p = FALSE)",
+    "qsignrank": "qsignrank(p, n, lower.tail = TRUE, log.p = FALSE)",
+    "runif": "runif(n, min = 0, max = 1)",
+    "rnorm": "rnorm(n, mean = 0, sd = 1)",
+    "rexp": "rexp(n, rate = 1)",
+    "rlnorm": "rlnorm(n, meanlog = 0, sdlog = 1)",
+    "rcauchy": "rcauchy(n, location = 0, scale = 1)",
+    "rlogis": "rlogis(n, location = 0, scale = 1)",
+    "rweibull": "rweibull(n, shape, scale = 1)",
+    "rgamma": "rgamma(n, shape, rate = 1, scale = 1/rate)",
+    "rbeta": "rbeta(n, shape1, shape2, ncp = 0)",
+    "rchisq": "rchisq(n, df, ncp = 0)",
+    "rt": "rt(n, df, ncp)",
+    "rf": "rf(n, df1, df2, ncp)",
+    "rnchisq": "rchisq(n, df, ncp)",
+    "rnbeta": "rbeta(n, shape1, shape2, ncp)",
+    "rpois": "rpois(n, lambda)",
+    "rbinom": "rbinom(n, size, prob)",
+    "rgeom": "rgeom(n, prob)",
+    "rnbinom": "rnbinom(n, size, prob, mu)",
+    "rnbinom_mu": "rnbinom(n, size, mu = mu)",
+    "rhyper": "rhyper(nn, m, n, k)",
+    "rwilcox": "rwilcox(nn, m, n)",
+    "rsignrank": "rsignrank(nn, n)",
+}
+
+
+# -- parameter meanings -------------------------------------------------------------------------
+
+#: the distribution families by the part of a name after its d/p/q/r
+_FAMILIES = frozenset({
+    "norm", "unif", "gamma", "beta", "lnorm", "chisq", "nchisq", "t", "nt", "f", "nf", "nbeta",
+    "exp", "cauchy", "logis", "weibull", "binom", "pois", "geom", "nbinom", "nbinom_mu",
+    "hyper", "wilcox", "signrank", "tukey",
+})
+
+#: discrete families: their densities are masses and their quantiles integers
+_DISCRETE = frozenset({
+    "binom", "pois", "geom", "nbinom", "nbinom_mu", "hyper", "wilcox", "signrank",
+})
+
+_NCP_CHISQ = "Noncentrality lambda >= 0: the sum of the squared means of the normal terms."
+_FAMILY_PARAMETERS: dict[str, dict[str, str]] = {
+    "norm": {"mean": "Mean mu.",
+             "sd": "Standard deviation sigma >= 0 (0 gives the point mass at ``mean``)."},
+    "unif": {"min": "Lower limit a.", "max": "Upper limit b >= a."},
+    "gamma": {"shape": "Shape a >= 0.",
+              "scale": "Scale s > 0: Rmath.h's parameter, 1/rate (the mean is shape * scale)."},
+    "beta": {"shape1": "First shape a >= 0: the density is proportional to "
+                       "x^(a-1) (1-x)^(b-1).",
+             "shape2": "Second shape b >= 0."},
+    "lnorm": {"meanlog": "Mean of log(X).", "sdlog": "Standard deviation of log(X), >= 0."},
+    "chisq": {"df": "Degrees of freedom k >= 0 (not necessarily an integer)."},
+    "nchisq": {"df": "Degrees of freedom k >= 0 (not necessarily an integer).",
+               "ncp": _NCP_CHISQ},
+    "t": {"df": "Degrees of freedom nu > 0 (not necessarily an integer; Inf gives the normal)."},
+    "nt": {"df": "Degrees of freedom nu > 0 (not necessarily an integer).",
+           "ncp": "Noncentrality delta: the mean of the normal numerator."},
+    "f": {"df1": "Numerator degrees of freedom > 0.",
+          "df2": "Denominator degrees of freedom > 0 (Inf allowed)."},
+    "nf": {"df1": "Numerator degrees of freedom > 0.",
+           "df2": "Denominator degrees of freedom > 0 (Inf allowed).",
+           "ncp": "Noncentrality lambda >= 0 of the numerator's chi-squared."},
+    "nbeta": {"shape1": "First shape a >= 0.", "shape2": "Second shape b >= 0.",
+              "ncp": "Noncentrality lambda >= 0 (of the chi-squared in the numerator)."},
+    "exp": {"scale": "Scale = 1/rate > 0: Rmath.h's parameter, the mean."},
+    "cauchy": {"location": "Location (the median).",
+               "scale": "Scale > 0 (the half width at half maximum)."},
+    "logis": {"location": "Location (the mean).",
+              "scale": "Scale > 0 (the variance is pi^2 scale^2 / 3)."},
+    "weibull": {"shape": "Shape k > 0.",
+                "scale": "Scale lambda > 0: P[X <= x] = 1 - exp(-(x / scale)^shape)."},
+    "binom": {"size": "Number of trials n (a non-negative integer).",
+              "prob": "Probability of success in each trial, in [0, 1]."},
+    "pois": {"lam": "Mean lambda >= 0 (R's ``lambda``, a reserved word in Python)."},
+    "geom": {"prob": "Probability of success in each trial, in (0, 1]; X counts the "
+                     "failures before the first success."},
+    "nbinom": {"size": "Target number of successes n > 0 (not necessarily an integer: the "
+                       "dispersion parameter).",
+               "prob": "Probability of success in each trial, in (0, 1]; X counts the "
+                       "failures before the size-th success."},
+    "nbinom_mu": {"size": "Target number of successes n > 0 (the dispersion parameter).",
+                  "mu": "Mean mu >= 0 (prob = size / (size + mu))."},
+    "hyper": {"m": "Number of white balls in the urn.",
+              "n": "Number of black balls in the urn.",
+              "k": "Number of balls drawn without replacement; X counts the white ones."},
+    "wilcox": {"m": "Number of observations in the first sample.",
+               "n": "Number of observations in the second sample."},
+    "signrank": {"n": "Number of observations (pairs)."},
+    "tukey": {"nranges": "Number of groups whose largest range is taken (1 for Tukey's "
+                         "HSD test, R's default).",
+              "nmeans": "Number of means compared, k >= 2.",
+              "df": "Degrees of freedom of the error variance, >= 2 (Inf allowed)."},
+}
+
+_ARG = "Argument."
+_SPECIAL_PARAMETERS: dict[str, dict[str, str]] = {
+    "gammafn": {"x": "Argument (the poles are 0, -1, -2, ...)."},
+    "lgammafn": {"x": "Argument (log|gamma(x)| is +Inf at the poles 0, -1, -2, ...)."},
+    "lgamma1p": {"x": "Argument > -1; accurate near 0, where 1 + x rounds."},
+    "log1pmx": {"x": "Argument > -1; accurate near 0."},
+    "log1pexp": {"x": _ARG},
+    "log1mexp": {"x": "Argument x >= 0: the result is log(1 - exp(-x))."},
+    "logspace_add": {"logx": "Logarithm of the first term.",
+                     "logy": "Logarithm of the second term."},
+    "logspace_sub": {"logx": "Logarithm of the larger term.",
+                     "logy": "Logarithm of the term subtracted, logy <= logx."},
+    "beta": {"a": "First argument a >= 0.", "b": "Second argument b >= 0."},
+    "lbeta": {"a": "First argument a >= 0.", "b": "Second argument b >= 0."},
+    "choose": {"n": "Top: any real number.",
+               "k": "Bottom: rounded to the nearest integer (with the warning where it is not "
+                    "one, as R)."},
+    "lchoose": {"n": "Top: any real number.",
+                "k": "Bottom: rounded to the nearest integer (with the warning where it is "
+                     "not one, as R)."},
+    "digamma": {"x": _ARG},
+    "trigamma": {"x": _ARG},
+    "tetragamma": {"x": _ARG},
+    "pentagamma": {"x": _ARG},
+    "psigamma": {"x": _ARG,
+                 "deriv": "Order of the derivative of psi, rounded, 0 <= deriv <= 100 "
+                          "(0 is digamma)."},
+    "cospi": {"x": "Argument in half turns: cos(pi x)."},
+    "sinpi": {"x": "Argument in half turns: sin(pi x)."},
+    "tanpi": {"x": "Argument in half turns: tan(pi x)."},
+    "bessel_i": {"x": "Argument x >= 0.",
+                 "nu": "Order (real; negative orders by the reflection formula).",
+                 "expo": "1 for I_nu(x), 2 for the scaled exp(-x) I_nu(x) (Rmath.h's "
+                         "``expo``; R's ``expon.scaled``)."},
+    "bessel_j": {"x": "Argument x >= 0.",
+                 "nu": "Order (real; negative orders by the reflection formula)."},
+    "bessel_k": {"x": "Argument x >= 0.",
+                 "nu": "Order (real; the order -nu gives the same value).",
+                 "expo": "1 for K_nu(x), 2 for the scaled exp(x) K_nu(x) (Rmath.h's "
+                         "``expo``; R's ``expon.scaled``)."},
+    "bessel_y": {"x": "Argument x >= 0.",
+                 "nu": "Order (real; negative orders by the reflection formula)."},
+}
+
+_FIRST = {
+    "d": "Quantiles: the values at which the density is evaluated.",
+    "p": "Quantiles: the values x at which P[X <= x] (P[X > x] with ``lower_tail=False``) "
+         "is evaluated.",
+    "q": "Probabilities (log-probabilities with ``log_p=True``), of the lower tail unless "
+         "``lower_tail=False``.",
+}
+_FIRST_DISCRETE = {
+    "d": "Values at which the probability mass is evaluated (0, with the warning, at "
+         "non-integers, as R).",
+    "q": "Probabilities (log-probabilities with ``log_p=True``), of the lower tail unless "
+         "``lower_tail=False``; the result is the smallest integer x with P[X <= x] >= p.",
+}
+_FIRST_EXTRA = {
+    "wilcox": " X is the Mann-Whitney statistic: the rank sum of the first sample minus "
+              "m (m + 1) / 2.",
+    "signrank": " X is the sum of the ranks of the positive differences.",
+}
+
+
+def family(name: str) -> str:
+    """The distribution family of a function (``"gamma"`` for ``dgamma``), or its own name for
+    a special function."""
+    if name[:1] in ("d", "p", "q", "r") and name[1:] in _FAMILIES:
+        return name[1:]
+    return name
+
+
+def parameter_meanings(row: Fn | RFn) -> dict[str, str]:
+    """What each of a row's Rmath.h parameters means, by name, in the row's order."""
+    fam = family(row.name)
+    if fam == row.name:
+        table = _SPECIAL_PARAMETERS[row.name]
+        return {a: table[a] for a in row.arg_names}
+    table = _FAMILY_PARAMETERS[fam]
+    kind = row.name[0]
+    out: dict[str, str] = {}
+    for k, a in enumerate(row.arg_names):
+        if k == 0 and kind in _FIRST:
+            text = _FIRST_DISCRETE.get(kind, _FIRST[kind]) if fam in _DISCRETE else _FIRST[kind]
+            if kind == "d" and fam in _DISCRETE and a not in getattr(row, "nonint", ()):
+                text = text.replace(", with the warning,", "")
+            out[a] = text + (_FIRST_EXTRA.get(fam, "") if kind in "dp" else "")
+        else:
+            out[a] = table[a]
+    return out
+
+
+# -- where R's interface differs --------------------------------------------------------------
+
+_RATE_NOTE = (
+    "R's {pos} positional argument is ``rate``; Rmath.h's (and daskcl's) is ``scale`` = "
+    "1/rate: R's ``{r}`` is ``{py}`` here, and ``{same}`` here is R's ``{rsame}``."
+)
+_NCP_NOTE = (
+    "R's ``ncp`` (the next position in R) selects the noncentral distribution, as R does "
+    "whenever ``ncp`` is given (even 0): pass ``ncp=`` by keyword, or call ``{target}``.  A "
+    "positional ``ncp`` is a TypeError here, never a silent difference."
+)
+_MU_NOTE = (
+    "R's ``mu`` (the fourth position in R) selects the mean parametrisation: pass ``mu=`` by "
+    "keyword (``prob`` may then be left out), or call ``{target}``."
+)
+_TUKEY_NOTE = (
+    "R's order is ``({first}, nmeans, df, nranges = 1)``; Rmath.h's (and daskcl's) is "
+    "``({first}, nranges, nmeans, df)``, with no default: R's ``{r}`` is ``{py}`` here, and a "
+    "four-argument R call ``{r4}`` (nranges = 2) is ``{py4}`` here.  By keyword "
+    "(``nranges=``, ``nmeans=``, ``df=``) the names are R's."
+)
+_BESSEL_NOTE = (
+    "R's third argument is the logical ``expon.scaled``; Rmath.h's (and daskcl's) is ``expo``, "
+    "1 or 2: R's ``{r}(x, nu, TRUE)`` is ``{py}(x, nu, 2)`` or ``{py}(x, nu, expon_scaled=True)`` "
+    "here."
+)
+_ORDER_NOTES: dict[str, str] = {
+    **{f"{k}gamma": _RATE_NOTE.format(
+        pos="third", r=f"{k}gamma({a}, 2, 3)", py=f"{k}gamma({a}, 2, rate=3)",
+        same=f"{k}gamma({a}, 2, 3)", rsame=f"{k}gamma({a}, 2, scale = 3)")
+       for k, a in (("d", 1), ("p", 1), ("q", 0.5))},
+    "rgamma": _RATE_NOTE.format(pos="third", r="rgamma(10, 2, 3)", py="rgamma(10, 2, rate=3)",
+                                same="rgamma(10, 2, 3)", rsame="rgamma(10, 2, scale = 3)"),
+    **{f"{k}exp": _RATE_NOTE.format(
+        pos="second", r=f"{k}exp({a}, 2)", py=f"{k}exp({a}, rate=2)", same=f"{k}exp({a}, 2)",
+        rsame=f"{k}exp({a}, 0.5)")
+       for k, a in (("d", 1), ("p", 1), ("q", 0.5), ("r", 10))},
+    **{f"{k}{c}": _NCP_NOTE.format(target=f"{k}{n}")
+       for k in "dpq" for c, n in (("chisq", "nchisq"), ("beta", "nbeta"), ("t", "nt"),
+                                   ("f", "nf"))},
+    "rchisq": _NCP_NOTE.format(target="rnchisq"),
+    "rbeta": _NCP_NOTE.format(target="rnbeta"),
+    "rt": "R's ``rt(n, df, ncp)`` (R code over rnorm and rchisq) has no Rmath.h function and is "
+          "not provided: a positional ``ncp`` is a TypeError.",
+    "rf": "R's ``rf(n, df1, df2, ncp)`` (R code over rchisq) has no Rmath.h function and is not "
+          "provided: a positional ``ncp`` is a TypeError.",
+    **{f"{k}nbinom": _MU_NOTE.format(target=f"{k}nbinom_mu") for k in "dpqr"},
+    "ptukey": _TUKEY_NOTE.format(first="q", r="ptukey(3.5, 4, 12)", py="ptukey(3.5, 1, 4, 12)",
+                                 r4="ptukey(3.5, 4, 12, 2)", py4="ptukey(3.5, 2, 4, 12)"),
+    "qtukey": _TUKEY_NOTE.format(first="p", r="qtukey(0.95, 4, 10)",
+                                 py="qtukey(0.95, 1, 4, 10)", r4="qtukey(0.95, 4, 10, 2)",
+                                 py4="qtukey(0.95, 2, 4, 10)"),
+    "bessel_i": _BESSEL_NOTE.format(r="besselI", py="bessel_i"),
+    "bessel_k": _BESSEL_NOTE.format(r="besselK", py="bessel_k"),
+    **{f"{k}pois": "R's ``lambda`` is ``lam`` here (``lambda`` is a reserved word in Python); "
+                   "the positions agree." for k in "dpqr"},
+    "gammafn": "R's name is ``gamma``.",
+    "lgammafn": "R's name is ``lgamma``.",
+    "bessel_j": "R's name is ``besselJ``.",
+    "bessel_y": "R's name is ``besselY``.",
+    "tetragamma": "R has no ``tetragamma``: R's ``psigamma(x, 2)`` is this function.",
+    "pentagamma": "R has no ``pentagamma``: R's ``psigamma(x, 3)`` is this function.",
+    "rhyper": "R names the count ``nn`` (``n`` is the number of black balls); here it is "
+              "``size``, the output shape.",
+    "rwilcox": "R names the count ``nn`` (``n`` is the second sample's size); here it is "
+               "``size``, the output shape.",
+    "rsignrank": "R names the count ``nn`` (``n`` is the number of observations); here it is "
+                 "``size``, the output shape.",
+    **{f"{k}n{c}": f"R has no ``{k}n{c}``: R calls it for ``{k}{c}(..., ncp = )``."
+       for k in "dpq" for c in ("chisq", "beta", "t", "f")},
+    "rnchisq": "R has no ``rnchisq``: R calls it for ``rchisq(n, df, ncp = )``.",
+    "rnbeta": "R has no ``rnbeta``: R's ``rbeta(n, shape1, shape2, ncp = )`` computes the same "
+              "quotient in R code.",
+    **{f"{k}nbinom_mu": f"R has no ``{k}nbinom_mu``: R calls it for ``{k}nbinom(..., mu = )``."
+       for k in "dpqr"},
+}
+
+
+def order_note(name: str) -> str:
+    """Where R's call of ``name`` differs from daskcl's (Rmath.h's) in order, names or meaning;
+    empty where they agree (beyond R's dotted flags ``lower.tail``, ``log.p``)."""
+    return _ORDER_NOTES.get(name, "")
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A keyword of R's interface that Rmath.h's does not have.
+
+    Parameters
+    ----------
+    name
+        R's keyword, spelt for Python (R's dots as underscores: ``expon_scaled``).
+    kind
+        ``"reciprocal"``: the value's reciprocal is ``param`` (``rate`` -> ``scale``);
+        ``"flag"``: a logical flag, True giving ``param`` = 2 and False 1 (``expon_scaled`` ->
+        ``expo``); ``"function"``: the call goes to ``target`` with this keyword among its
+        arguments, in place of ``param`` where ``param`` is set (``mu`` -> ``dnbinom_mu``
+        without ``prob``; ``ncp`` -> ``dnchisq``).
+    param
+        The Rmath.h parameter the keyword stands for (empty for ``ncp``, which adds one).
+    meaning
+        The parameter's documentation.
+    target
+        The function that ``kind="function"`` calls.
+    r_error
+        R's error when both the keyword and ``param`` are given (empty where R has no
+        ``param``).
+    """
+
+    name: str
+    kind: str
+    param: str
+    meaning: str
+    target: str = ""
+    r_error: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("reciprocal", "flag", "function"):
+            raise ValueError(f"alias {self.name}: unknown kind {self.kind!r}")
+        if (self.kind == "function") != bool(self.target):
+            raise ValueError(f"alias {self.name}: a target goes with kind 'function' only")
+
+
+def _rate(name: str) -> Alias:
+    err = "specify 'rate' or 'scale' but not both" if "gamma" in name else ""
+    return Alias("rate", "reciprocal", "scale",
+                 "R's rate: ``rate=r`` is ``scale=1/r`` (the reciprocal as R computes it). "
+                 "Not together with ``scale``.", r_error=err)
+
+
+def _ncp(name: str, target: str) -> Alias:
+    return Alias("ncp", "function", "",
+                 f"R's noncentrality: given (even as 0), the call is ``{target}``'s, as in R.",
+                 target=target)
+
+
+def _mu(name: str) -> Alias:
+    return Alias("mu", "function", "prob",
+                 f"R's mean parametrisation: given, the call is ``{name}_mu``'s (prob = "
+                 "size / (size + mu)), as in R. Not together with ``prob``.",
+                 target=f"{name}_mu", r_error="'prob' and 'mu' both specified")
+
+
+def _expon(name: str) -> Alias:
+    scaled = "exp(-x) I_nu(x)" if name == "bessel_i" else "exp(x) K_nu(x)"
+    return Alias("expon_scaled", "flag", "expo",
+                 f"R's ``expon.scaled``: True is ``expo=2`` ({scaled}), False ``expo=1``. "
+                 "Not together with ``expo``.")
+
+
+#: R's keywords that Rmath.h's interface lacks, by function and keyword
+ALIASES: dict[str, dict[str, Alias]] = {
+    **{f"{k}{fam}": {"rate": _rate(f"{k}{fam}")} for k in "dpqr" for fam in ("gamma", "exp")},
+    **{f"{k}{c}": {"ncp": _ncp(f"{k}{c}", f"{k}n{c}")}
+       for k in "dpq" for c in ("chisq", "beta", "t", "f")},
+    "rchisq": {"ncp": _ncp("rchisq", "rnchisq")},
+    "rbeta": {"ncp": _ncp("rbeta", "rnbeta")},
+    **{f"{k}nbinom": {"mu": _mu(f"{k}nbinom")} for k in "dpqr"},
+    "bessel_i": {"expon_scaled": _expon("bessel_i")},
+    "bessel_k": {"expon_scaled": _expon("bessel_k")},
+}
+
+
+def optional_params(name: str) -> frozenset[str]:
+    """Rmath.h parameters without R's default that an alias can stand in for (``prob`` of the
+    negative binomial, given ``mu``): None by default in the signature."""
+    return frozenset(a.param for a in ALIASES.get(name, {}).values()
+                     if a.kind == "function" and a.param)
+
+
+def _reciprocal_block(block: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        out: np.ndarray = np.divide(1.0, block, dtype=np.float64)
+    return out
+
+
+def _reciprocal(name: str, keyword: str, value: Any) -> Any:
+    """``1 / value`` in double precision, as R's ``1/rate`` (0 gives Inf)."""
+    if is_dask_array(value):
+        return value.map_blocks(_reciprocal_block, dtype=np.float64,
+                                meta=np.empty((0,) * value.ndim, dtype=np.float64))
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{name}: argument {keyword!r} is a masked array; its mask would be "
+                        "lost: pass value.filled(np.nan) (NaN in, NaN out) or the unmasked "
+                        "values")
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: argument {keyword!r} must be real numbers, got "
+                        f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else ""))
+    out = _reciprocal_block(arr)
+    return float(out) if out.ndim == 0 else out
+
+
+def _flag(name: str, keyword: str, value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and int(value) in (0, 1):
+        return bool(value)
+    raise TypeError(f"{name}: {keyword} must be True or False (or 0 or 1), not {value!r}")
+
+
+def apply_aliases(name: str, arguments: MutableMapping[str, Any]) -> str:
+    """Replace R's keywords among a call's arguments by Rmath.h's, in place.
+
+    Parameters
+    ----------
+    name
+        The function called.
+    arguments
+        Its arguments by name, as given (``inspect.BoundArguments.arguments`` before the
+        defaults are applied); an alias or an optional parameter given as None counts as not
+        given.
+
+    Returns
+    -------
+    str
+        The function to evaluate: ``name``, or the one R calls for the keyword given
+        (``dnchisq`` for ``dchisq(..., ncp=)``, ``dnbinom_mu`` for ``dnbinom(..., mu=)``).
+
+    Raises
+    ------
+    TypeError
+        Both an alias and the parameter it stands for (R's error where R has one); neither
+        ``prob`` nor ``mu`` of the negative binomial; a bad value of a flag.
+    """
+    target = name
+    for alias in ALIASES.get(name, {}).values():
+        value = arguments.pop(alias.name, None)
+        given = bool(alias.param) and arguments.get(alias.param) is not None
+        if value is None:
+            if alias.kind == "function" and alias.param and not given:
+                arguments.pop(alias.param, None)
+                raise TypeError(f"{name}() missing a required argument: {alias.param!r} "
+                                f"(or R's {alias.name}=)")
+            continue
+        if given:
+            r = f" (R: {alias.r_error})" if alias.r_error else ""
+            raise TypeError(f"{name}: give {alias.param} or {alias.name}, not both{r}")
+        if alias.kind == "reciprocal":
+            arguments[alias.param] = _reciprocal(name, alias.name, value)
+        elif alias.kind == "flag":
+            arguments[alias.param] = 2.0 if _flag(name, alias.name, value) else 1.0
+        else:
+            arguments.pop(alias.param, None)
+            arguments[alias.name] = value
+            target = alias.target
+    return target
+
+
+# -- examples ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example call and the value R gives for it.
+
+    Parameters
+    ----------
+    args
+        The positional arguments of daskcl's call (Rmath.h's order; a generator's count first).
+    kwargs
+        Its keywords (R's flags, R's keywords of :data:`ALIASES`).
+    r
+        R's expression for the same value, as an R user writes it; None where R has no function
+        (libRmath's C function gives the value).
+    value
+        R's value (a generator's: the whole result, where R's is deterministic).
+    """
+
+    args: tuple[float, ...]
+    kwargs: Mapping[str, float | bool]
+    r: str | None
+    value: float | tuple[float, ...]
+
+
+#: parameters of the generators' reproducibility examples
+_RANDOM_PARAMS: dict[str, tuple[float, ...]] = {
+    "runif": (), "rnorm": (), "rexp": (), "rlnorm": (), "rcauchy": (), "rlogis": (),
+    "rweibull": (1.5,), "rgamma": (2.5,), "rbeta": (2.0, 3.0), "rchisq": (3.0,), "rt": (5.0,),
+    "rf": (3.0, 7.0), "rnchisq": (3.0, 2.0), "rnbeta": (2.0, 3.0, 1.5), "rpois": (4.5,),
+    "rbinom": (10.0, 0.3), "rgeom": (0.2,), "rnbinom": (3.0, 0.4), "rnbinom_mu": (3.0, 4.0),
+    "rhyper": (10.0, 7.0, 8.0), "rwilcox": (4.0, 6.0), "rsignrank": (10.0,),
+}
+
+EXAMPLES: dict[str, tuple[Example, ...]] = {
+    "dnorm": (Example((1.0, 0.5, 2.0), {}, "dnorm(1, 0.5, 2)", 0.19333405840142462),),
+    "pnorm": (
+        Example((1.96,), {}, "pnorm(1.96)", 0.9750021048517796),
+        Example((-40.0,), {"log_p": True}, "pnorm(-40, log.p = TRUE)", -804.6084420137538),
+    ),
+    "qnorm": (Example((0.975,), {}, "qnorm(0.975)", 1.9599639845400536),),
+    "dbinom": (Example((3.0, 10.0, 0.5), {}, "dbinom(3, 10, 0.5)", 0.11718750000000014),),
+    "dpois": (Example((2.0, 3.0), {}, "dpois(2, 3)", 0.22404180765538773),),
+    "dgamma": (
+        Example((1.0, 2.0, 3.0), {}, "dgamma(1, 2, scale = 3)", 0.07961459006375436),
+        Example((1.0, 2.0), {"rate": 3.0}, "dgamma(1, 2, 3)", 0.44808361531077556),
+    ),
+    "gammafn": (Example((0.5,), {}, "gamma(0.5)", 1.772453850905516),),
+    "lgammafn": (Example((100.0,), {}, "lgamma(100)", 359.1342053695754),),
+    "lgamma1p": (Example((0.001,), {}, None, -0.0005763935982833696),),
+    "log1pmx": (Example((0.001,), {}, None, -4.996669164668332e-07),),
+    "log1pexp": (Example((40.0,), {}, None, 40.0),),
+    "log1mexp": (Example((1e-10,), {}, None, -23.025850929990458),),
+    "logspace_add": (Example((-1000.0, -1001.0), {}, None, -999.6867383124818),),
+    "logspace_sub": (Example((-1000.0, -1001.0), {}, None, -1000.4586751453871),),
+    "dunif": (Example((0.5, 0.0, 2.0), {}, "dunif(0.5, 0, 2)", 0.5),),
+    "punif": (Example((0.3,), {}, "punif(0.3)", 0.3),),
+    "qunif": (Example((0.25, 1.0, 3.0), {}, "qunif(0.25, 1, 3)", 1.5),),
+    "dexp": (
+        Example((1.0, 0.5), {}, "dexp(1, rate = 2)", 0.2706705664732254),
+        Example((1.0,), {"rate": 2.0}, "dexp(1, 2)", 0.2706705664732254),
+    ),
+    "pexp": (Example((2.0,), {"rate": 0.5}, "pexp(2, 0.5)", 0.6321205588285577),),
+    "qexp": (Example((0.5,), {"rate": 2.0}, "qexp(0.5, 2)", 0.34657359027997264),),
+    "dcauchy": (Example((1.0,), {}, "dcauchy(1)", 0.15915494309189535),),
+    "pcauchy": (Example((2.0, 1.0, 0.5), {}, "pcauchy(2, 1, 0.5)", 0.8524163823495667),),
+    "qcauchy": (Example((0.9,), {}, "qcauchy(0.9)", 3.0776835371752544),),
+    "dlogis": (Example((1.0,), {}, "dlogis(1)", 0.19661193324148188),),
+    "plogis": (Example((2.0,), {}, "plogis(2)", 0.8807970779778823),),
+    "qlogis": (Example((0.8,), {}, "qlogis(0.8)", 1.3862943611198908),),
+    "dweibull": (Example((1.0, 2.0, 3.0), {}, "dweibull(1, 2, 3)", 0.1988531815143044),),
+    "pweibull": (Example((2.0, 1.5), {}, "pweibull(2, 1.5)", 0.9408942534380438),),
+    "qweibull": (Example((0.75, 2.0, 3.0), {}, "qweibull(0.75, 2, 3)", 3.5322300675464238),),
+    "dlnorm": (Example((1.5,), {}, "dlnorm(1.5)", 0.24497365171050992),),
+    "plnorm": (Example((2.0, 0.0, 0.5), {}, "plnorm(2, 0, 0.5)", 0.9171714809983015),),
+    "qlnorm": (Example((0.9,), {}, "qlnorm(0.9)", 3.602224479279159),),
+    "pgamma": (
+        Example((2.0, 3.0), {"rate": 2.0}, "pgamma(2, 3, 2)", 0.7618966944464556),
+        Example((2.0, 3.0, 0.5), {}, "pgamma(2, 3, scale = 0.5)", 0.7618966944464556),
+    ),
+    "qgamma": (
+        Example((0.95, 2.0, 3.0), {}, "qgamma(0.95, 2, scale = 3)", 14.231593555171731),
+        Example((0.95, 2.0), {"rate": 3.0}, "qgamma(0.95, 2, 3)", 1.5812881727968588),
+    ),
+    "dchisq": (
+        Example((3.0, 4.0), {}, "dchisq(3, 4)", 0.1673476201113224),
+        Example((3.0, 4.0), {"ncp": 1.5}, "dchisq(3, 4, ncp = 1.5)", 0.13267923591414232),
+    ),
+    "pchisq": (
+        Example((3.84, 1.0), {"lower_tail": False}, "pchisq(3.84, 1, lower.tail = FALSE)", 0.050043521248705224),
+        Example((3.0, 4.0), {"ncp": 1.5}, "pchisq(3, 4, ncp = 1.5)", 0.28595566956549695),
+    ),
+    "qchisq": (
+        Example((0.95, 1.0), {}, "qchisq(0.95, 1)", 3.841458820694124),
+        Example((0.5, 4.0), {"ncp": 1.0}, "qchisq(0.5, 4, ncp = 1)", 4.23489303239466),
+    ),
+    "dbeta": (
+        Example((0.3, 2.0, 5.0), {}, "dbeta(0.3, 2, 5)", 2.1609),
+        Example((0.3, 2.0, 3.0), {"ncp": 1.0}, "dbeta(0.3, 2, 3, ncp = 1)", 1.5369198349028916),
+    ),
+    "pbeta": (
+        Example((0.3, 2.0, 5.0), {}, "pbeta(0.3, 2, 5)", 0.5798250000000001),
+        Example((0.5, 2.0, 3.0), {"ncp": 1.0}, "pbeta(0.5, 2, 3, ncp = 1)", 0.5977904447807344),
+    ),
+    "qbeta": (
+        Example((0.5, 2.0, 5.0), {}, "qbeta(0.5, 2, 5)", 0.26444998329565994),
+        Example((0.5, 2.0, 3.0), {"ncp": 1.0}, "qbeta(0.5, 2, 3, ncp = 1)", 0.44160639209249786),
+    ),
+    "dt": (
+        Example((1.0, 10.0), {}, "dt(1, 10)", 0.2303619892291387),
+        Example((1.0, 10.0), {"ncp": 2.0}, "dt(1, 10, ncp = 2)", 0.2413718676179922),
+    ),
+    "pt": (
+        Example((2.0, 10.0), {}, "pt(2, 10)", 0.9633059826146297),
+        Example((1.0, 10.0), {"ncp": 2.0}, "pt(1, 10, ncp = 2)", 0.158515059537495),
+    ),
+    "qt": (
+        Example((0.975, 10.0), {}, "qt(0.975, 10)", 2.228138851986274),
+        Example((0.5, 10.0), {"ncp": 2.0}, "qt(0.5, 10, ncp = 2)", 2.053691151119523),
+    ),
+    "df": (
+        Example((1.5, 3.0, 10.0), {}, "df(1.5, 3, 10)", 0.2433877807327666),
+        Example((1.5, 3.0, 10.0), {"ncp": 2.0}, "df(1.5, 3, 10, ncp = 2)", 0.2826931416663051),
+    ),
+    "pf": (
+        Example((3.0, 2.0, 20.0), {"lower_tail": False}, "pf(3, 2, 20, lower.tail = FALSE)", 0.07253815028640563),
+        Example((1.5, 3.0, 10.0), {"ncp": 2.0}, "pf(1.5, 3, 10, ncp = 2)", 0.508374371738723),
+    ),
+    "qf": (
+        Example((0.95, 3.0, 20.0), {}, "qf(0.95, 3, 20)", 3.0983912121407795),
+        Example((0.5, 3.0, 10.0), {"ncp": 2.0}, "qf(0.5, 3, 10, ncp = 2)", 1.4706131925502375),
+    ),
+    "beta": (Example((2.0, 3.0), {}, "beta(2, 3)", 0.08333333333333333),),
+    "lbeta": (Example((100.0, 200.0), {}, "lbeta(100, 200)", -192.13419227497894),),
+    "choose": (
+        Example((50.0, 25.0), {}, "choose(50, 25)", 126410606437752.0),
+        Example((0.5, 2.0), {}, "choose(0.5, 2)", -0.125),
+    ),
+    "lchoose": (Example((1000.0, 500.0), {}, "lchoose(1000, 500)", 689.4672615678511),),
+    "digamma": (Example((1.0,), {}, "digamma(1)", -0.5772156649015323),),
+    "trigamma": (Example((1.0,), {}, "trigamma(1)", 1.6449340668482264),),
+    "tetragamma": (Example((1.0,), {}, "psigamma(1, 2)", -2.4041138063191885),),
+    "pentagamma": (Example((1.0,), {}, "psigamma(1, 3)", 6.493939402266829),),
+    "psigamma": (Example((2.5, 1.0), {}, "psigamma(2.5, 1)", 0.4903577561002349),),
+    "cospi": (
+        Example((0.25,), {}, "cospi(0.25)", 0.7071067811865476),
+        Example((0.5,), {}, "cospi(0.5)", 0.0),
+    ),
+    "sinpi": (
+        Example((1.0,), {}, "sinpi(1)", 0.0),
+        Example((0.25,), {}, "sinpi(0.25)", 0.7071067811865475),
+    ),
+    "tanpi": (Example((0.25,), {}, "tanpi(0.25)", 1.0),),
+    "bessel_i": (
+        Example((2.0, 1.0), {}, "besselI(2, 1)", 1.590636854637329),
+        Example((2.0, 1.0), {"expon_scaled": True}, "besselI(2, 1, expon.scaled = TRUE)", 0.21526928924893768),
+    ),
+    "bessel_j": (Example((2.0, 0.5), {}, "besselJ(2, 0.5)", 0.5130161365618278),),
+    "bessel_k": (
+        Example((2.0, 1.0), {}, "besselK(2, 1)", 0.13986588181652246),
+        Example((2.0, 1.0), {"expon_scaled": True}, "besselK(2, 1, expon.scaled = TRUE)", 1.0334768470686888),
+    ),
+    "bessel_y": (Example((2.0, 1.0), {}, "besselY(2, 1)", -0.10703243154093756),),
+    "ptukey": (Example((3.5, 1.0, 4.0, 12.0), {}, "ptukey(3.5, 4, 12)", 0.8849069920350582),),
+    "qtukey": (Example((0.95, 1.0, 4.0, 10.0), {}, "qtukey(0.95, 4, 10)", 4.3265821158506474),),
+    "dgeom": (Example((3.0, 0.2), {}, "dgeom(3, 0.2)", 0.10240000000000003),),
+    "dnbinom": (
+        Example((3.0, 5.0, 0.5), {}, "dnbinom(3, 5, 0.5)", 0.13671875000000003),
+        Example((3.0, 5.0), {"mu": 2.0}, "dnbinom(3, 5, mu = 2)", 0.15178320986275157),
+    ),
+    "dnbinom_mu": (Example((3.0, 5.0, 2.0), {}, "dnbinom(3, 5, mu = 2)", 0.15178320986275157),),
+    "dhyper": (Example((1.0, 10.0, 7.0, 8.0), {}, "dhyper(1, 10, 7, 8)", 0.000411353352529823),),
+    "pbinom": (Example((3.0, 10.0, 0.5), {}, "pbinom(3, 10, 0.5)", 0.17187500000000006),),
+    "ppois": (Example((2.0, 3.0), {}, "ppois(2, 3)", 0.4231900811268435),),
+    "pgeom": (Example((3.0, 0.2), {}, "pgeom(3, 0.2)", 0.5904),),
+    "pnbinom": (
+        Example((3.0, 5.0, 0.5), {}, "pnbinom(3, 5, 0.5)", 0.36328125000000017),
+        Example((3.0, 5.0), {"mu": 2.0}, "pnbinom(3, 5, mu = 2)", 0.8310130739985647),
+    ),
+    "pnbinom_mu": (Example((3.0, 5.0, 2.0), {}, "pnbinom(3, 5, mu = 2)", 0.8310130739985647),),
+    "phyper": (Example((3.0, 10.0, 7.0, 8.0), {}, "phyper(3, 10, 7, 8)", 0.11703002879473474),),
+    "qbinom": (Example((0.5, 10.0, 0.3), {}, "qbinom(0.5, 10, 0.3)", 3.0),),
+    "qpois": (Example((0.9, 4.0), {}, "qpois(0.9, 4)", 7.0),),
+    "qgeom": (Example((0.5, 0.2), {}, "qgeom(0.5, 0.2)", 3.0),),
+    "qnbinom": (
+        Example((0.5, 5.0, 0.5), {}, "qnbinom(0.5, 5, 0.5)", 4.0),
+        Example((0.5, 5.0), {"mu": 2.0}, "qnbinom(0.5, 5, mu = 2)", 2.0),
+    ),
+    "qnbinom_mu": (Example((0.5, 5.0, 2.0), {}, "qnbinom(0.5, 5, mu = 2)", 2.0),),
+    "qhyper": (Example((0.5, 10.0, 7.0, 8.0), {}, "qhyper(0.5, 10, 7, 8)", 5.0),),
+    "dnbeta": (Example((0.3, 2.0, 3.0, 1.0), {}, "dbeta(0.3, 2, 3, ncp = 1)", 1.5369198349028916),),
+    "pnbeta": (Example((0.5, 2.0, 3.0, 1.0), {}, "pbeta(0.5, 2, 3, ncp = 1)", 0.5977904447807344),),
+    "qnbeta": (
+        Example((0.5, 2.0, 3.0, 1.0), {}, "qbeta(0.5, 2, 3, ncp = 1)", 0.44160639209249786),
+    ),
+    "dnchisq": (Example((3.0, 4.0, 1.5), {}, "dchisq(3, 4, ncp = 1.5)", 0.13267923591414232),),
+    "pnchisq": (Example((3.0, 4.0, 1.5), {}, "pchisq(3, 4, ncp = 1.5)", 0.28595566956549695),),
+    "qnchisq": (Example((0.5, 4.0, 1.0), {}, "qchisq(0.5, 4, ncp = 1)", 4.23489303239466),),
+    "dnf": (Example((1.5, 3.0, 10.0, 2.0), {}, "df(1.5, 3, 10, ncp = 2)", 0.2826931416663051),),
+    "pnf": (Example((1.5, 3.0, 10.0, 2.0), {}, "pf(1.5, 3, 10, ncp = 2)", 0.508374371738723),),
+    "qnf": (Example((0.5, 3.0, 10.0, 2.0), {}, "qf(0.5, 3, 10, ncp = 2)", 1.4706131925502375),),
+    "dnt": (Example((1.0, 10.0, 2.0), {}, "dt(1, 10, ncp = 2)", 0.2413718676179922),),
+    "pnt": (Example((1.0, 10.0, 2.0), {}, "pt(1, 10, ncp = 2)", 0.158515059537495),),
+    "qnt": (Example((0.5, 10.0, 2.0), {}, "qt(0.5, 10, ncp = 2)", 2.053691151119523),),
+    "dwilcox": (Example((10.0, 4.0, 6.0), {}, "dwilcox(10, 4, 6)", 0.0761904761904762),),
+    "pwilcox": (Example((10.0, 4.0, 6.0), {}, "pwilcox(10, 4, 6)", 0.38095238095238093),),
+    "qwilcox": (Example((0.5, 4.0, 6.0), {}, "qwilcox(0.5, 4, 6)", 12.0),),
+    "dsignrank": (Example((10.0, 10.0), {}, "dsignrank(10, 10)", 0.009765625000000002),),
+    "psignrank": (Example((10.0, 10.0), {}, "psignrank(10, 10)", 0.0419921875),),
+    "qsignrank": (Example((0.5, 10.0), {}, "qsignrank(0.5, 10)", 27.0),),
+    "runif": (Example((3, 2.0, 2.0), {}, "runif(3, 2, 2)", (2.0, 2.0, 2.0)),),
+    "rnorm": (Example((3, 5.0, 0.0), {}, "rnorm(3, 5, 0)", (5.0, 5.0, 5.0)),),
+    "rexp": (Example((3,), {"rate": math.inf}, "rexp(3, Inf)", (0.0, 0.0, 0.0)),),
+    "rlnorm": (Example((3, 0.0, 0.0), {}, "rlnorm(3, 0, 0)", (1.0, 1.0, 1.0)),),
+    "rcauchy": (Example((3, 1.0, 0.0), {}, "rcauchy(3, 1, 0)", (1.0, 1.0, 1.0)),),
+    "rlogis": (Example((3, 2.0, 0.0), {}, "rlogis(3, 2, 0)", (2.0, 2.0, 2.0)),),
+    "rweibull": (Example((3, 2.0, 0.0), {}, "rweibull(3, 2, 0)", (0.0, 0.0, 0.0)),),
+    "rgamma": (Example((3, 0.0), {}, "rgamma(3, 0)", (0.0, 0.0, 0.0)),),
+    "rbeta": (Example((3, 0.0, 2.0), {}, "rbeta(3, 0, 2)", (0.0, 0.0, 0.0)),),
+    "rchisq": (Example((3, 0.0), {}, "rchisq(3, 0)", (0.0, 0.0, 0.0)),),
+    "rt": (Example((3, math.nan), {}, "rt(3, NaN)", (math.nan, math.nan, math.nan)),),
+    "rf": (Example((3, math.inf, math.inf), {}, "rf(3, Inf, Inf)", (1.0, 1.0, 1.0)),),
+    "rnchisq": (Example((3, 0.0, 0.0), {}, "rchisq(3, 0, ncp = 0)", (0.0, 0.0, 0.0)),),
+    "rnbeta": (Example((3, 0.0, 2.0, 0.0), {}, "rbeta(3, 0, 2, ncp = 0)", (0.0, 0.0, 0.0)),),
+    "rpois": (Example((3, 0.0), {}, "rpois(3, 0)", (0.0, 0.0, 0.0)),),
+    "rbinom": (Example((3, 10.0, 1.0), {}, "rbinom(3, 10, 1)", (10.0, 10.0, 10.0)),),
+    "rgeom": (Example((3, 1.0), {}, "rgeom(3, 1)", (0.0, 0.0, 0.0)),),
+    "rnbinom": (Example((3, 5.0, 1.0), {}, "rnbinom(3, 5, 1)", (0.0, 0.0, 0.0)),),
+    "rnbinom_mu": (Example((3, 5.0, 0.0), {}, "rnbinom(3, 5, mu = 0)", (0.0, 0.0, 0.0)),),
+    "rhyper": (Example((3, 5.0, 0.0, 2.0), {}, "rhyper(3, 5, 0, 2)", (2.0, 2.0, 2.0)),),
+    "rwilcox": (Example((3, 4.0, 0.0), {}, "rwilcox(3, 4, 0)", (0.0, 0.0, 0.0)),),
+    "rsignrank": (Example((3, 0.0), {}, "rsignrank(3, 0)", (0.0, 0.0, 0.0)),),
+}
+
+
+def _literal(v: object) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "np.nan" if math.isnan(v) else ("np.inf" if v > 0 else "-np.inf")
+    return repr(v)
+
+
+def example_lines(row: Fn | RFn) -> list[str]:
+    """The doctest lines of a row's examples (prompts, comments and R's printed values)."""
+    name = row.name
+    random = _is_random(row)
+    calls: list[tuple[str, str, str]] = []
+    for ex in EXAMPLES[name]:
+        parts = [_literal(a) for a in ex.args]
+        parts += [f"{k}={_literal(v)}" for k, v in ex.kwargs.items()]
+        comment = f"R: {ex.r}" if ex.r else f"libRmath's {name} (no R function)"
+        if random:
+            call = f"nmath.{name}({', '.join([*parts, 'seed=1'])})"
+            assert isinstance(ex.value, tuple)
+            out = repr(np.array(ex.value, dtype=np.float64))
+        else:
+            call = f"float(nmath.{name}({', '.join(parts)}))"
+            out = repr(float(ex.value))  # type: ignore[arg-type]
+        calls.append((call, comment, out))
+    width = max(len(c) for c, _, _ in calls)
+    lines = [">>> from daskcl import nmath"]
+    if any("np." in c for c, _, _ in calls):
+        lines.append(">>> import numpy as np")
+    for call, comment, out in calls:
+        lines += [f">>> {call.ljust(width)}  # {comment}", out]
+    if random:
+        params = "".join(f", {v!r}" for v in _RANDOM_PARAMS[name])
+        lines += [f">>> x = nmath.{name}(5{params}, seed=42)",
+                  f">>> bool((x == nmath.{name}(5{params}, seed=42)).all())  "
+                  "# the same seed, the same stream",
+                  "True"]
+    return lines
+
+
+# -- the algorithm ------------------------------------------------------------------------------
+
+
+def source(row: Fn | RFn) -> tuple[str, str]:
+    """The file of the unit that computes ``row`` (``cl/nmath/dgamma.cl``) and its ``@source``
+    text (the algorithm and its reference, on one line); ``("", "")`` if the kernel library
+    cannot be read."""
+    from ..errors import DaskclError
+    from ..runtime.library import get_library
+
+    try:
+        lib = get_library()
+    except (DaskclError, OSError):
+        return "", ""
+    stem = lib.symbols.get(row.csym)
+    if stem is None:
+        return "", ""
+    unit = lib.units[stem]
+    text: list[str] = []
+    for line in lib.read(unit.name).splitlines():
+        s = line.strip()
+        if not s.startswith("//"):
+            break
+        body = s[2:].strip()
+        if body.startswith("@source:"):
+            text.append(body[len("@source:"):].strip())
+        elif text and body and not body.startswith("@"):
+            text.append(body)
+        elif text:
+            break
+    return f"cl/{unit.name}", " ".join(text)
+
+
+# -- docstrings ---------------------------------------------------------------------------------
+
+_FLAG_DOC = {
+    "log": "log : bool, default False\n    Return the log of the density.",
+    "lower_tail": "lower_tail : bool, default True\n    P[X <= x] if true, else P[X > x] "
+                  "(R's ``lower.tail``).",
+    "log_p": "log_p : bool, default False\n    Probabilities are given (or returned) as "
+             "log(p) (R's ``log.p``).",
+}
+
+
+def _is_random(row: Fn | RFn) -> bool:
+    return not hasattr(row, "kind")
+
+
+def rmath_call(row: Fn | RFn) -> str:
+    """Rmath.h's C call of a row, e.g. ``dgamma(x, shape, scale, give_log)``."""
+    sym = row.csym
+    if sym.endswith("_tab"):
+        sym = sym[: -len("_tab")]
+    elif sym.startswith("R_"):
+        sym = sym[2:]
+    flags = [c for _, c in getattr(row, "flags", ())]
+    return f"{sym}({', '.join([*row.arg_names, *flags])})"
+
+
+def _origin(row: Fn | RFn) -> str:
+    r = R_CALLS[row.name]
+    place = ("from Philox4x32-10 streams on the OpenCL device" if _is_random(row)
+             else "evaluated on the OpenCL device")
+    if not r:
+        head = (f"R has no function for it; Rmath.h's ``{rmath_call(row)}`` (libRmath), "
+                f"{place}.")
+    else:
+        head = f"R: ``{r}``.  Rmath.h: ``{rmath_call(row)}``, {place}."
+    note = order_note(row.name)
+    return head + (f"\n\n{note}" if note else "")
+
+
+def _param_doc(name: str, meaning: str, head: str) -> str:
+    body = textwrap.fill(meaning, 92, initial_indent="    ", subsequent_indent="    ",
+                         break_on_hyphens=False)
+    return f"{name} : {head}\n{body}"
+
+
+def _parameters(row: Fn | RFn) -> list[str]:
+    meanings = parameter_meanings(row)
+    optional = optional_params(row.name)
+    out = []
+    for a in row.arg_names:
+        if a in optional:
+            alias = next(al.name for al in ALIASES[row.name].values() if al.param == a)
+            out.append(_param_doc(a, f"{meanings[a]} Required unless ``{alias}=`` is given.",
+                                  "array_like, optional"))
+        elif a in row.defaults:
+            out.append(_param_doc(a, meanings[a], f"array_like, default {row.defaults[a]!r}"))
+        else:
+            out.append(_param_doc(a, meanings[a], "array_like"))
+    return out
+
+
+def _alias_params(row: Fn | RFn) -> list[str]:
+    out = []
+    for alias in ALIASES.get(row.name, {}).values():
+        head = "bool, optional" if alias.kind == "flag" else "array_like, optional"
+        out.append(_param_doc(alias.name, alias.meaning, head))
+    return out
+
+
+def _notes(row: Fn | RFn) -> str:
+    path, text = source(row)
+    if not text:
+        return ""
+    body = textwrap.fill(text, 88, initial_indent="    ", subsequent_indent="    ",
+                         break_on_hyphens=False)
+    return f"Notes\n-----\nThe algorithm and its reference (``{path}``)::\n\n{body}\n\n"
+
+
+def _conflicts(row: Fn | RFn) -> list[str]:
+    out = []
+    for alias in ALIASES.get(row.name, {}).values():
+        if alias.param:
+            out.append(f"``{alias.name}=`` together with ``{alias.param}``.")
+        if alias.kind == "function" and alias.param:
+            out.append(f"Neither ``{alias.param}`` nor ``{alias.name}=``.")
+    return out
+
+
+def _examples(row: Fn | RFn) -> str:
+    return "Examples\n--------\n" + "\n".join(example_lines(row)) + "\n"
+
+
+def docstring(row: Fn | RFn) -> str:
+    """The numpydoc docstring of a row's public function: R's call, where R differs, what each
+    parameter means, the algorithm and its reference, and examples with R's values."""
+    if _is_random(row):
+        return _random_docstring(row)  # type: ignore[arg-type]
+    fn: Fn = row  # type: ignore[assignment]
+    params = [*_parameters(fn), *(_FLAG_DOC[k] for k, _ in fn.flags), *_alias_params(fn)]
+    alias_raise = "".join(f"  {c}" for c in _conflicts(fn))
+    return (
+        f"{fn.summary}\n\n{_origin(fn)}\n\n"
+        f"Parameters\n----------\n" + "\n".join(params) + "\n\n"
+        "Returns\n-------\nndarray or float64 or dask array or pyopencl array\n    float64 values "
+        "of the broadcast shape (a lazy dask array when an argument is one; a "
+        "``pyopencl.array.Array`` on the bound device when an argument is one).\n\n"
+        "Raises\n------\nTypeError\n    A non-numeric argument; a flag that is not a bool "
+        f"(Python or NumPy) or the integer 0 or 1.{alias_raise}\nValueError\n    Shapes that do "
+        "not broadcast.\n\n"
+        "Warns\n-----\nRuntimeWarning\n    ``<name>: N NaN(s) produced`` where R gives NaN with "
+        "a warning.\n\n"
+        + _notes(fn) + _examples(fn)
+    )
+
+
+def _random_docstring(fn: RFn) -> str:
+    conflict = "size" in fn.arg_names
+    first_doc = (
+        "n : int or tuple of ints, positional only\n    The output shape (NumPy's ``size``; "
+        "named ``n`` here, as in R, because ``size`` is a parameter)."
+        if conflict else "size : int or tuple of ints\n    The output shape (R's ``n``; NumPy's "
+        "``size``)."
+    )
+    meanings = parameter_meanings(fn)
+    optional = optional_params(fn.name)
+    params = [first_doc]
+    for p in fn.arg_names:
+        text = f"{meanings[p]} Broadcast against the output shape."
+        if p in optional:
+            params.append(_param_doc(p, f"{text} Required unless ``mu=`` is given.",
+                                     "array_like, optional"))
+        elif p in fn.defaults:
+            params.append(_param_doc(p, text, f"array_like, default {fn.defaults[p]!r}"))
+        else:
+            params.append(_param_doc(p, text, "array_like"))
+    params += [
+        "seed : int, numpy.random.SeedSequence or numpy.random.Generator, optional\n"
+        "    The Philox key: an int in [0, 2**64) is the key; a SeedSequence gives "
+        "``generate_state(1, uint64)[0]``; a Generator draws the key with "
+        "``integers(0, 2**64, dtype=uint64)`` (it advances by one draw); a fresh random key "
+        "if None (drawn once per call, so all chunks of a dask result share it).",
+        "offset : int, default 0\n    Counter of the first element: "
+        f"``{fn.name}({'n' if conflict else 'size'}, ..., offset=m)`` continues the stream "
+        "at element m.",
+        "chunks : dask chunks, optional\n    Return a lazy dask array with these chunks "
+        "(also when a parameter is a dask array).",
+        "device : bool, default False\n    Return a ``pyopencl.array.Array`` on the bound "
+        "device (also when a parameter is one).",
+        *_alias_params(fn),
+    ]
+    limit = (f"  Largest parameters: {fn.limit} (with the warning); the work of one variate "
+             "grows with them." if fn.limit else "")
+    return (
+        f"{fn.summary}\n\n{_origin(fn)}\n\nMethod: {fn.method}{limit}\n\n"
+        "Element k (flat, C order) depends only on (seed, offset + k) and its parameters "
+        "(Philox4x32-10 streams), so results do not depend on chunking or device.  R's own "
+        "streams (Mersenne-Twister) are not reproduced: the first example shows R's output "
+        "where R's is deterministic.\n\n"
+        "Parameters\n----------\n" + "\n".join(params) + "\n\n"
+        "Returns\n-------\nndarray or dask array or pyopencl array\n    float64 of the output "
+        "shape.\n\n"
+        "Raises\n------\nTypeError\n    A non-numeric parameter, size or seed."
+        + "".join(f"  {c}" for c in _conflicts(fn)) + "\nValueError\n"
+        "    A parameter that does not broadcast to size; a bad seed or offset.\n\n"
+        "Warns\n-----\nRuntimeWarning\n    ``<name>: N NaN(s) produced`` for invalid "
+        "parameters.\n\n"
+        + _notes(fn) + _examples(fn)
+    )
+
+
+# -- the function table -------------------------------------------------------------------------
+
+_TITLES: dict[str, str] = {
+    "norm": "Normal", "unif": "Uniform", "exp": "Exponential", "gamma": "Gamma",
+    "beta": "Beta", "lnorm": "Log-normal", "chisq": "Chi-squared", "t": "Student's t",
+    "f": "F", "cauchy": "Cauchy", "logis": "Logistic", "weibull": "Weibull",
+    "binom": "Binomial", "pois": "Poisson", "geom": "Geometric",
+    "nbinom": "Negative binomial", "hyper": "Hypergeometric",
+    "nbeta": "Noncentral beta", "nchisq": "Noncentral chi-squared", "nf": "Noncentral F",
+    "nt": "Noncentral t", "tukey": "Studentized range (Tukey)",
+    "wilcox": "Wilcoxon rank sum", "signrank": "Wilcoxon signed rank",
+    "special": "Gamma, beta and related special functions", "bessel": "Bessel functions",
+}
+
+
+def _group(name: str) -> str:
+    fam = family(name)
+    if fam == name:
+        return "bessel" if name.startswith("bessel") else "special"
+    return "nbinom" if fam == "nbinom_mu" else fam
+
+
+def _rst_text(text: str) -> str:
+    """Plain text for reStructuredText (no markup is read in it)."""
+    for ch in ("\\", "*", "`", "|", "_"):
+        text = text.replace(ch, "\\" + ch)
+    # an initial "C. Loader" would open an enumerated list
+    return re.sub(r"^(\w{1,3})\. ", r"\1\\. ", text)
+
+
+def _cell(lines: list[str]) -> list[str]:
+    out = [f"     - {lines[0]}" if lines else "     -"]
+    out += [f"       {line}" if line else "" for line in lines[1:]]
+    return out
+
+
+def function_table() -> str:
+    """The reStructuredText of the function table: for every row, daskcl's call, R's call,
+    what each parameter means, where R differs (R's keywords accepted), and the algorithm
+    with its reference; grouped by family."""
+    import inspect
+
+    from . import _nmath_table, _random
+    from ._functions import FUNCTIONS
+
+    rows: list[Fn | RFn] = [*_nmath_table.ROWS, *_random.ROWS]
+    groups: dict[str, list[Fn | RFn]] = {}
+    for row in rows:
+        groups.setdefault(_group(row.name), []).append(row)
+    order = [g for g in _TITLES if g in groups] + sorted(set(groups) - set(_TITLES))
+    out: list[str] = []
+    for g in order:
+        title = _TITLES.get(g, g)
+        out += [title, "-" * len(title), "", ".. list-table::", "   :header-rows: 1",
+                "   :widths: 22 20 26 16 16", "",
+                "   * - daskcl", "     - R", "     - parameters", "     - differences from R",
+                "     - algorithm and reference"]
+        for row in sorted(groups[g], key=lambda r: ("dpqr".find(r.name[0]), r.name)):
+            sig = str(inspect.signature(FUNCTIONS[row.name]))
+            r = R_CALLS[row.name]
+            diff = [order_note(row.name)] if order_note(row.name) else []
+            for alias in ALIASES.get(row.name, {}).values():
+                diff.append(f"``{alias.name}=``: {alias.meaning}")
+            path, src = source(row)
+            params = [f"* ``{a}``: {m}" for a, m in parameter_meanings(row).items()]
+            out += [f"   * - :func:`~daskcl.nmath.{row.name}`", "",
+                    f"       ``{row.name}{sig}``"]
+            out += _cell([f"``{r}``" if r else "none (Rmath.h only)"])
+            out += _cell(params)
+            out += _cell(_join_paragraphs(diff) if diff else ["same order and names"])
+            out += _cell([_rst_text(src), "", f"``{path}``"] if src else ["(not found)"])
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _join_paragraphs(paras: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in paras:
+        if out:
+            out.append("")
+        out.append(p)
+    return out
