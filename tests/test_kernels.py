@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Kernels of your own (daskcl.ElementwiseKernel, daskcl.RawKernel): the library functions they
+call are found and assembled, the results are those of daskcl.nmath's own functions bit for bit
+and R's, broadcasting, several outputs, dask, count tables, user library trees, errors that
+point into the user's code, pickling to distributed workers."""
+
+from __future__ import annotations
+
+import pickle
+import textwrap
+import warnings
+from pathlib import Path
+
+import dask.array as da
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+from rmath_oracle import r_eval
+
+from daskcl import ElementwiseKernel, RawKernel, nmath
+from daskcl.cluster import warm
+from daskcl.errors import BuildError, MissingDependencyError
+from daskcl.runtime.library import get_library
+
+POWER_OP = """double c = qt(alpha / 2, df, 0, 0);
+power = pnt(c, df, ncp, 0, 0) + pnt(-c, df, ncp, 1, 0);"""
+
+
+def power_kernel() -> ElementwiseKernel:
+    return ElementwiseKernel("double alpha, double df, double ncp", "double power", POWER_OP,
+                             name="ttest_power")
+
+
+def composed(alpha, df, ncp):
+    c = nmath.qt(np.asarray(alpha) / 2, df, lower_tail=False)
+    return nmath.pnt(c, df, ncp, lower_tail=False) + nmath.pnt(-c, df, ncp)
+
+
+def test_power_kernel_equals_the_composition_bit_for_bit_and_r():
+    k = power_kernel()
+    df = np.array([1.0, 2.0, 5.0, 18.0, 60.0, 400.0])[:, None]
+    ncp = np.array([0.0, 0.5, 1.5, 3.0, 6.0, 12.0, 38.0])
+    got = k(0.05, df, ncp)
+    assert got.shape == (6, 7) and got.dtype == np.float64
+    assert np.array_equal(got, composed(0.05, df, ncp))
+    # R: qt(0.025, df, lower = FALSE); pt(c, df, ncp, lower = FALSE) + pt(-c, df, ncp)
+    dfb, ncpb = np.broadcast_arrays(df, ncp)
+    c = r_eval("qt", [np.full(dfb.size, 0.025), dfb.ravel()], [0, 0])
+    want = (r_eval("pnt", [c, dfb.ravel(), ncpb.ravel()], [0, 0])
+            + r_eval("pnt", [-c, dfb.ravel(), ncpb.ravel()], [1, 0]))
+    np.testing.assert_allclose(got.ravel(), want, rtol=1e-12, atol=1e-15)
+    # only the closure of qt and pnt is assembled
+    src = k.source()
+    assert "nmath/qt.cl" in src.files and "nmath/pnt.cl" in src.files
+    assert "nmath/qbeta.cl" not in src.files and "nmath/ptukey.cl" not in src.files
+    assert set(k.depends) == {"qt", "pnt"}
+
+
+def test_scalars_give_a_numpy_scalar_and_inputs_are_checked():
+    k = power_kernel()
+    v = k(0.05, 18, 3.0)
+    assert isinstance(v, np.float64)
+    assert v == composed(0.05, 18.0, 3.0)
+    with pytest.raises(TypeError, match=r"ttest_power: takes 3 arguments \(alpha, df, ncp\)"):
+        k(0.05, 18)
+    with pytest.raises(ValueError, match=r"ttest_power: the shapes .* df \(3,\), ncp \(4,\)"):
+        k(0.05, np.ones(3), np.ones(4))
+    with pytest.raises(TypeError, match="ttest_power: argument 'df' must be real numbers"):
+        k(0.05, "18", 3.0)
+
+
+def test_several_outputs_and_int_arguments():
+    k = ElementwiseKernel(
+        "double x, double a, double b, int lower", "double p, double d, double lp",
+        """p = pbeta(x, a, b, lower, 0);
+           d = dbeta(x, a, b, 0);
+           lp = pbeta(x, a, b, lower, 1);""", name="beta3")
+    x = np.linspace(0, 1, 41)
+    a = np.array([[0.5], [2.0], [30.0]])
+    p, d, lp = k(x, a, 2.5, 0)
+    assert p.shape == d.shape == lp.shape == (3, 41)
+    assert np.array_equal(p, nmath.pbeta(x, a, 2.5, lower_tail=False))
+    assert np.array_equal(d, nmath.dbeta(x, a, 2.5))
+    assert np.array_equal(lp, nmath.pbeta(x, a, 2.5, lower_tail=False, log_p=True))
+    with pytest.raises(TypeError, match="beta3: lower is an int argument"):
+        k(x, a, 2.5, 0.5)
+
+
+def test_preamble_and_element_index():
+    k = ElementwiseKernel(
+        "double x", "double y",
+        "y = logit_tail(x) + 1e-3 * (double)i;", name="with_preamble",
+        preamble="double logit_tail(double v) { return plogis(v, 0.0, 1.0, 0, 1); }")
+    x = np.linspace(-5, 5, 11)
+    assert np.array_equal(k(x), nmath.plogis(x, lower_tail=False, log_p=True) + 1e-3 * np.arange(11))
+    assert "plogis" in k.depends
+
+
+def test_nan_warning_counts_like_nmath():
+    k = ElementwiseKernel("double p", "double q, double z", "q = qnorm5(p, 0, 1, 1, 0); z = 0;",
+                          name="nq")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        q, z = k(np.array([0.5, 2.0, np.nan, -1.0]))
+    assert [str(x.message) for x in w] == ["nq: 2 NaN(s) produced"]
+    assert np.isnan(q).tolist() == [False, True, True, True]
+
+
+def test_dask_inputs_give_dask_outputs_equal_to_numpy():
+    k = ElementwiseKernel("double q, double df", "double lo, double hi",
+                          "lo = pt(q, df, 1, 0); hi = pt(q, df, 0, 0);", name="tails")
+    q = np.linspace(-4, 4, 103)
+    df = np.array([1.0, 3.0, 30.0])[:, None]
+    lo, hi = k(da.from_array(q, chunks=25), df)
+    assert isinstance(lo, da.Array) and lo.chunks == ((3,), (25, 25, 25, 25, 3))
+    want_lo, want_hi = k(q, df)
+    got_lo, got_hi = da.compute(lo, hi, scheduler="threads")
+    assert np.array_equal(got_lo, want_lo) and np.array_equal(got_hi, want_hi)
+    np.testing.assert_allclose(got_lo + got_hi, 1.0, rtol=1e-15)
+
+
+def test_a_classified_function_in_a_user_kernel():
+    """pbeta is sorted by method on GPUs in nmath's own kernel; a user kernel calling it gives
+    the same bits (the plain kernel) on every device."""
+    k = ElementwiseKernel("double x, double a, double b", "double y",
+                          "y = pbeta(x, a, b, 1, 0) - pbeta(x, b, a, 0, 0);", name="psym")
+    rng = np.random.default_rng(5)
+    x, a, b = rng.uniform(0, 1, 500), np.exp(rng.uniform(-3, 6, 500)), np.exp(rng.uniform(-3, 6, 500))
+    assert np.array_equal(k(x, a, b), nmath.pbeta(x, a, b) - nmath.pbeta(x, b, a, lower_tail=False))
+
+
+def test_count_table_functions_in_a_user_kernel():
+    k = ElementwiseKernel("double q, double m, double n", "double p, double d",
+                          "p = pwilcox(q, m, n, 1, 0); d = dwilcox(q, m, n, 0);", name="wil")
+    q = np.arange(0.0, 31.0)
+    m = np.array([[3.0], [6.0]])
+    p, d = k(q, m, 5.0)
+    assert np.array_equal(p, nmath.pwilcox(q, m, 5.0))
+    assert np.array_equal(d, nmath.dwilcox(q, m, 5.0))
+    want = r_eval("pwilcox", [np.broadcast_to(q, (2, 31)).ravel(),
+                              np.broadcast_to(m, (2, 31)).ravel(), np.full(62, 5.0)], [1, 0])
+    np.testing.assert_allclose(p.ravel(), want, rtol=1e-14)
+    s = ElementwiseKernel("double x, double n", "double y", "y = psignrank(x, n, 0, 0);",
+                          name="sr")
+    assert np.array_equal(s(np.arange(20.0), 7), nmath.psignrank(np.arange(20.0), 7,
+                                                                 lower_tail=False))
+    with pytest.raises(ValueError, match="pwilcox's parameter"):
+        ElementwiseKernel("double q", "double p", "p = pwilcox(q, 3.0, 4.0, 1, 0);", name="w2")
+    with pytest.raises(ValueError, match="operation only, not in the preamble"):
+        ElementwiseKernel("double q, double m", "double p", "p = f(q, m);", name="w3",
+                          preamble="double f(double q, double m) { return pwilcox(q, m, m, 1, 0); }")
+
+
+def test_definition_errors():
+    with pytest.raises(ValueError, match="'TYPE NAME' items"):
+        ElementwiseKernel("float x", "double y", "y = x;", name="k1")
+    with pytest.raises(ValueError, match="cannot name an argument"):
+        ElementwiseKernel("double i", "double y", "y = i;", name="k2")
+    with pytest.raises(ValueError, match="x named twice"):
+        ElementwiseKernel("double x", "double x", "x = 1;", name="k3")
+    with pytest.raises(ValueError, match="a C identifier"):
+        ElementwiseKernel("double x", "double y", "y = x;", name="not a name")
+    with pytest.raises(ValueError, match="at least one output"):
+        ElementwiseKernel("double x", "", "x;", name="k4")
+
+
+def test_a_compile_error_quotes_the_users_line():
+    k = ElementwiseKernel("double x", "double y", "double t = x * 2;\ny = t +* 3;", name="oops")
+    with pytest.raises(BuildError) as err:
+        k(1.0)
+    msg = str(err.value)
+    assert "In your code:" in msg
+    assert "<oops operation>, line 2: y = t +* 3;" in msg
+    p = ElementwiseKernel("double x", "double y", "y = helper(x);", name="oops2",
+                          preamble="double helper(double v) {\n  return v +* 2;\n}")
+    with pytest.raises(BuildError, match=r"<oops2 preamble>, line 2: return v \+\* 2;"):
+        p(1.0)
+
+
+def test_kernels_pickle_by_definition_and_run_on_a_worker():
+    k = power_kernel()
+    blob = pickle.dumps(k)
+    assert b"pnt(c, df, ncp" in blob and len(blob) < 2000         # the definition, no program
+    k2 = pickle.loads(blob)
+    assert k2(0.05, 18.0, 3.0) == k(0.05, 18.0, 3.0)
+    assert pickle.loads(pickle.dumps(nmath.pnorm)) is nmath.pnorm  # by name
+    assert pickle.loads(pickle.dumps(nmath.rgamma)) is nmath.rgamma
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                      host="127.0.0.1") as cluster, Client(cluster) as client:
+        fut = client.submit(lambda kern, a, b: kern(0.05, a, b), k, np.array([5.0, 18.0]),
+                            np.array([1.0, 3.0]))
+        got = fut.result(timeout=240)
+        warmed = client.run(lambda: warm([power_kernel()]))
+    assert np.array_equal(got, k(0.05, np.array([5.0, 18.0]), np.array([1.0, 3.0])))
+    assert list(warmed.values()) == [["ttest_power"]]
+
+
+UNITS = {
+    "odds.cl": """\
+        // SPDX-License-Identifier: GPL-2.0-or-later
+        // @provides: logit_odds
+        // @depends: plogis
+        // The odds p / (1 - p) of the logistic distribution at x, from plogis's two tails.
+        double logit_odds(double x)
+        {
+            return plogis(x, 0.0, 1.0, 1, 0) / plogis(x, 0.0, 1.0, 0, 0);
+        }
+        """,
+    "log_odds.cl": """\
+        // SPDX-License-Identifier: GPL-2.0-or-later
+        // @provides: log_odds
+        // @depends: odds
+        double log_odds(double x) { return log(logit_odds(x)); }
+        """,
+}
+
+
+def _tree(path: Path) -> Path:
+    path.mkdir()
+    for name, text in UNITS.items():
+        (path / name).write_text(textwrap.dedent(text))
+    get_library([str(path)]).write_index(root=path)
+    return path
+
+
+def test_a_user_library_tree_beside_the_mathlib(tmp_path):
+    tree = _tree(tmp_path / "mylib")
+    k = ElementwiseKernel("double x", "double y", "y = log_odds(x);", name="lo",
+                          library=tree)
+    x = np.linspace(-3, 3, 13)
+    np.testing.assert_allclose(k(x), x, rtol=1e-14, atol=1e-15)     # log(e^x) = x
+    assert k.depends == ("log_odds",)
+    files = k.source().files
+    assert str(tree / "odds.cl") in files and str(tree / "log_odds.cl") in files
+    assert "nmath/plogis.cl" in files and "nmath/pnorm.cl" not in files
+    raw = RawKernel("// @depends: log_odds\n__kernel void f(__global double *y) "
+                    "{ y[get_global_id(0)] = log_odds((double)get_global_id(0)); }", "f",
+                    library=[tree])
+    y = np.zeros(4)
+    raw((4,), None, y)
+    np.testing.assert_allclose(y, np.arange(4.0), rtol=1e-14, atol=1e-15)
+    k2 = pickle.loads(pickle.dumps(k))
+    assert np.array_equal(k2(x), k(x))
+
+
+def test_unknown_identifiers_name_the_users_code(tmp_path):
+    k = ElementwiseKernel("double x", "double y", "y = no_such_function(x);", name="unk")
+    with pytest.raises(BuildError, match=r"<unk operation>, line 1: y = no_such_function\(x\);"):
+        k(1.0)
+    raw = RawKernel("// @depends_nmath: no_such_unit\n__kernel void f(__global double *y) {}",
+                    "f")
+    with pytest.raises(MissingDependencyError, match="no_such_unit"):
+        raw((1,), None, np.zeros(1))
+
+
+def test_raw_kernel_arguments():
+    k = RawKernel("""// @depends_nmath: qnorm
+        __kernel void q(__global const double *p, __global double *out, const int n,
+                        const double mu)
+        {
+            const int i = get_global_id(0);
+            if (i < n) out[i] = qnorm5(p[i], mu, 1.0, 1, 0);
+        }""", "q")
+    p = np.linspace(0.05, 0.95, 7)
+    out = np.zeros(7)
+    k((8,), None, p, out, 7, 2.0)
+    assert np.array_equal(out, nmath.qnorm(p, 2.0))
+    frozen = np.zeros(7)
+    frozen.flags.writeable = False
+    k((8,), None, p, frozen, 7, 2.0)                       # read-only: nothing written back
+    assert not frozen.any()
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        k((8,), None, p, out, 7)
+    with pytest.raises(ValueError, match="defines no __kernel void nope"):
+        RawKernel(k.code, "nope")
