@@ -24,6 +24,9 @@ key                       environment variable        default   meaning
 ``fp_contract``           ``DASKCL_FP_CONTRACT``      false     let compilers fuse ``a*b+c``
 ``noinline``              ``DASKCL_NOINLINE``         ``auto``  heavy routines out of line
                                                                 (``auto``: on GPUs)
+``build.link``            ``DASKCL_LINK``             ``auto``  units compiled separately and
+                                                                linked (``auto``: where
+                                                                measured faster)
 ``library``               ``DASKCL_LIBRARY``          shipped   the kernel library directory
 ``worker.warm``           ``DASKCL_WARM``             none      kernels a preloaded worker
                                                                 builds at start-up
@@ -176,6 +179,22 @@ def _noinline(value: Any) -> bool | str:
     raise _Bad("0 or 1, true or false, or auto (on for GPUs)")
 
 
+def _link(value: Any) -> bool | str:
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower() if isinstance(value, (str, int)) else None
+    if text in ("", "auto"):
+        return "auto"
+    if text in ("0", "1", "true", "false"):
+        return text in ("1", "true")
+    if text == "closure":
+        return text
+    raise _Bad("0 or 1 (true or false), closure, or auto (linked on the devices where it was "
+               "measured to build faster)")
+
+
 def _names(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(n.strip() for n in value.split(",") if n.strip())
@@ -215,6 +234,10 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "let the compiler fuse a*b+c into fma"),
     Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
         "heavy library routines out of line: true, false, or auto (on for GPUs)"),
+    Key("build.link", "DASKCL_LINK", "auto", _link,
+        "library units compiled separately into cached objects and linked per kernel: true "
+        "(an object per unit), closure (one for a kernel's units), false, or auto (per device, "
+        "where measured to build faster)"),
     Key("library", "DASKCL_LIBRARY", None, _path,
         "a kernel library directory laid out like cl/; None: the one shipped"),
     Key("worker.warm", "DASKCL_WARM", (), _names,

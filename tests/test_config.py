@@ -32,7 +32,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_defaults_without_environment() -> None:
     assert {name: config.get(name) for name in config.KEYS} == {
         "device": None, "binning": "auto", "cache.dir": None, "cache.enabled": True,
-        "cache.shared": "private", "fp_contract": False, "noinline": "auto", "library": None,
+        "cache.shared": "private", "fp_contract": False, "noinline": "auto",
+        "build.link": "auto", "library": None,
         "worker.warm": (), "worker.log_level": None,
     }
 
