@@ -32,9 +32,10 @@ way's program loaded from daskcl's cache in a fresh process.  A linked build rec
 compiling objects (summed over threads, and until all were there) and linking: where NVIDIA
 generates code (at compile or at link) shows there, with the first bytes of an object's binary
 (LLVM bitcode ``BC``/``0x0b17c0de``, PTX text ``//``, ELF).  Then the names are built one after
-another in one cache, cold, each way (``sequence``): what objects shared between kernels save.
+another in one cache, cold, each way (``--sequence``): what objects shared between kernels save.
+An entry that fails is recorded with its error and the others are measured.
 
-    python3 benchmarks/bench_build.py --link --names pnorm,pbeta,qbeta,pf,qnf,pgamma --out F
+    python3 benchmarks/bench_build.py --link --sequence --names pnorm,pbeta,qbeta,pf --out F
 
 Where the cold build goes (``--split``): for each of ``--names`` (default qbeta, pf, qnf, pbeta,
 pgamma), the programs of its first call built from source (clBuildProgram, every cache off),
@@ -255,57 +256,72 @@ def _sum(res: dict[str, object], key: str) -> float:
     return float(sum(float(p.get(key, 0.0)) for p in res["programs"]))  # type: ignore[attr-defined,union-attr]
 
 
-def link_bench(names: list[str], root: Path, calls_n: int) -> dict[str, object]:
+def link_entry(name: str, root: Path, calls_n: int) -> tuple[dict[str, object], object]:
+    """One row of :func:`link_bench`, and what its child processes said."""
+    caches = {m: root / f"{m}-{name.replace(':', '_')}" for m in ("0", "1", "closure")}
+    got = {
+        "assembled_cold": link_child(name, "0", caches["0"]),
+        "assembled_disk": link_child(name, "0", caches["0"], calls_n),
+        "unit_cold": link_child(name, "1", caches["1"]),
+        "unit_disk": link_child(name, "1", caches["1"], calls_n),
+        "closure_cold": link_child(name, "closure", caches["closure"]),
+    }
+    for p in got["unit_cold"]["programs"]:  # type: ignore[attr-defined]
+        Path(p["entry"]).unlink(missing_ok=True)       # the programs go, the objects stay
+    got["unit_warm_objects"] = link_child(name, "1", caches["1"])
+    cold, warm = got["unit_cold"], got["unit_warm_objects"]
+    row = {
+        "entry": name,
+        "assembled_cold_s": got["assembled_cold"]["first_s"],
+        "unit_cold_s": cold["first_s"],
+        "closure_cold_s": got["closure_cold"]["first_s"],
+        "unit_warm_objects_s": warm["first_s"],
+        "assembled_disk_s": got["assembled_disk"]["first_s"],
+        "unit_disk_s": got["unit_disk"]["first_s"],
+        "assembled_build_s": _sum(got["assembled_cold"], "build_s"),
+        "objects": int(_sum(cold, "objects")),
+        "compile_sum_s": _sum(cold, "compile_s"),
+        "objects_wall_s": _sum(cold, "objects_s"),
+        "link_s": _sum(cold, "link_s"),
+        "warm_compile_s": _sum(warm, "compile_s"),
+        "warm_link_s": _sum(warm, "link_s"),
+        "closure_compile_sum_s": _sum(got["closure_cold"], "compile_s"),
+        "closure_link_s": _sum(got["closure_cold"], "link_s"),
+        "object_head": (cold["object_binary_head"] or [""])[0],  # type: ignore[index]
+        "same_bits": len({g["sha256"] for g in got.values()}) == 1,
+        "calls_n": calls_n,
+        "assembled_call_s": got["assembled_disk"]["call_s"],
+        "unit_call_s": got["unit_disk"]["call_s"],
+    }
+    return row, got
+
+
+def link_bench(names: list[str], root: Path, calls_n: int, with_sequence: bool
+               ) -> dict[str, object]:
     """The ``--link`` measurements (see the module docstring) under the directory ``root``;
-    the programs loaded from the cache are then timed on calls of ``calls_n`` elements."""
+    the programs loaded from the cache are then timed on calls of ``calls_n`` elements; with
+    ``with_sequence``, the names are also built one after another in one cache each way."""
     rows: list[dict[str, object]] = []
     raw: dict[str, object] = {}
     for name in names:
-        caches = {m: root / f"{m}-{name.replace(':', '_')}" for m in ("0", "1", "closure")}
-        got = {
-            "assembled_cold": link_child(name, "0", caches["0"]),
-            "assembled_disk": link_child(name, "0", caches["0"], calls_n),
-            "unit_cold": link_child(name, "1", caches["1"]),
-            "unit_disk": link_child(name, "1", caches["1"], calls_n),
-            "closure_cold": link_child(name, "closure", caches["closure"]),
-        }
-        for p in got["unit_cold"]["programs"]:  # type: ignore[attr-defined]
-            Path(p["entry"]).unlink(missing_ok=True)       # the programs go, the objects stay
-        got["unit_warm_objects"] = link_child(name, "1", caches["1"])
-        raw[name] = got
-        cold, warm = got["unit_cold"], got["unit_warm_objects"]
-        row = {
-            "entry": name,
-            "assembled_cold_s": got["assembled_cold"]["first_s"],
-            "unit_cold_s": cold["first_s"],
-            "closure_cold_s": got["closure_cold"]["first_s"],
-            "unit_warm_objects_s": warm["first_s"],
-            "assembled_disk_s": got["assembled_disk"]["first_s"],
-            "unit_disk_s": got["unit_disk"]["first_s"],
-            "assembled_build_s": _sum(got["assembled_cold"], "build_s"),
-            "objects": int(_sum(cold, "objects")),
-            "compile_sum_s": _sum(cold, "compile_s"),
-            "objects_wall_s": _sum(cold, "objects_s"),
-            "link_s": _sum(cold, "link_s"),
-            "warm_compile_s": _sum(warm, "compile_s"),
-            "warm_link_s": _sum(warm, "link_s"),
-            "closure_compile_sum_s": _sum(got["closure_cold"], "compile_s"),
-            "closure_link_s": _sum(got["closure_cold"], "link_s"),
-            "object_head": (cold["object_binary_head"] or [""])[0],  # type: ignore[index]
-            "same_bits": len({g["sha256"] for g in got.values()}) == 1,
-            "calls_n": calls_n,
-            "assembled_call_s": got["assembled_disk"]["call_s"],
-            "unit_call_s": got["unit_disk"]["call_s"],
-        }
+        try:
+            row, raw[name] = link_entry(name, root, calls_n)
+        except RuntimeError as exc:           # recorded; the other entries are still measured
+            row = {"entry": name, "error": str(exc)[-1500:]}
         rows.append(row)
         print("  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in row.items()), flush=True)
-    sequence: dict[str, float] = {}
+    sequence: dict[str, object] = {}
     for mode, label in (("0", "assembled"), ("1", "unit"), ("closure", "closure")):
+        if not with_sequence:
+            break
         cache = root / f"sequence-{mode}"
-        sequence[label] = sum(float(link_child(n, mode, cache)["first_s"])  # type: ignore[arg-type]
-                              for n in names)
-        print(f"sequence {label}: {sequence[label]:.2f} s for {len(names)} kernels", flush=True)
+        try:
+            sequence[label] = sum(float(link_child(n, mode, cache)["first_s"])  # type: ignore[arg-type]
+                                  for n in names)
+        except RuntimeError as exc:
+            sequence[label] = str(exc)[-1500:]
+        print(f"sequence {label}: {sequence[label]} s for {len(names)} kernels", flush=True)
     return {"results": rows, "sequence_first_s": sequence, "raw": raw}
 
 
@@ -361,11 +377,18 @@ def split_bench(names: list[str], root: Path) -> list[dict[str, object]]:
     for name in names:
         for mode in ("0", "1"):
             saved = root / f"{name.replace(':', '_')}-{mode}.pickle"
-            built = run(SPLIT_BUILD, name, str(saved), DASKCL_LINK=mode)
-            jit = run(SPLIT_LOAD, str(saved), CUDA_CACHE_DISABLE="1")
             cuda_cache = str(root / f"cuda-cache-{name.replace(':', '_')}-{mode}")
-            fill = run(SPLIT_LOAD, str(saved), CUDA_CACHE_DISABLE="0", CUDA_CACHE_PATH=cuda_cache)
-            warm = run(SPLIT_LOAD, str(saved), CUDA_CACHE_DISABLE="0", CUDA_CACHE_PATH=cuda_cache)
+            try:
+                built = run(SPLIT_BUILD, name, str(saved), DASKCL_LINK=mode)
+                jit = run(SPLIT_LOAD, str(saved), CUDA_CACHE_DISABLE="1")
+                fill = run(SPLIT_LOAD, str(saved), CUDA_CACHE_DISABLE="0",
+                           CUDA_CACHE_PATH=cuda_cache)
+                warm = run(SPLIT_LOAD, str(saved), CUDA_CACHE_DISABLE="0",
+                           CUDA_CACHE_PATH=cuda_cache)
+            except RuntimeError as exc:        # recorded; the other entries are still measured
+                rows.append({"entry": name, "build": mode, "error": str(exc)[-1500:]})
+                print(rows[-1], flush=True)
+                continue
             row = {
                 "entry": name, "build": "assembled" if mode == "0" else "linked",
                 "programs": len(built),
@@ -424,6 +447,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="census processes at once")
     ap.add_argument("--link", action="store_true",
                     help="separate compilation against the assembled build (module docstring)")
+    ap.add_argument("--sequence", action="store_true",
+                    help="--link: also build the names one after another in one cache")
     ap.add_argument("--call-n", type=int, help="--link: elements of the timed calls "
                     "(default 2^22 on GPUs, 2^16 elsewhere; 0: none)")
     ap.add_argument("--split", action="store_true",
@@ -438,7 +463,7 @@ def main() -> None:
 
                 calls_n = args.call_n if args.call_n is not None else (
                     1 << 22 if device.current().info.type == "GPU" else 1 << 16)
-                payload = link_bench(names, Path(tmp), calls_n)
+                payload = link_bench(names, Path(tmp), calls_n, args.sequence)
             else:
                 payload = {"results": split_bench(names, Path(tmp))}
         info = machine()

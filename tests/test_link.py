@@ -11,6 +11,7 @@ with the file and line; every unit of the library compiled alone and linked.
 from __future__ import annotations
 
 import shutil
+import stat
 import warnings
 from pathlib import Path
 
@@ -163,16 +164,24 @@ def test_linked_program_is_cached_like_any_program(cache):
     np.testing.assert_array_equal(_bits(got)[0], _bits(want)[0])
 
 
-def test_corrupt_object_is_rebuilt_with_a_warning(cache):
+@pytest.mark.parametrize("damage", ["corrupt", "writable by others"])
+def test_damaged_object_is_rebuilt_with_a_warning(cache, damage):
+    """An object's entry that is corrupt, or that others could have written (the trust rules of
+    program entries), is compiled again and replaced, with a warning."""
     with config.set({"build.link": True}):
         want = nmath.pnorm(_P)
     (built,) = program._memory.values()
     obj = _objects(built)[0]
     assert obj.unit == "nmath/pnorm.cl"
     entry = _object_path(obj)
-    blob = bytearray(entry.read_bytes())
-    blob[-100] ^= 0xFF                                   # one flipped byte of the binary
-    entry.write_bytes(bytes(blob))
+    if damage == "corrupt":
+        blob = bytearray(entry.read_bytes())
+        blob[-100] ^= 0xFF                               # one flipped byte of the binary
+        entry.write_bytes(bytes(blob))
+        said = "checksum mismatch"
+    else:
+        entry.chmod(0o666)
+        said = "writable by others"
     program.clear_memory_cache()
     before = dict(program.stats)
     # the program is built again (not loaded) only if its own entry is gone
@@ -183,8 +192,8 @@ def test_corrupt_object_is_rebuilt_with_a_warning(cache):
     path.unlink()
     with config.set({"build.link": True}), pytest.warns(CacheWarning) as caught:
         got = nmath.pnorm(_P)
-    assert any(str(entry) in str(w.message) and "checksum mismatch" in str(w.message)
-               for w in caught)
+    assert any(str(entry) in str(w.message) and said in str(w.message) for w in caught)
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600
     assert program.stats["rebuilt_corrupt"] - before["rebuilt_corrupt"] == 1
     np.testing.assert_array_equal(_bits(got)[0], _bits(want)[0])
     # the entry was replaced: the next build reads it

@@ -24,6 +24,14 @@ daskcl version) under a checksum of the record and the binary; an entry that is 
 truncated, recorded for another program, not a regular file, or refused by the driver is
 rebuilt from source and replaced, with one :class:`CacheWarning`.  An OS error on the cache path
 warns once and the program is built from source.
+
+A program is built from source whole (the assembled program), or, where the config key
+``build.link`` (``DASKCL_LINK``) says so (:func:`link_mode`), linked from separately compiled
+objects (:mod:`daskcl.runtime.link`): one per library unit, compiled once per device and build
+options and shared by every kernel that uses the unit, and the kernel's own.  Objects are kept
+in memory and on disk exactly as programs are (the same trust checks, records, atomic writes,
+build locks and warnings; their key is the object's text, its options, the device identity and
+the daskcl version), and so is the linked program.
 """
 
 from __future__ import annotations
