@@ -288,6 +288,32 @@ def test_failed_link_without_a_program_from_the_driver(cache, monkeypatch):
     assert "nmath/pnorm.cl" in msg
 
 
+def test_vendor_options_a_compiler_of_objects_refuses_are_dropped(cache):
+    """NVIDIA's -cl-nv-* code generation options: PoCL refuses them both at compile and at
+    link (INVALID_COMPILER_OPTIONS, INVALID_LINKER_OPTIONS); the linked build goes without."""
+    kernel = ("__kernel void k(__global double *x) { x[get_global_id(0)] = "
+              "pnorm5(x[get_global_id(0)], 0., 1., 1, 0); }\n")
+    src = get_library().program_source(["pnorm"], kernel, "kernels/k.cl")
+    with config.set({"build.link": True}):
+        built = program.build(src, ("-cl-nv-maxrregcount=64",))
+        plain = program.build(src)
+    assert built.linked and built.origin == "linked"
+    assert run(built) == run(plain) and run(plain)[1] == 0.5
+
+
+def run(built: program.BuiltProgram) -> list[float]:
+    import pyopencl as cl
+
+    bound = device.current()
+    x = np.array([-1.0, 0.0, 0.5, 3.0])
+    buf = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+    k, lock = built.kernel("k")
+    with lock:
+        k(bound.queue, (4,), None, buf)
+    cl.enqueue_copy(bound.queue, x, buf)
+    return x.tolist()
+
+
 @pytest.mark.slow
 def test_every_unit_compiles_alone_and_links(cache):
     """A program holding the whole library, linked: each unit's object is compiled from its

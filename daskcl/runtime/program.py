@@ -110,6 +110,15 @@ class BuiltProgram:
 stats: dict[str, int] = {"memory": 0, "disk": 0, "source": 0, "rebuilt_corrupt": 0, "waited": 0,
                          "linked": 0, "object_memory": 0, "object_disk": 0, "object_source": 0}
 
+_stats_lock = threading.Lock()
+
+
+def _count(name: str) -> None:
+    """Add one to ``stats[name]`` (objects are built on several threads at once)."""
+    with _stats_lock:
+        stats[name] += 1
+
+
 #: how long a process waits for another's build of the same program before building it too
 BUILD_WAIT_S = 900.0
 _BUILD_POLL_S = 0.05
@@ -245,14 +254,14 @@ def build(source: ProgramSource, options: Sequence[str] = ()) -> BuiltProgram:
     mkey = (id(bound.context), key)
     hit = _memory.get(mkey)
     if hit is not None:
-        stats["memory"] += 1
+        _count("memory")
         return hit
     with _locks_guard:
         lock = _locks.setdefault(mkey, threading.Lock())
     with lock:
         hit = _memory.get(mkey)
         if hit is not None:
-            stats["memory"] += 1
+            _count("memory")
             return hit
         built = _load_or_build(bound, source, options, key, mode)
         _memory[mkey] = built
@@ -307,7 +316,7 @@ def _load_or_build(
                 raise _build_error(str(exc), source, bound) from None
         else:
             prg = _build_linked(bound, plan, source, disk, detail)
-            stats["linked"] += 1
+            _count("linked")
         return prg, prg.get_info(cl.program_info.BINARIES)[0]
 
     with _DiskCache.open() as disk:
@@ -344,12 +353,12 @@ def _cached(
                 blob = entry.read()
                 if blob is not None:
                     built = load(_unpack(blob, entry.record))
-                    stats[f"{kind}disk"] += 1
+                    _count(f"{kind}disk")
                     return built, "disk", notes
             # unreadable, untrusted, corrupt or another program's, refused by the driver
             except (OSError, _Untrusted, ValueError, cl.Error) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
-                stats["rebuilt_corrupt"] += 1
+                _count("rebuilt_corrupt")
                 break
             if attempt == "before":
                 # Processes that share the cache build each program once: the first takes
@@ -357,7 +366,7 @@ def _cached(
                 if not held.enter_context(entry.building()):
                     break
         built, binary = make(disk)
-        stats[f"{kind}source"] += 1
+        _count(f"{kind}source")
         stored = None
         if entry is not None:
             try:
@@ -447,18 +456,18 @@ def _object(
     mkey = (id(bound.context), key)
     if not cache:
         prg, _ = _compile(bound, obj, timing)
-        stats["object_source"] += 1
+        _count("object_source")
         return prg, "source", []
     hit = _objects.get(mkey) if read else None
     if hit is not None:
-        stats["object_memory"] += 1
+        _count("object_memory")
         return hit, "memory", []
     with _locks_guard:
         lock = _locks.setdefault(mkey, threading.Lock())
     with lock:
         hit = _objects.get(mkey) if read else None
         if hit is not None:
-            stats["object_memory"] += 1
+            _count("object_memory")
             return hit, "memory", []
 
         def load(binary: bytes) -> Any:
@@ -479,19 +488,27 @@ def _object(
 
 def _compile(bound: _device.BoundDevice, obj: _link.ObjectSource,
              timing: list[float]) -> tuple[Any, bytes]:
-    """``obj`` compiled (clCompileProgram) into an object, and its binary."""
+    """``obj`` compiled (clCompileProgram) into an object, and its binary.  NVIDIA's code
+    generation options (``-cl-nv-*``) are dropped where a compiler of objects refuses them (the
+    link gets them)."""
     import pyopencl as cl
-
-    t0 = time.perf_counter()
     from pyopencl._cl import _Program
 
-    # a program made from its raw object: compile() of one made from source warns first
-    prg: Any = cl.Program(_Program(bound.context, obj.source.text))
-    try:
-        prg.compile(list(obj.options), devices=[bound.device])
-    except cl.Error as exc:
-        raise _build_error(f"{exc}\n{_log(prg, bound)}", obj.source, bound,
-                           what=f"compiling {obj.unit} separately") from None
+    t0 = time.perf_counter()
+    options = list(obj.options)
+    while True:
+        # a program made from its raw object: compile() of one made from source warns first
+        prg: Any = cl.Program(_Program(bound.context, obj.source.text))
+        try:
+            prg.compile(options, devices=[bound.device])
+            break
+        except cl.Error as exc:
+            vendor = [o for o in options if o.startswith("-cl-nv-")]
+            if exc.code == cl.status_code.INVALID_COMPILER_OPTIONS and vendor:
+                options = [o for o in options if o not in vendor]
+                continue
+            raise _build_error(f"{exc}\n{_log(prg, bound)}", obj.source, bound,
+                               what=f"compiling {obj.unit} separately") from None
     timing.append(time.perf_counter() - t0)
     return prg, prg.get_info(cl.program_info.BINARIES)[0]
 
@@ -549,7 +566,7 @@ def _link_objects(bound: _device.BoundDevice, plan: _link.LinkPlan, objects: lis
     raise BuildError(
         f"OpenCL link of separately compiled objects failed on {bound.info.describe()} "
         f"({error}).\nObjects: {files}\nWhat the sources show:\n{said}\n"
-        f"Linker log: {_map_log(log, source) if log.strip() else '(the driver gave none)'}\n"
+        f"Linker log: {log.strip() or '(the driver gave none)'}\n"
         "DASKCL_LINK=0 builds the program whole.",
         log=log, units=source.files)
 
@@ -803,7 +820,7 @@ class _Entry:
                     if time.monotonic() > deadline:
                         yield False
                         return
-                    stats["waited"] += 1
+                    _count("waited")
                     time.sleep(_BUILD_POLL_S)
             yield True
         finally:
