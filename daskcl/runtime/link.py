@@ -35,11 +35,8 @@ compile and the options to link with, :func:`diagnose` explains a failed link fr
 Example
 -------
 >>> from daskcl.runtime.link import interface
->>> print(interface("double twice(double x)\\n{\\n    return 2 * x;\\n}\\n", ()))
-double twice(double x);
-<BLANKLINE>
-<BLANKLINE>
-<BLANKLINE>
+>>> interface("double twice(double x)\\n{\\n    return 2 * x;\\n}\\n", ())
+'double twice(double x);\\n\\n\\n\\n'
 """
 
 from __future__ import annotations
@@ -513,13 +510,19 @@ def plan(source: ProgramSource, options: Sequence[str], granularity: str = "unit
             out |= closure(d)
         return frozenset(out)
 
+    try:
+        defines = {u.name: bool(symbols(u.text, u.name).defines) for u in units}
+        faces = {u.name: interface(u.text, u.provides) for u in units}
+    except ValueError:          # a file the scanner cannot read (unbalanced brackets)
+        return None
+
     def iface(u: _Part) -> tuple[str, str]:
-        return u.name, interface(u.text, u.provides)
+        return u.name, faces[u.name]
 
     head = ("OPENCL.cl", parts[0].text)
     groups = _split_options(options)
     objects: list[ObjectSource] = []
-    if granularity == "closure" and any(symbols(u.text, u.name).defines for u in units):
+    if granularity == "closure" and any(defines.values()):
         src = _assemble([head, *((u.name, u.text) for u in units)])
         own = tuple((u.name, u.text, start) for (start, _), u in zip(src.line_map[1:], units))
         objects.append(ObjectSource(src, _object_options(groups, _identifiers(src.text)),
@@ -527,7 +530,7 @@ def plan(source: ProgramSource, options: Sequence[str], granularity: str = "unit
     units_done = units if granularity == "unit" else []
     try:
         for u in units_done:
-            if not symbols(u.text, u.name).defines:
+            if not defines[u.name]:
                 continue            # macros, types and static helpers only: nothing to link
             deps = sorted(closure(u.stem) - {s.stem for s in shims}, key=order.__getitem__)
             # every shim precedes every nmath unit, as in the assembled program
@@ -559,7 +562,10 @@ def diagnose(objects: Sequence[ObjectSource]) -> list[str]:
     called: dict[str, tuple[str, int]] = {}
     for obj in objects:
         for name, text, _ in obj.own:
-            syms = symbols(text, name)
+            try:
+                syms = symbols(text, name)
+            except ValueError:          # unbalanced brackets: the compiler has said so
+                continue
             for sym, where in syms.defines.items():
                 defined.setdefault(sym, []).append(where)
             for sym, where in syms.declares.items():
