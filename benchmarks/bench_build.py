@@ -32,10 +32,12 @@ way's program loaded from daskcl's cache in a fresh process.  A linked build rec
 compiling objects (summed over threads, and until all were there) and linking: where NVIDIA
 generates code (at compile or at link) shows there, with the first bytes of an object's binary
 (LLVM bitcode ``BC``/``0x0b17c0de``, PTX text ``//``, ELF).  Then the names are built one after
-another in one cache, cold, each way (``--sequence``): what objects shared between kernels save.
-An entry that fails is recorded with its error and the others are measured.
+another in one cache, cold, each way (``--sequence``, alone or after ``--link``'s rows): what
+objects shared between kernels save.  An entry that fails is recorded with its error and the
+others are measured.
 
-    python3 benchmarks/bench_build.py --link --sequence --names pnorm,pbeta,qbeta,pf --out F
+    python3 benchmarks/bench_build.py --link --names pnorm,pbeta,qbeta,pf,qnf,pgamma --out F
+    python3 benchmarks/bench_build.py --sequence --names pnorm,pbeta,pf,qbeta --out F
 
 Where the cold build goes (``--split``): for each of ``--names`` (default qbeta, pf, qnf, pbeta,
 pgamma), the programs of its first call built from source (clBuildProgram, every cache off),
@@ -296,14 +298,15 @@ def link_entry(name: str, root: Path, calls_n: int) -> tuple[dict[str, object], 
     return row, got
 
 
-def link_bench(names: list[str], root: Path, calls_n: int, with_sequence: bool
-               ) -> dict[str, object]:
-    """The ``--link`` measurements (see the module docstring) under the directory ``root``;
-    the programs loaded from the cache are then timed on calls of ``calls_n`` elements; with
-    ``with_sequence``, the names are also built one after another in one cache each way."""
+def link_bench(names: list[str], root: Path, calls_n: int, with_rows: bool,
+               with_sequence: bool) -> dict[str, object]:
+    """The ``--link`` measurements (see the module docstring) under the directory ``root``,
+    one row per name (``with_rows``; the programs loaded from the cache then timed on calls of
+    ``calls_n`` elements), and the names built one after another in one cache each way
+    (``with_sequence``)."""
     rows: list[dict[str, object]] = []
     raw: dict[str, object] = {}
-    for name in names:
+    for name in names if with_rows else ():
         try:
             row, raw[name] = link_entry(name, root, calls_n)
         except RuntimeError as exc:           # recorded; the other entries are still measured
@@ -322,6 +325,9 @@ def link_bench(names: list[str], root: Path, calls_n: int, with_sequence: bool
         except RuntimeError as exc:
             sequence[label] = str(exc)[-1500:]
         print(f"sequence {label}: {sequence[label]} s for {len(names)} kernels", flush=True)
+    if not with_rows:        # the sequence alone: its sums are the rows
+        rows = [{"build": label, "names": ",".join(names), "first_s_summed": v}
+                for label, v in sequence.items()]
     return {"results": rows, "sequence_first_s": sequence, "raw": raw}
 
 
@@ -448,26 +454,28 @@ def main() -> None:
     ap.add_argument("--link", action="store_true",
                     help="separate compilation against the assembled build (module docstring)")
     ap.add_argument("--sequence", action="store_true",
-                    help="--link: also build the names one after another in one cache")
+                    help="build the names one after another in one cache, each way (with --link "
+                    "also, after the rows)")
     ap.add_argument("--call-n", type=int, help="--link: elements of the timed calls "
                     "(default 2^22 on GPUs, 2^16 elsewhere; 0: none)")
     ap.add_argument("--split", action="store_true",
                     help="cold build: source to binary against loading the binary")
     args = ap.parse_args()
-    if args.link or args.split:
-        default = "pnorm,pbeta,qbeta,pf,qnf,pgamma" if args.link else "qbeta,pf,qnf,pbeta,pgamma"
+    if args.link or args.sequence or args.split:
+        linking = args.link or args.sequence
+        default = "pnorm,pbeta,qbeta,pf,qnf,pgamma" if linking else "qbeta,pf,qnf,pbeta,pgamma"
         names = (args.names or default).split(",")
         with tempfile.TemporaryDirectory() as tmp:
-            if args.link:
+            if linking:
                 from daskcl.runtime import device
 
                 calls_n = args.call_n if args.call_n is not None else (
                     1 << 22 if device.current().info.type == "GPU" else 1 << 16)
-                payload = link_bench(names, Path(tmp), calls_n, args.sequence)
+                payload = link_bench(names, Path(tmp), calls_n, args.link, args.sequence)
             else:
                 payload = {"results": split_bench(names, Path(tmp))}
         info = machine()
-        tag = "link" if args.link else "build-split"
+        tag = "link" if linking else "build-split"
         path = write(f"{tag}-{info['device_type'].lower()}", {"machine": info, **payload},
                      args.out)
         print(f"wrote {path}")
