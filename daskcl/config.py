@@ -8,58 +8,35 @@ Values are checked where they are set and where they are read from the environme
 daskcl does not understand raises :class:`~daskcl.errors.ConfigError` (a ``ValueError``) naming
 the key, its variable and the values it takes.
 
-key                       environment variable        default   meaning
-========================  ==========================  ========  ===============================
-``device``                ``DASKCL_DEVICE``           any       the device a process binds:
-                                                                ``"P:D"`` or a name substring
-``binning``               ``DASKCL_BINNING``          ``auto``  launches sorted by class: ``0``,
-                                                                ``1``, ``auto`` (GPUs) or
-                                                                ``WGxEPIrN``
-``cache.dir``             ``DASKCL_CACHE_DIR``        XDG       the program cache's directory
-``cache.enabled``         ``DASKCL_NO_CACHE`` (not)   true      whether programs are cached on
-                                                                disk
-``cache.shared``          ``DASKCL_CACHE_SHARED``     private   ``group``: a cache shared by a
-                                                                group is trusted
-``fp_contract``           ``DASKCL_FP_CONTRACT``      false     let compilers fuse ``a*b+c``
-``noinline``              ``DASKCL_NOINLINE``         ``auto``  heavy routines out of line
-                                                                (``auto``: on GPUs)
-``library``               ``DASKCL_LIBRARY``          shipped   the kernel library directory
-``transfer.mode``         ``DASKCL_TRANSFER``         ``auto``  how NumPy data moves to a GPU:
-                                                                ``direct``, ``pinned``,
-                                                                ``staged``
-``transfer.threads``      ``DASKCL_TRANSFER_THREADS`` ``auto``  threads of a piece's upload
-``transfer.pinned_limit`` ``DASKCL_PINNED_LIMIT``     RAM/8     pinned bytes results may hold
-``transfer.mode``         ``DASKCL_TRANSFER``           ``auto``  how NumPy data moves to a GPU:
-                                                                  ``direct``, ``pinned``,
-                                                                  ``staged``
-``transfer.threads``      ``DASKCL_TRANSFER_THREADS``   ``auto``  threads of a piece's upload
-``transfer.pinned_limit`` ``DASKCL_PINNED_LIMIT``       RAM/8     pinned bytes results may hold
-``worker.warm``           ``DASKCL_WARM``             none      kernels a preloaded worker
-                                                                builds at start-up
-``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL`` unset     a preloaded worker's log level
-========================  ==========================  ========  ===============================
-=======
-========================  ============================  ========  ===============================
-key                       environment variable          default   meaning
-========================  ============================  ========  ===============================
-``device``                ``DASKCL_DEVICE``             any       the device a process binds:
-                                                                  ``"P:D"`` or a name substring
-``binning``               ``DASKCL_BINNING``            ``auto``  launches sorted by class: ``0``,
-                                                                  ``1``, ``auto`` (GPUs) or
-                                                                  ``WGxEPIrN``
-``cache.dir``             ``DASKCL_CACHE_DIR``          XDG       the program cache's directory
-``cache.enabled``         ``DASKCL_NO_CACHE`` (not)     true      whether programs are cached on
-                                                                  disk
-``cache.shared``          ``DASKCL_CACHE_SHARED``       private   ``group``: a cache shared by a
-                                                                  group is trusted
-``fp_contract``           ``DASKCL_FP_CONTRACT``        false     let compilers fuse ``a*b+c``
-``noinline``              ``DASKCL_NOINLINE``           ``auto``  heavy routines out of line
-                                                                  (``auto``: on GPUs)
-``library``               ``DASKCL_LIBRARY``            shipped   the kernel library directory
-``worker.warm``           ``DASKCL_WARM``               none      kernels a preloaded worker
-                                                                  builds at start-up
-``worker.log_level``      ``DASKCL_WORKER_LOG_LEVEL``   unset     a preloaded worker's log level
-========================  ============================  ========  ===============================
+==========================  ==============================  ==========  ================================
+key                         environment variable            default     meaning
+==========================  ==============================  ==========  ================================
+``device``                  ``DASKCL_DEVICE``               any         the device a process binds:
+                                                                        ``"P:D"`` or a name substring
+``binning``                 ``DASKCL_BINNING``              ``auto``    launches sorted by class: ``0``,
+                                                                        ``1``, ``auto`` (GPUs) or
+                                                                        ``WGxEPIrN``
+``cache.dir``               ``DASKCL_CACHE_DIR``            XDG         the program cache's directory
+``cache.enabled``           ``DASKCL_NO_CACHE`` (not)       true        whether programs are cached on
+                                                                        disk
+``cache.shared``            ``DASKCL_CACHE_SHARED``         private     ``group``: a cache shared by a
+                                                                        group is trusted
+``fp_contract``             ``DASKCL_FP_CONTRACT``          false       let compilers fuse ``a*b+c``
+``noinline``                ``DASKCL_NOINLINE``             ``auto``    heavy routines out of line
+                                                                        (``auto``: on GPUs)
+``build.link``              ``DASKCL_LINK``                 ``auto``    units compiled separately and
+                                                                        linked (``auto``: where
+                                                                        measured faster)
+``library``                 ``DASKCL_LIBRARY``              shipped     the kernel library directory
+``transfer.mode``           ``DASKCL_TRANSFER``             ``auto``    how NumPy data moves to a GPU:
+                                                                        ``direct``, ``pinned``,
+                                                                        ``staged``
+``transfer.threads``        ``DASKCL_TRANSFER_THREADS``     ``auto``    threads of a piece's upload
+``transfer.pinned_limit``   ``DASKCL_PINNED_LIMIT``         RAM/8       pinned bytes results may hold
+``worker.warm``             ``DASKCL_WARM``                 none        kernels a preloaded worker
+                                                                        builds at start-up
+``worker.log_level``        ``DASKCL_WORKER_LOG_LEVEL``     unset       a preloaded worker's log level
+==========================  ==============================  ==========  ================================
 
 Values set in code are held by a donfig ``Config`` (as ``dask.config`` and ``zarr.config``
 hold theirs); :class:`daskcl.cluster.DaskclPlugin` carries them to dask workers.
@@ -207,6 +184,22 @@ def _noinline(value: Any) -> bool | str:
     raise _Bad("0 or 1, true or false, or auto (on for GPUs)")
 
 
+def _link(value: Any) -> bool | str:
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower() if isinstance(value, (str, int)) else None
+    if text in ("", "auto"):
+        return "auto"
+    if text in ("0", "1", "true", "false"):
+        return text in ("1", "true")
+    if text == "closure":
+        return text
+    raise _Bad("0 or 1 (true or false), closure, or auto (linked on the devices where it was "
+               "measured to build faster)")
+
+
 def _names(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(n.strip() for n in value.split(",") if n.strip())
@@ -282,6 +275,10 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "let the compiler fuse a*b+c into fma"),
     Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
         "heavy library routines out of line: true, false, or auto (on for GPUs)"),
+    Key("build.link", "DASKCL_LINK", "auto", _link,
+        "library units compiled separately into cached objects and linked per kernel: true "
+        "(an object per unit), closure (one for a kernel's units), false, or auto (per device, "
+        "where measured to build faster)"),
     Key("library", "DASKCL_LIBRARY", None, _path,
         "a kernel library directory laid out like cl/; None: the one shipped"),
     Key("transfer.mode", "DASKCL_TRANSFER", "auto", _transfer,

@@ -34,7 +34,7 @@ def test_defaults_without_environment() -> None:
         "device": None, "binning": "auto", "cache.dir": None, "cache.enabled": True,
         "cache.shared": "private", "fp_contract": False, "noinline": "auto", "library": None,
         "worker.warm": (), "worker.log_level": None, "transfer.mode": "auto",
-        "transfer.threads": "auto", "transfer.pinned_limit": None,
+        "transfer.threads": "auto", "transfer.pinned_limit": None, "build.link": "auto",
     }
 
 

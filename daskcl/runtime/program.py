@@ -24,6 +24,14 @@ daskcl version) under a checksum of the record and the binary; an entry that is 
 truncated, recorded for another program, not a regular file, or refused by the driver is
 rebuilt from source and replaced, with one :class:`CacheWarning`.  An OS error on the cache path
 warns once and the program is built from source.
+
+A program is built from source whole (the assembled program), or, where the config key
+``build.link`` (``DASKCL_LINK``) says so (:func:`link_mode`), linked from separately compiled
+objects (:mod:`daskcl.runtime.link`): one per library unit, compiled once per device and build
+options and shared by every kernel that uses the unit, and the kernel's own.  Objects are kept
+in memory and on disk exactly as programs are (the same trust checks, records, atomic writes,
+build locks and warnings; their key is the object's text, its options, the device identity and
+the daskcl version), and so is the linked program.
 """
 
 from __future__ import annotations
@@ -39,19 +47,22 @@ import stat
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import config
 from .._version import __version__
-from ..errors import BuildError, CacheWarning, ConfigError
+from ..errors import BuildError, CacheWarning, ConfigError, DaskclWarning
 from . import device as _device
+from . import link as _link
 from .library import ProgramSource
 
 __all__ = [
     "BUILD_WAIT_S",
+    "COMPILE_THREADS",
+    "LINK_WINS",
     "BuiltProgram",
     "CacheWarning",
     "build",
@@ -60,6 +71,7 @@ __all__ = [
     "clear_disk_cache",
     "clear_memory_cache",
     "default_options",
+    "link_mode",
     "stats",
 ]
 
@@ -73,7 +85,13 @@ class BuiltProgram:
     program: Any
     source: ProgramSource
     options: tuple[str, ...]
-    origin: str  # "source", "disk" or "memory" (how it was obtained the first time)
+    origin: str  # "source", "linked", "disk" or "memory" (how it was obtained the first time)
+    #: whether it was (or, loaded from disk, had been) linked from separately compiled objects
+    linked: bool = False
+    #: how a linked build went: the granularity (``"unit"`` or ``"closure"``), the objects, how
+    #: many were compiled, loaded from disk or reused from memory, seconds compiling (summed over
+    #: threads), seconds until every object was there, seconds linking
+    detail: dict[str, Any] = field(default_factory=dict)
     _kernels: dict[str, tuple[Any, threading.Lock]] = field(default_factory=dict)
 
     def kernel(self, name: str) -> tuple[Any, threading.Lock]:
@@ -86,16 +104,37 @@ class BuiltProgram:
         return k
 
 
-#: counters of how programs were obtained in this process (for tests and benchmarks)
-stats: dict[str, int] = {"memory": 0, "disk": 0, "source": 0, "rebuilt_corrupt": 0, "waited": 0}
+#: counters of how programs were obtained in this process (for tests and benchmarks):
+#: ``source`` counts every program built from source, ``linked`` those of them linked from
+#: objects; ``object_*`` count the objects of linked builds by where they came from
+stats: dict[str, int] = {"memory": 0, "disk": 0, "source": 0, "rebuilt_corrupt": 0, "waited": 0,
+                         "linked": 0, "object_memory": 0, "object_disk": 0, "object_source": 0}
+
+_stats_lock = threading.Lock()
+
+
+def _count(name: str) -> None:
+    """Add one to ``stats[name]`` (objects are built on several threads at once)."""
+    with _stats_lock:
+        stats[name] += 1
+
 
 #: how long a process waits for another's build of the same program before building it too
 BUILD_WAIT_S = 900.0
 _BUILD_POLL_S = 0.05
 
 _memory: dict[tuple[int, str], BuiltProgram] = {}
+_objects: dict[tuple[int, str], Any] = {}
 _locks: dict[tuple[int, str], threading.Lock] = {}
 _locks_guard = threading.Lock()
+
+#: the most objects compiled at once in one process (each compile is one compiler thread)
+COMPILE_THREADS = 8
+
+#: devices on which a linked build gives the first result sooner than the assembled one, by
+#: measurement (benchmarks/README.md, "Separate compilation"): (platform name substring, device
+#: type) pairs; ``build.link = auto`` links there and builds the assembled program elsewhere
+LINK_WINS: tuple[tuple[str, str], ...] = ()
 
 
 def cache_dir() -> Path | None:
@@ -131,9 +170,51 @@ def default_options(device_type: str = "CPU") -> tuple[str, ...]:
     return opts
 
 
+_linker: dict[int, bool] = {}
+
+
+def link_mode(bound: _device.BoundDevice) -> str:
+    """How programs for ``bound``'s device are built: ``"assembled"`` (compiled whole),
+    ``"unit"`` (each library unit compiled separately into an object, the objects linked) or
+    ``"closure"`` (the kernel's library units compiled into one object, linked with the
+    kernel's).
+
+    The config key ``build.link`` (``DASKCL_LINK``) decides: ``1`` (true) links an object per
+    unit and ``closure`` one object for the units wherever the device has a linker (OpenCL
+    1.2), ``0`` (false) builds the assembled program, ``auto`` links an object per unit on the
+    devices of :data:`LINK_WINS`.  Every way gives the same bits.  A device without a linker
+    builds the assembled program, with one warning where linking was asked for.
+    """
+    mode = config.get("build.link")
+    if mode is False:
+        return "assembled"
+    key = id(bound.device)
+    if key not in _linker:
+        import pyopencl as cl
+
+        try:
+            _linker[key] = bool(bound.device.get_info(cl.device_info.LINKER_AVAILABLE))
+        except (cl.Error, AttributeError):      # an OpenCL 1.1 device or platform
+            _linker[key] = False
+    if not _linker[key]:
+        if mode != "auto":
+            _warn_once((bound.info.identity, "linker"),
+                       f"{bound.info.describe()} has no OpenCL linker; DASKCL_LINK={mode} is "
+                       "ignored and programs are built whole", DaskclWarning)
+        return "assembled"
+    if mode is True:
+        return "unit"
+    if mode == "closure":
+        return "closure"
+    wins = any(p.lower() in bound.info.platform.lower() and t == bound.info.type
+               for p, t in LINK_WINS)
+    return "unit" if wins else "assembled"
+
+
 def clear_memory_cache() -> None:
-    """Forget the programs built in this process (the disk cache is kept)."""
+    """Forget the programs and objects built in this process (the disk cache is kept)."""
     _memory.clear()
+    _objects.clear()
 
 
 @functools.lru_cache(maxsize=1024)  # the same assembled text comes back on every call
@@ -145,31 +226,44 @@ def _key(identity: str, text: str, options: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
+# what keys of linked programs and of objects add to their options: no option is equal to these,
+# so they never share a key with an assembled program
+_LINKED = "\x00linked"
+_OBJECT = "\x00object"
+
+
 def build(source: ProgramSource, options: Sequence[str] = ()) -> BuiltProgram:
     """The program for ``source`` on the bound device, from memory, disk, or a fresh build.
+
+    The fresh build compiles ``source`` whole, or (config key ``build.link``, :func:`links`)
+    compiles each library unit of it into an object, cached like programs and shared by every
+    kernel that uses the unit, and links those objects with the kernel's
+    (:mod:`daskcl.runtime.link`).
 
     Raises
     ------
     BuildError
-        The compiler rejected the program; ``.log`` holds the build log and ``.units`` the
-        library files in the program.
+        The compiler or the linker rejected the program; ``.log`` holds the log and ``.units``
+        the library files in the program.  The message names the file and line of each error.
     """
     bound = _device.current()
     options = tuple(options) + default_options(bound.info.type)
-    key = _key(bound.info.identity, source.text, options)
+    mode = link_mode(bound)
+    key = _key(bound.info.identity, source.text,
+               options if mode == "assembled" else (_LINKED + mode, *options))
     mkey = (id(bound.context), key)
     hit = _memory.get(mkey)
     if hit is not None:
-        stats["memory"] += 1
+        _count("memory")
         return hit
     with _locks_guard:
         lock = _locks.setdefault(mkey, threading.Lock())
     with lock:
         hit = _memory.get(mkey)
         if hit is not None:
-            stats["memory"] += 1
+            _count("memory")
             return hit
-        built = _load_or_build(bound, source, options, key)
+        built = _load_or_build(bound, source, options, key, mode)
         _memory[mkey] = built
         return built
 
@@ -196,62 +290,285 @@ def _record(key: str, identity: str) -> bytes:
                       sort_keys=True).encode()
 
 
+#: a warning to give in the caller's thread: (what, to warn once per process; or None) and text
+_Note = tuple[tuple[str, str] | None, str]
+
+
 def _load_or_build(
-    bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...], key: str
+    bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...], key: str,
+    mode: str = "assembled",
 ) -> BuiltProgram:
     import pyopencl as cl
 
-    problem = None
-    with _DiskCache.open() as disk, contextlib.ExitStack() as held:
+    plan = None if mode == "assembled" else _link.plan(source, options, mode)
+    if mode != "assembled" and plan is None:     # not assembled from a library: built whole
+        key = _key(bound.info.identity, source.text, options)
+    detail: dict[str, Any] = {}
+
+    def load(binary: bytes) -> Any:
+        return _device.build_program(cl.Program(bound.context, [bound.device], [binary]), options)
+
+    def make(disk: _DiskCache | None) -> tuple[Any, bytes]:
+        if plan is None:
+            try:
+                prg = _device.build_program(cl.Program(bound.context, source.text), options)
+            except cl.Error as exc:
+                raise _build_error(str(exc), source, bound) from None
+        else:
+            prg = _build_linked(bound, plan, source, disk, detail)
+            _count("linked")
+        return prg, prg.get_info(cl.program_info.BINARIES)[0]
+
+    with _DiskCache.open() as disk:
+        prg, origin, notes = _cached(bound, disk, key, load, make, "")
+    _warn(notes, stacklevel=5)
+    if origin == "source" and plan is not None:
+        origin = "linked"
+    return BuiltProgram(prg, source, options, origin, linked=plan is not None, detail=detail)
+
+
+def _cached(
+    bound: _device.BoundDevice, disk: _DiskCache | None, key: str,
+    load: Callable[[bytes], Any], make: Callable[[_DiskCache | None], tuple[Any, bytes]],
+    kind: str, read: bool = True,
+) -> tuple[Any, str, list[_Note]]:
+    """What ``key``'s disk entry holds, loaded by ``load``; else what ``make`` builds (which
+    is stored in the entry): ``(built, "disk" or "source", warnings to give)``.
+
+    Processes that share the cache build each entry once: the first takes the entry's lock and
+    builds, the others wait for it and load what it stored.  An entry that cannot be used (not
+    ours, corrupt, another key's, refused by the driver; or not to be ``read``) is rebuilt and
+    replaced, with a warning.  ``kind`` prefixes the names of the :data:`stats` counted.
+    """
+    import pyopencl as cl
+
+    problem = None if read else "refused by the driver's linker"
+    notes: list[_Note] = []
+    with contextlib.ExitStack() as held:
         entry = disk.entry(key, bound.info.identity) if disk else None
         for attempt in ("before", "after waiting"):
-            if entry is None:
+            if entry is None or not read:
                 break
             try:
                 blob = entry.read()
                 if blob is not None:
-                    binary = _unpack(blob, entry.record)
-                    prg = _device.build_program(
-                        cl.Program(bound.context, [bound.device], [binary]), options)
-                    stats["disk"] += 1
-                    return BuiltProgram(prg, source, options, "disk")
+                    built = load(_unpack(blob, entry.record))
+                    _count(f"{kind}disk")
+                    return built, "disk", notes
             # unreadable, untrusted, corrupt or another program's, refused by the driver
             except (OSError, _Untrusted, ValueError, cl.Error) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
-                stats["rebuilt_corrupt"] += 1
+                _count("rebuilt_corrupt")
                 break
             if attempt == "before":
                 # Processes that share the cache build each program once: the first takes
                 # the entry's lock and builds, the others wait for it and load its binary.
                 if not held.enter_context(entry.building()):
                     break
-        try:
-            prg = _device.build_program(cl.Program(bound.context, source.text), options)
-        except cl.Error as exc:
-            raise _build_error(exc, source, bound) from None
-        stats["source"] += 1
+        built, binary = make(disk)
+        _count(f"{kind}source")
         stored = None
         if entry is not None:
             try:
-                entry.write(prg.get_info(cl.program_info.BINARIES)[0])
+                entry.write(binary)
                 stored = True
             except (OSError, _Untrusted) as exc:
                 stored = False
                 if problem is None:
-                    _warn_once(
+                    notes.append((
                         (str(entry.dirname), "write"),
                         f"daskcl could not write its program cache at {entry.dirname} ({exc}); "
                         "set DASKCL_CACHE_DIR to a writable directory or DASKCL_NO_CACHE=1",
-                    )
-        if problem is not None:
-            assert entry is not None
+                    ))
+        if problem is not None and entry is not None:
             what = "rebuilt and replaced it" if stored else "rebuilt it (not replaced)"
-            warnings.warn(
-                f"daskcl cache entry {entry.path} could not be used ({problem[:200]}); {what}",
-                CacheWarning,
-                stacklevel=4,
-            )
-    return BuiltProgram(prg, source, options, "source")
+            notes.append((None, f"daskcl cache entry {entry.path} could not be used "
+                                f"({problem[:200]}); {what}"))
+    return built, "source", notes
+
+
+def _warn(notes: Sequence[_Note], stacklevel: int) -> None:
+    for once, message in notes:
+        if once is None:
+            warnings.warn(message, CacheWarning, stacklevel=stacklevel)
+        else:
+            _warn_once(once, message)
+
+
+# -- linked builds ----------------------------------------------------------------------------------
+
+
+def _build_linked(
+    bound: _device.BoundDevice, plan: _link.LinkPlan, source: ProgramSource,
+    disk: _DiskCache | None, detail: dict[str, Any],
+) -> Any:
+    """The program linked from ``plan``'s objects, each from memory, disk or compiled (several
+    at once); the kernel's object is compiled every time (the linked program is what is kept).
+    Objects from disk that the linker refuses are compiled again, with a warning."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    t0 = time.perf_counter()
+    objects = plan.objects
+    compile_s: list[float] = []
+    notes: list[_Note] = []
+
+    def get(k: int, read: bool = True) -> tuple[Any, str]:
+        obj = objects[k]
+        prg, origin, obj_notes = _object(bound, obj, disk, cache=k < len(objects) - 1,
+                                         read=read, timing=compile_s)
+        notes.extend(obj_notes)
+        return prg, origin
+
+    with ThreadPoolExecutor(max(1, min(len(objects), os.cpu_count() or 1, COMPILE_THREADS)),
+                            thread_name_prefix="daskcl-compile") as pool:
+        got = list(pool.map(get, range(len(objects))))
+    detail.update(granularity=plan.granularity, objects=len(objects), compiled=len(compile_s),
+                  from_disk=sum(o == "disk" for _, o in got),
+                  from_memory=sum(o == "memory" for _, o in got),
+                  objects_s=time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    try:
+        prg = _link_objects(bound, plan, [p for p, _ in got], source)
+    except BuildError:
+        stale = [k for k, (_, o) in enumerate(got) if o != "source"]
+        if not stale or _link.diagnose(plan.objects):     # nothing cached, or the sources' fault
+            raise
+        # objects from the cache the linker may not have taken: compiled again and linked once
+        # more (their entries replaced, with a warning, only if that link succeeds)
+        for k in stale:
+            got[k] = get(k, read=False)
+        detail["recompiled"] = len(stale)
+        prg = _link_objects(bound, plan, [p for p, _ in got], source)
+    detail.update(link_s=time.perf_counter() - t1, compile_s=sum(compile_s))
+    _warn(notes, stacklevel=8)
+    return prg
+
+
+def _object(
+    bound: _device.BoundDevice, obj: _link.ObjectSource, disk: _DiskCache | None,
+    cache: bool, read: bool, timing: list[float],
+) -> tuple[Any, str, list[_Note]]:
+    """The compiled object of ``obj``: from memory, from disk or compiled (and kept in both
+    unless not ``cache``), with where it came from and the warnings to give."""
+    import pyopencl as cl
+
+    key = _key(bound.info.identity, obj.source.text, (_OBJECT, *obj.options))
+    mkey = (id(bound.context), key)
+    if not cache:
+        prg, _ = _compile(bound, obj, timing)
+        _count("object_source")
+        return prg, "source", []
+    hit = _objects.get(mkey) if read else None
+    if hit is not None:
+        _count("object_memory")
+        return hit, "memory", []
+    with _locks_guard:
+        lock = _locks.setdefault(mkey, threading.Lock())
+    with lock:
+        hit = _objects.get(mkey) if read else None
+        if hit is not None:
+            _count("object_memory")
+            return hit, "memory", []
+
+        def load(binary: bytes) -> Any:
+            prg = cl.Program(bound.context, [bound.device], [binary])
+            kind = prg.get_build_info(  # type: ignore[no-untyped-call]
+                bound.device, cl.program_build_info.BINARY_TYPE)
+            if kind != cl.program_binary_type.COMPILED_OBJECT:
+                raise ValueError(f"the driver reads it as a program of binary type {kind}, "
+                                 "not a compiled object")
+            return prg
+
+        prg, origin, notes = _cached(bound, disk, key, load,
+                                     lambda _disk: _compile(bound, obj, timing), "object_",
+                                     read=read)
+        _objects[mkey] = prg
+        return prg, origin, notes
+
+
+def _compile(bound: _device.BoundDevice, obj: _link.ObjectSource,
+             timing: list[float]) -> tuple[Any, bytes]:
+    """``obj`` compiled (clCompileProgram) into an object, and its binary.  NVIDIA's code
+    generation options (``-cl-nv-*``) are dropped where a compiler of objects refuses them (the
+    link gets them)."""
+    import pyopencl as cl
+    from pyopencl._cl import _Program
+
+    t0 = time.perf_counter()
+    options = list(obj.options)
+    while True:
+        # a program made from its raw object: compile() of one made from source warns first
+        prg: Any = cl.Program(_Program(bound.context, obj.source.text))
+        try:
+            prg.compile(options, devices=[bound.device])
+            break
+        except cl.Error as exc:
+            vendor = [o for o in options if o.startswith("-cl-nv-")]
+            if exc.code == cl.status_code.INVALID_COMPILER_OPTIONS and vendor:
+                options = [o for o in options if o not in vendor]
+                continue
+            raise _build_error(f"{exc}\n{_log(prg, bound)}", obj.source, bound,
+                               what=f"compiling {obj.unit} separately") from None
+    timing.append(time.perf_counter() - t0)
+    return prg, prg.get_info(cl.program_info.BINARIES)[0]
+
+
+def _log(prg: Any, bound: _device.BoundDevice) -> str:
+    """The build log of ``prg`` on the bound device; ``""`` where the driver gives none."""
+    import pyopencl as cl
+
+    try:
+        return str(prg.get_build_info(bound.device, cl.program_build_info.LOG) or "")
+    except cl.Error:
+        return ""
+
+
+_CL_BUILD_SUCCESS = 0
+
+
+def _link_objects(bound: _device.BoundDevice, plan: _link.LinkPlan, objects: list[Any],
+                  source: ProgramSource) -> Any:
+    """The objects linked into an executable (clLinkProgram).
+
+    A failed link raises :class:`BuildError` with what the texts show (symbols defined twice,
+    or declared and called but defined nowhere, with their files and lines) and the linker's
+    log where the driver keeps one (NVIDIA and PoCL may return no program from a failed link:
+    then there is no log, and nothing of it is touched)."""
+    import pyopencl as cl
+
+    options = list(plan.link_options)
+    link: Any = cl.link_program
+    while True:
+        try:
+            prg: Any = link(bound.context, objects, options, devices=[bound.device])
+            status = prg.get_build_info(bound.device, cl.program_build_info.STATUS)
+            if status == _CL_BUILD_SUCCESS:
+                return prg
+            log = _log(prg, bound)
+            error = f"the linked program's build status is {status}"
+        except cl.Error as exc:
+            vendor = [o for o in options if o.startswith("-cl-nv-")]
+            if exc.code == cl.status_code.INVALID_LINKER_OPTIONS and vendor:
+                options = [o for o in options if o not in vendor]   # the compile had them
+                continue
+            error, log = str(exc), ""
+            prg = None
+            record: Any = exc.what
+            with contextlib.suppress(cl.Error, AttributeError):
+                # the failed program, if the driver returned one (it holds the linker's log)
+                prg = record._program()
+            if prg is not None:
+                log = _log(prg, bound)
+        break
+    found = _link.diagnose(plan.objects)
+    files = ", ".join(o.unit for o in plan.objects)
+    said = "\n".join(f"  {p}" for p in found) or "  (nothing in the sources explains it)"
+    raise BuildError(
+        f"OpenCL link of separately compiled objects failed on {bound.info.describe()} "
+        f"({error}).\nObjects: {files}\nWhat the sources show:\n{said}\n"
+        f"Linker log: {log.strip() or '(the driver gave none)'}\n"
+        "DASKCL_LINK=0 builds the program whole.",
+        log=log, units=source.files)
 
 
 class _Untrusted(Exception):
@@ -316,13 +633,14 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _refused: set[tuple[str, str]] = set()
 
 
-def _warn_once(what: tuple[str, str], message: str) -> None:
+def _warn_once(what: tuple[str, str], message: str,
+               category: type[Warning] = CacheWarning) -> None:
     """Warn with ``message`` the first time ``what`` happens in this process."""
     with _locks_guard:
         if what in _refused:
             return
         _refused.add(what)
-    warnings.warn(message, CacheWarning, stacklevel=5)
+    warnings.warn(message, category, stacklevel=5)
 
 
 class _DiskCache:
@@ -502,7 +820,7 @@ class _Entry:
                     if time.monotonic() > deadline:
                         yield False
                         return
-                    stats["waited"] += 1
+                    _count("waited")
                     time.sleep(_BUILD_POLL_S)
             yield True
         finally:
@@ -611,19 +929,23 @@ def _unpack(blob: bytes, record: bytes) -> bytes:
     return binary
 
 
-#: a location in a build log: NVIDIA's <kernel>, PoCL's temporary file in its kernel cache, ...
-_LOG_LINE = re.compile(r"(<source>|input\.cl|<kernel>|\bsource|(?:/\S*/)?tempfile_\w+\.cl)"
-                       r":(\d+):(\d+)")
+# where a compiler's log says a line of the program is: NVIDIA "<kernel>:12:5", PoCL the path of
+# the temporary file it compiled ("/home/u/.cache/pocl/kcache/tempfile_Tbaz3k.cl:12:5")
+_LOG_LINE = re.compile(r"(<source>|input\.cl|<kernel>|\bsource|[^\s:'\"()]*\.cl):(\d+):(\d+)")
 
 
-def _build_error(exc: Exception, source: ProgramSource, bound: _device.BoundDevice) -> BuildError:
-    log = str(exc)
+def _map_log(log: str, source: ProgramSource) -> str:
+    """``log`` with the program's line numbers replaced by library files and their lines."""
 
     def where(m: re.Match[str]) -> str:
         name, line = source.locate(int(m.group(2)))
         return f"{name}:{line}:{m.group(3)}"
 
-    located = _LOG_LINE.sub(where, log)
+    return _LOG_LINE.sub(where, log)
+
+
+def _build_error(log: str, source: ProgramSource, bound: _device.BoundDevice,
+                 what: str = "build") -> BuildError:
     files = ", ".join(source.files)
     # lines of a kernel's own parts (a user's operation, preamble or kernel: named "<...>"),
     # quoted with their text
@@ -637,8 +959,8 @@ def _build_error(exc: Exception, source: ProgramSource, bound: _device.BoundDevi
             quoted.append(q)
     yours = ("\nIn your code:\n  " + "\n  ".join(quoted)) if quoted else ""
     return BuildError(
-        f"OpenCL build failed on {bound.info.describe()}.\nProgram files: {files}\n"
-        f"Build log (locations mapped to library files):\n{located}{yours}",
+        f"OpenCL {what} failed on {bound.info.describe()}.\nProgram files: {files}\n"
+        f"Build log (locations mapped to library files):\n{_map_log(log, source)}{yours}",
         log=log,
         units=source.files,
     )
