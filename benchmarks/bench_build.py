@@ -70,25 +70,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write
 
-from daskcl.kernels._elementwise import Binning, Elementwise, kernel_source
+from daskcl.kernels._function import NmathFunction
 from daskcl.kernels._nmath_table import ROWS
 from daskcl.runtime import program
-from daskcl.runtime.library import ProgramSource, get_library
+from daskcl.runtime.library import get_library
 
 
-class WholeLibrary(Elementwise):
+class WholeLibrary(NmathFunction):
     """The same kernel, but in a program that holds every nmath unit."""
 
-    def _source(self, ndim: int, bins: Binning | None) -> ProgramSource:
-        return kernel_source(self.fn, ndim, list(get_library().units), binning=bins)
+    @property
+    def depends(self) -> tuple[str, ...]:
+        return tuple(get_library().units)
 
 
-def make(name: str, variant: str) -> Elementwise:
+def make(name: str, variant: str) -> NmathFunction:
     fn = {r.name: r for r in ROWS}[name]
-    return WholeLibrary(fn) if variant == "whole" else Elementwise(fn)
+    return WholeLibrary(fn) if variant == "whole" else NmathFunction(fn)
 
 
-def first_result(impl: Elementwise) -> float:
+def first_result(impl: NmathFunction) -> float:
     args = [1.0] * len(impl.fn.args)
     t0 = time.perf_counter()
     impl(*args)
@@ -509,7 +510,7 @@ def main() -> None:
         for name in args.functions.split(","):
             for variant in ("minimal", "whole"):
                 impl = make(name, variant)
-                src = impl.source(1)
+                src = impl.source()
                 program.clear_memory_cache()
                 cold = first_result(impl)
                 mem = first_result(impl)

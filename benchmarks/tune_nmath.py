@@ -82,19 +82,19 @@ def kernel_run(impl: Any, inputs: tuple[Any, ...], repeat: int) -> tuple[float, 
 
 def classes_of(fn: Any, inputs: tuple[Any, ...]) -> np.ndarray:
     """The row's class function on the inputs (the method each element takes)."""
-    from daskcl.kernels._elementwise import Elementwise
+    from daskcl.kernels._function import NmathFunction
 
-    return np.asarray(Elementwise(fn.class_row())(
+    return np.asarray(NmathFunction(fn.class_row())(
         *inputs, *(fn.defaults.get(a, 0.0) for a in fn.arg_names[len(inputs):])))
 
 
 def by_class(fn: Any, inputs: tuple[Any, ...], repeat: int) -> list[dict[str, Any]]:
     """The plain kernel's cost per element on the elements of each class alone, and each
     class's share of the elements and of the time: which of a function's methods costs most."""
-    from daskcl.kernels._elementwise import Elementwise
+    from daskcl.kernels._function import NmathFunction
 
     classes = classes_of(fn, inputs)
-    plain = Elementwise(fn)
+    plain = NmathFunction(fn)
     plain.binning = lambda: None   # type: ignore[method-assign]
     rows = []
     for c in np.unique(classes):
@@ -130,7 +130,7 @@ def main() -> None:
     import pyopencl as cl
     from bench_nmath import _issue3_specs, _issue4_specs, cupy_times
 
-    from daskcl.kernels._elementwise import Elementwise
+    from daskcl.kernels._function import NmathFunction
     from daskcl.kernels._nmath_table import ROWS
     from daskcl.runtime import device
 
@@ -158,14 +158,14 @@ def main() -> None:
                                   else a for a in inputs)
         for vname, bins, pwg, opts in variants(nvidia, bool(fn.classify), args.variants):
 
-            class Variant(Elementwise):
-                options = opts + (("-cl-nv-verbose",) if nvidia else ())
+            class Variant(NmathFunction):
                 gpu_wg = pwg or 256
 
                 def binning(self, _b: Any = bins) -> Any:
                     return _b
 
             impl = Variant(fn)
+            impl.options = opts + (("-cl-nv-verbose",) if nvidia else ())
             try:
                 t, res = kernel_run(impl, inputs, args.repeat)
             except Exception as exc:   # a configuration the device refuses is recorded
@@ -175,7 +175,7 @@ def main() -> None:
             if ref is None:
                 ref, base_s = res, t
             same = bool(np.array_equal(res, ref, equal_nan=True))
-            built = impl.program(1)
+            built = impl.program()
             log = built.program.get_build_info(bound.device, cl.program_build_info.LOG) or ""
             row = {"function": name, "variant": vname, "n": n, "kernel_s": t,
                    "Gel_s": n / t / 1e9, "vs_plain256": base_s / t, "identical": same,

@@ -101,7 +101,7 @@ def test_nan_warning_counts_like_nmath():
                           name="nq")
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        q, z = k(np.array([0.5, 2.0, np.nan, -1.0]))
+        q, _ = k(np.array([0.5, 2.0, np.nan, -1.0]))
     assert [str(x.message) for x in w] == ["nq: 2 NaN(s) produced"]
     assert np.isnan(q).tolist() == [False, True, True, True]
 

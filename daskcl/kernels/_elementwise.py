@@ -491,6 +491,9 @@ class ElementwiseKernel(Kernel):
     0.809706936963
     """
 
+    #: work-items per work-group of the plain kernel on GPUs
+    gpu_wg: int = 256
+
     def __init__(self, in_params: str | Sequence[str], out_params: str | Sequence[str],
                  operation: str, name: str, *, preamble: str = "",
                  library: LibraryRoots = None, options: Sequence[str] = ()) -> None:
@@ -752,8 +755,8 @@ class ElementwiseKernel(Kernel):
             local: tuple[int, ...] | None = None
             gsize = n
             if bound.info.type == "GPU":
-                local = (256,)
-                gsize = -(-n // 256) * 256
+                local = (self.gpu_wg,)
+                gsize = -(-n // self.gpu_wg) * self.gpu_wg
             with lock:
                 kernel.set_args(*head, *tail)
                 return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
