@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Device-resident arrays: pyopencl arrays in give pyopencl arrays out, bit for bit the NumPy
+path's values, for a row of every kind (d, p, q, a classified row, a count-table row, random,
+f2_f3); mixed NumPy and device inputs; broadcast and strided device arrays; chains that stay on
+the device; arrays of another context refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pytest
+
+from daskcl import ElementwiseKernel, nmath
+from daskcl.glm import FactorialGrid, f2_f3
+from daskcl.runtime import device
+
+
+@pytest.fixture(scope="module")
+def queue():
+    return device.current().queue
+
+
+def same(a, b) -> bool:
+    return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+
+
+CASES = {
+    "dgamma": (np.linspace(0, 20, 301), 2.5, 1.5),
+    "pnorm": (np.linspace(-40, 40, 301), 0.5, 2.0),
+    "qbinom": (np.linspace(0, 1, 301), 40.0, 0.3),
+    "pbeta": (np.linspace(0, 1, 301), 0.7, 45.0),        # classified: sorted launches on GPUs
+    "pwilcox": (np.arange(0.0, 301.0) / 10, 6.0, 5.0),   # count tables
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_kind_of_row_on_the_device(queue, name):
+    x, *params = CASES[name]
+    fn = getattr(nmath, name)
+    want = fn(x, *params)
+    got = fn(cla.to_device(queue, x), *params)
+    assert isinstance(got, cla.Array) and got.shape == want.shape and got.dtype == np.float64
+    assert same(got.get(), want)
+    # every input on the device, the parameters too
+    dev_params = [cla.to_device(queue, np.full(x.shape, p)) for p in params]
+    assert same(fn(cla.to_device(queue, x), *dev_params).get(), want)
+
+
+def test_mixed_broadcast_and_strided_inputs(queue):
+    x = np.linspace(0.001, 0.999, 60)
+    a = np.array([0.5, 3.0, 40.0])
+    want = nmath.pbeta(x[:, None], a, 2.5)
+    got = nmath.pbeta(x[:, None], cla.to_device(queue, a), 2.5)      # host x, device a
+    assert isinstance(got, cla.Array) and got.shape == (60, 3)
+    assert same(got.get(), want)
+    xd = cla.to_device(queue, np.linspace(-5, 5, 301))
+    view = xd[10::7]                                                  # offset and stride
+    assert same(nmath.dnorm(view, 1.0).get(), nmath.dnorm(np.linspace(-5, 5, 301)[10::7], 1.0))
+    ints = cla.to_device(queue, np.arange(12, dtype=np.int32))       # converted on the device
+    assert same(nmath.dpois(ints, 3.0).get(), nmath.dpois(np.arange(12.0), 3.0))
+
+
+def test_a_chain_stays_on_the_device(queue, monkeypatch):
+    from daskcl.kernels import _transfer
+
+    p = np.linspace(0.01, 0.99, 999)
+    want = nmath.pnorm(nmath.qnorm(p) + 0.25)
+    streamed = []
+    real = _transfer.stream
+    monkeypatch.setattr(_transfer, "stream", lambda *a: streamed.append(1) or real(*a))
+    pd = cla.to_device(queue, p)
+    got = nmath.pnorm(nmath.qnorm(pd) + 0.25)
+    assert isinstance(got, cla.Array) and not streamed        # nothing went through the host
+    assert same(got.get(), want)
+
+
+def test_random_on_the_device(queue):
+    want = nmath.rgamma((40, 50), 2.5, np.linspace(0.5, 3, 50), seed=3, offset=7)
+    got = nmath.rgamma((40, 50), 2.5, cla.to_device(queue, np.linspace(0.5, 3, 50)), seed=3,
+                       offset=7)
+    assert isinstance(got, cla.Array) and same(got.get(), want)
+    got = nmath.rnorm(1000, seed=4, device=True)
+    assert isinstance(got, cla.Array) and same(got.get(), nmath.rnorm(1000, seed=4))
+    sr = nmath.rsignrank(200, cla.to_device(queue, np.full(200, 30.0)), seed=5)
+    assert same(sr.get(), nmath.rsignrank(200, 30.0, seed=5))
+    with pytest.raises(ValueError, match="choose one"):
+        nmath.rnorm(10, seed=1, device=True, chunks=5)
+
+
+def test_f2_f3_on_the_device(queue):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(40, 3))
+    y, wt = rng.integers(0, 11, 40) / 10, np.full(40, 10.0)
+    args = (y, x, np.zeros(3), np.eye(3), np.zeros(40), wt)
+    b = rng.normal(size=(500, 3))
+    qf, grad = f2_f3("binomial", "logit", b, *args)
+    dq, dg = f2_f3("binomial", "logit", cla.to_device(queue, b), *args)
+    assert isinstance(dq, cla.Array) and dg.shape == (500, 3)
+    assert same(dq.get(), qf) and same(dg.get(), grad)
+    grid = FactorialGrid([np.linspace(-1, 1, 9), np.linspace(0, 1, 4), np.linspace(-2, 0, 5)])
+    gq, gg = f2_f3("binomial", "logit", grid, *args, device=True)
+    mq, mg = f2_f3("binomial", "logit", grid.materialize(), *args)
+    assert same(gq.get(), mq) and same(gg.get(), mg)
+
+
+def test_user_kernels_on_the_device(queue):
+    k = ElementwiseKernel("double x, double s", "double lo, double hi",
+                          "lo = pnorm5(x, 0.0, s, 1, 1); hi = pnorm5(x, 0.0, s, 0, 1);",
+                          name="both_tails")
+    x = np.linspace(-30, 30, 257)
+    lo, hi = k(cla.to_device(queue, x), 2.0)
+    want_lo, want_hi = k(x, 2.0)
+    assert isinstance(lo, cla.Array) and same(lo.get(), want_lo) and same(hi.get(), want_hi)
+
+
+def test_arrays_of_another_context_are_refused():
+    bound = device.current()
+    other = cl.Context([bound.device])
+    q2 = cl.CommandQueue(other)
+    x = cla.to_device(q2, np.linspace(0, 1, 10))
+    with pytest.raises(ValueError, match="pnorm: argument 'q' is a pyopencl array of another "
+                                         "OpenCL context"):
+        nmath.pnorm(x)
+    with pytest.raises(ValueError, match="another OpenCL context"):
+        f2_f3("poisson", "log", x.reshape(5, 2), np.ones(3), np.ones((3, 2)), np.zeros(2),
+              np.eye(2), 0.0, 1.0)
+    with pytest.raises(TypeError, match="must be real numbers, got a device array of dtype"):
+        nmath.pnorm(cla.to_device(device.current().queue, np.zeros(3, dtype=np.complex128)))
