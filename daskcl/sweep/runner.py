@@ -309,7 +309,7 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
                        sorted(devices), open_group(url, "r", storage_options))
 
 
-def _warm_names(sweep: Sweep) -> list[str]:
+def _warm_names(sweep: Sweep) -> list[Any]:
     if sweep.glm is not None:
         return [f"glm:{sweep.glm.family}:{sweep.glm.link}"]
     return sweep.func.warm_names() if sweep.func is not None else []

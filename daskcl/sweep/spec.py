@@ -31,6 +31,23 @@ parameters from the ``def`` statement (every axis and argument must be a named p
 ``[args]`` must match a ``float``, ``int``, ``bool`` or ``str`` annotation).  Functions of
 importable modules (``subprocess:run``) are refused.
 
+In place of ``function``, a ``[kernel]`` table defines an elementwise kernel of your own
+(:class:`daskcl.ElementwiseKernel`), fused into one launch per chunk; each of its outputs
+becomes an array of the store::
+
+    [kernel]
+    name = "power"
+    inputs = "double n, double d, double alpha"     # each an axis or an [args] number
+    outputs = "double power"
+    operation = '''
+    double df = 2 * n - 2, ncp = d * sqrt(n / 2), c = qt(alpha / 2, df, 0, 0);
+    power = pnt(c, df, ncp, 0, 0) + pnt(-c, df, ncp, 1, 0);
+    '''
+    # preamble = "..."  (helper functions);  library = ["mylib"]  (your own units' trees,
+    # relative to the spec's directory: cl/README.md)
+
+``int`` inputs take integers (or true/false) from ``[args]``.
+
 Validation checks everything that can be checked without computing, without allocating the
 grid: axis sizes (at most 2**27 values an axis, 2**50 points a sweep), array names that are
 safe zarr names, finite numbers.  ``file`` axes and GLM data read regular files only, and
@@ -86,12 +103,14 @@ from ..errors import SweepError
 
 if TYPE_CHECKING:
     from ..glm import Posterior
+    from ..kernels._elementwise import ElementwiseKernel
 
 __all__ = ["Axis", "GlmSpec", "Output", "Sweep", "SweepError", "jsonable", "listing",
            "parse_axis", "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")
+_KERNEL_KEYS = ("name", "inputs", "outputs", "operation", "preamble", "library")
 _TARGET_ELEMENTS = 2**22  # default chunk size: 32 MiB of float64
 _TARGET_GLM_POINTS = 2**16  # GLM points cost l1 * l2 each: smaller default chunks
 _STORE_CHUNK_ELEMENTS = 2**20  # zarr chunks of at most 8 MiB: a task's are encoded in parallel
@@ -390,6 +409,8 @@ class _Func:
     """
 
     kind = "nmath"
+    #: the kernel of a ``[kernel]`` table (kind ``"kernel"``)
+    kernel: ElementwiseKernel
 
     def __init__(self, name: str, base: Path) -> None:
         self.name = name
@@ -491,8 +512,61 @@ class _Func:
             if text in _ANNOTATION_TYPES:
                 self.arg_types[x.arg] = _ANNOTATION_TYPES[text]
 
+    @classmethod
+    def from_kernel(cls, table: Any, base: Path, sweep_name: str) -> _Func:
+        """The function of a ``[kernel]`` table: an :class:`daskcl.ElementwiseKernel` built
+        from it (nothing is compiled here; the build errors of its code come when it runs)."""
+        from ..kernels._elementwise import ElementwiseKernel
+
+        if not isinstance(table, dict):
+            raise _err("kernel", "give a table with inputs, outputs and operation")
+        bad = sorted(set(table) - set(_KERNEL_KEYS))
+        if bad:
+            raise _err("kernel", f"unknown keys {bad}; known: {list(_KERNEL_KEYS)}")
+        missing = [k for k in ("inputs", "outputs", "operation") if k not in table]
+        if missing:
+            raise _err("kernel", f"{missing} must be given")
+        for k in ("name", "inputs", "outputs", "operation", "preamble"):
+            if k in table and not isinstance(table[k], str):
+                raise _err(f"kernel.{k}", f"must be a string, got {table[k]!r}")
+        lib = table.get("library", [])
+        lib = [lib] if isinstance(lib, str) else lib
+        if not isinstance(lib, list) or not all(isinstance(p, str) for p in lib):
+            raise _err("kernel.library", "a directory or a list of directories (your own "
+                       "library trees, relative to the spec's directory)")
+        roots = [str((base / p).resolve()) for p in lib]
+        for r in roots:
+            if not Path(r).is_dir():
+                raise _err("kernel.library", f"{r} is not a directory")
+        name = table.get("name") or sweep_name or "kernel"
+        try:
+            kernel = ElementwiseKernel(table["inputs"], table["outputs"], table["operation"],
+                                       name, preamble=table.get("preamble", ""),
+                                       library=roots or None)
+        except ValueError as exc:
+            raise _err("kernel", str(exc)) from None
+        f = cls.__new__(cls)
+        f.name = f"[kernel] {name}"
+        f.kind = "kernel"
+        f.kernel = kernel
+        order = list(kernel._order)
+        f.params = tuple(n for _, n in order)
+        f.required = f.params
+        f.flags = ()
+        f.arg_types = {n: (int, bool) if t == "int" else (int, float) for t, n in order}
+        f._source, f._path, f._attr = None, "", ""
+        return f
+
     def callable(self) -> Callable[..., Any]:
         """The function itself: for ``file.py:func`` this runs the file (once per process)."""
+        if self.kind == "kernel":
+            kernel = self.kernel
+
+            def call(**kwargs: Any) -> Any:
+                out = kernel(*(kwargs[n] for n in self.params))
+                return out if isinstance(out, tuple) else (out,)
+
+            return call
         if self.kind == "nmath":
             from .. import nmath
 
@@ -503,7 +577,11 @@ class _Func:
             raise _err("sweep.function", f"{self.name!r}: no function {self._attr!r} there")
         return fn  # type: ignore[no-any-return]
 
-    def warm_names(self) -> list[str]:
+    def warm_names(self) -> list[Any]:
+        """What a worker builds before the first chunk: the nmath function's name, or the
+        kernel itself (it pickles by its definition)."""
+        if self.kind == "kernel":
+            return [self.kernel]
         return [self.name] if self.kind == "nmath" else []
 
 
@@ -826,17 +904,21 @@ class Sweep:
         """
         tables: dict[str, Any] = copy.deepcopy(dict(spec))
         base_path = Path(base).resolve()
-        unknown = sorted(set(tables) - {"sweep", "axes", "args", "glm"})
+        unknown = sorted(set(tables) - {"sweep", "axes", "args", "glm", "kernel"})
         if unknown:
             raise _err("spec", f"unknown tables {unknown}; a spec has [sweep], [axes], [args] "
-                       "and, for glm.f2_f3, [glm]")
+                       "and, for glm.f2_f3, [glm], or a [kernel] of its own")
         top = tables.get("sweep")
-        if not isinstance(top, dict) or "function" not in top:
-            raise _err("spec", "a [sweep] table with function = \"<name>\" is needed")
+        kernel_table = tables.get("kernel")
+        if not isinstance(top, dict) or ("function" not in top and kernel_table is None):
+            raise _err("spec", "a [sweep] table with function = \"<name>\" (or a [kernel] "
+                       "table) is needed")
+        if "function" in top and kernel_table is not None:
+            raise _err("kernel", "a spec names a function or defines a [kernel], not both")
         bad = sorted(set(top) - set(_SWEEP_KEYS))
         if bad:
             raise _err("sweep", f"unknown keys {bad}; known: {list(_SWEEP_KEYS)}")
-        function = str(top["function"])
+        function = str(top.get("function", ""))
         description = str(top.get("description", ""))
         compressor = str(top.get("compressor", "zstd"))
         if compressor not in ("zstd", "none"):
@@ -860,12 +942,19 @@ class Sweep:
         else:
             if "glm" in tables:
                 raise _err("glm", "a [glm] table is only for function = \"glm.f2_f3\"")
-            func = _Func(function, base_path)
+            if kernel_table is not None:
+                func = _Func.from_kernel(kernel_table, base_path, str(top.get("name", "")))
+                function = func.name
+            else:
+                func = _Func(function, base_path)
             if not axes_spec:
                 raise _err("axes", "at least one axis is needed")
             axes = tuple(parse_axis(k, v, base_path) for k, v in axes_spec.items())
             _check_params(function, func, axes, args)
-            output_names = (str(top.get("name", function.rpartition(":")[2])),)
+            if func.kind == "kernel":
+                output_names = func.kernel.definition.outputs
+            else:
+                output_names = (str(top.get("name", function.rpartition(":")[2])),)
         chunks = _chunks(top.get("chunks"), [a.name for a in axes],
                          tuple(a.values.size for a in axes), glm is not None)
         return cls(tables, base_path, text, function, description, compressor, args, axes,
@@ -945,7 +1034,7 @@ class Sweep:
         dims = tuple(a.name for a in self.axes)
         sc = self.store_chunks
         if self.glm is None:
-            return [Output(self.output_names[0], self.shape, self.chunks, dims, sc)]
+            return [Output(name, self.shape, self.chunks, dims, sc) for name in self.output_names]
         l2 = len(self.axes)
         return [Output("qf", self.shape, self.chunks, dims, sc),
                 Output("grad", (*self.shape, l2), (*self.chunks, l2), (*dims, "coefficient"),
@@ -1017,6 +1106,8 @@ class Sweep:
 
             return [program_source(self.glm.family, self.glm.link).text]
         assert self.func is not None
+        if self.func.kind == "kernel":
+            return [self.func.kernel.plain_source().text]
         if self.func.kind == "nmath":
             from ..kernels._functions import FUNCTIONS, NmathFunction
 
@@ -1081,14 +1172,18 @@ class Sweep:
         if self.func.kind == "python":
             kwargs = {k: np.broadcast_to(v, shape) for k, v in kwargs.items()}
         out = self.func.callable()(**kwargs, **self.args)
-        arr = np.asarray(out, dtype=np.float64)
-        if arr.shape != shape:
-            try:
-                arr = np.broadcast_to(arr, shape)
-            except ValueError:
-                raise SweepError(f"{self.function} returned shape {arr.shape} for a chunk of "
-                                 f"shape {shape}") from None
-        return {self.output_names[0]: np.ascontiguousarray(arr)}
+        results = out if self.func.kind == "kernel" else (out,)
+        arrays = {}
+        for name, res in zip(self.output_names, results):
+            arr = np.asarray(res, dtype=np.float64)
+            if arr.shape != shape:
+                try:
+                    arr = np.broadcast_to(arr, shape)
+                except ValueError:
+                    raise SweepError(f"{self.function} returned shape {arr.shape} for a chunk "
+                                     f"of shape {shape}") from None
+            arrays[name] = np.ascontiguousarray(arr)
+        return arrays
 
 
 def _glm_axes(glm: GlmSpec, axes_spec: dict[str, Any], args: dict[str, Any], base: Path
