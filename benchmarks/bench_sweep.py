@@ -14,7 +14,10 @@ run on one device:
   computed and written, its kernel running while earlier chunks are written.
 
 ``bound`` is the lower of bare and store (``kernel`` or ``store``): a sweep cannot beat either,
-and ``sweep_over_bound`` is how close it comes.  Rates are points per second (float64 MB/s for
+and ``sweep_over_bound`` is how close it comes.  ``device_busy`` is the share of the sweep's
+time its chunks spent computing (summed, as the run's record in the store has it), and
+``writing`` the same for writing (above 1 where several chunks are written at once): a device
+busy near 1 says the kernel bounds the sweep.  Rates are points per second (float64 MB/s for
 the store: 8 bytes a point, 8 * (1 + coefficients) for f2_f3's qf and grad).  Cluster start-up
 and program builds are excluded (the cluster is started and warmed first, and a small sweep of
 each function runs before the one timed); the time of a sweep covers creating the store, every
@@ -49,12 +52,14 @@ from bench_store import absorb, cpu_name, filesystem
 
 from daskcl.sweep import Sweep, run, runner
 from daskcl.sweep.spec import DEFAULT_COMPRESSOR, parse_compressor
+from daskcl.sweep.store import read_info
 
 SIZES = {  # (dnorm x, dnorm mean), (qbeta p, shapes), (glm l1, values per coefficient), chunks
     # 2^28 dnorm points (64 chunks), 2^21 * 128 qbeta points, 18^6 GLM points: about 1 to 7 s
     # of one H200 each, the sweep's automatic chunks (0)
     "gpu": ((65536, 4096), (16384, 128), (20000, 18), 0),
-    "cpu": ((2048, 512), (512, 16), (2000, 6), 16),
+    # PoCL on a small CPU: about 1 to 4 s each
+    "cpu": ((8192, 1024), (512, 16), (2000, 5), 16),
 }
 #: chunk values kept from the bare run for the store measurement
 _KEEP = 8
@@ -127,19 +132,24 @@ def bare(sweep: Sweep) -> tuple[float, list[dict[str, np.ndarray]]]:
     return math.prod(sweep.shape) / (time.perf_counter() - t0), kept
 
 
-def swept(spec: dict[str, Any], client: Any, tmp: Path) -> tuple[float, float, float]:
-    """Points per second of a sweep on the client's cluster, its float64 MB/s and its
-    compression ratio (a store written, then removed)."""
+def swept(spec: dict[str, Any], client: Any, tmp: Path) -> dict[str, float]:
+    """A sweep on the client's cluster (a store written, then removed): points per second,
+    float64 MB/s, compression ratio, and the fractions of its time that its chunks spent
+    computing (the device busy) and being written (summed over chunks written at once)."""
     out = tmp / "sweep.zarr"
     shutil.rmtree(out, ignore_errors=True)
     s = Sweep.from_dict(spec)
     res = run(s, out, client)
     assert res.computed == s.n_chunks
+    last = (read_info(res.group) or {})["runs"][-1]
     disk = sum(f.stat().st_size for name in s.output_names for f in (out / name).rglob("*")
                if f.is_file() and f.name != "zarr.json")
     shutil.rmtree(out, ignore_errors=True)
     raw = sum(math.prod(o.shape) * 8 for o in s.outputs)
-    return math.prod(s.shape) / res.seconds, raw / res.seconds / 1e6, raw / disk
+    return {"points_per_s": math.prod(s.shape) / res.seconds,
+            "MB_per_s": raw / res.seconds / 1e6, "ratio": raw / disk,
+            "device_busy": last["compute_seconds"] / res.seconds,
+            "writing": last["write_seconds"] / res.seconds}
 
 
 def main() -> None:
@@ -190,14 +200,14 @@ def main() -> None:
                                 for d in worker_devices(client).values())
             for name, spec in specs.items():
                 swept(small(spec), client, tmp)  # warm: the sweep's programs, the store path
-                rate, mbps, ratio = swept(spec, client, tmp)
+                got = swept(spec, client, tmp)
+                rate = got["points_per_s"]
                 if n == 1:
                     one[name] = rate
                 st = store_rate[name]["points_per_s"]
                 bound = min(bare_rate[name], st)
                 row: dict[str, Any] = {
-                    "case": name, "workers": n, "points_per_s": rate, "MB_per_s": mbps,
-                    "ratio": ratio, "bare_points_per_s": bare_rate[name],
+                    "case": name, "workers": n, **got, "bare_points_per_s": bare_rate[name],
                     "store_points_per_s": st, "store_MB_per_s": store_rate[name]["MB_per_s"],
                     "bound": "kernel" if bare_rate[name] <= st else "store"}
                 if n == 1:

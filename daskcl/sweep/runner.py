@@ -213,12 +213,15 @@ def _eta(s: float) -> str:
 
 
 class _Tally:
-    """What the finished chunk tasks reported: counts, devices, R's warnings; a task that
-    found the disk full ends the sweep with one line."""
+    """What the finished chunk tasks reported: counts, devices, R's warnings, the seconds
+    spent computing and writing; a task that found the disk full ends the sweep with one
+    line."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.computed = 0
+        self.compute_s = 0.0
+        self.write_s = 0.0
         self.repaired: list[tuple[int, ...]] = []
         self.devices: set[str] = set()
         self.warnings: dict[str, int] = {}
@@ -228,6 +231,8 @@ class _Tally:
         if "disk_full" in r:
             raise write_error(self.url, OSError(errno.ENOSPC, r["disk_full"]))
         self.computed += not r["skipped"]
+        self.compute_s += float(r.get("compute_s", 0.0))
+        self.write_s += float(r.get("write_s", 0.0))
         if r.get("repaired"):
             self.repaired.append(tuple(r["index"]))
         if "device" in r:
@@ -338,7 +343,10 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
         record_run(group, tally.devices, {
             "resumed": not fresh, "chunks_computed": tally.computed,
             "chunks_repaired": len(tally.repaired), "seconds": round(seconds, 3),
-            "chunks_warned": tally.warned, "warnings": dict(tally.summary())},
+            "chunks_warned": tally.warned, "warnings": dict(tally.summary()),
+            # summed over the chunks: the device's busy time, and the writes' (which overlap)
+            "compute_seconds": round(tally.compute_s, 3),
+            "write_seconds": round(tally.write_s, 3)},
             url, storage_options)
     except OSError as exc:
         if exc.errno in DISK_FULL:
