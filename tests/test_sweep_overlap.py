@@ -102,8 +102,8 @@ def _slow_writes(log: str, pause: float) -> None:
 
 @pytest.fixture(scope="module")
 def client1() -> Iterator[Any]:
-    """A local cluster as ``daskcl sweep`` starts it: one worker of one thread."""
-    with local_cluster(1, threads_per_worker=runner._SWEEP_THREADS, silence_logs=40) as cluster, \
+    """One worker of one thread, as deploy/ starts them (``--nthreads 1``)."""
+    with local_cluster(1, threads_per_worker=1, silence_logs=40) as cluster, \
             distributed.Client(cluster) as client:
         client.wait_for_workers(1, timeout=120)
         yield client

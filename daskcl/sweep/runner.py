@@ -57,9 +57,11 @@ __all__ = ["Progress", "SweepResult", "chunk_task", "run"]
 _WINDOW_PER_THREAD = 4
 #: one chunk computes on a process's device at a time
 _EVAL_LOCK = threading.Lock()
-#: threads of a sweep's local workers: a task leaves its thread once computed, so one is
-#: enough for the device, as on the clusters of deploy/ (``--nthreads 1``)
-_SWEEP_THREADS = 1
+#: threads of a sweep's local workers.  A task leaves its thread once computed, so one keeps
+#: the device computing while chunks are written (as on the clusters of deploy/, ``--nthreads
+#: 1``); with two, the next task is already on the worker, waiting for the device, when a
+#: chunk's kernel ends (with one, the scheduler sends it only once the task has left)
+_SWEEP_THREADS = 2
 #: chunks written at once by a sweep in this process (``client="sync"``) while the next computes
 _SYNC_WRITES = 2
 
