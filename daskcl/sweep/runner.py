@@ -131,13 +131,14 @@ def _leave_thread_pool() -> None:
 def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray],
                                                             dict[str, Any]]:
     """One chunk's arrays, computed on this process's device (one chunk at a time), and what
-    the task reports of it: the time, R's warnings, the device."""
-    t0 = time.perf_counter()
+    the task reports of it: the time it held the device, R's warnings, the device."""
     with _EVAL_LOCK, warnings.catch_warnings(record=True) as caught:
+        t0 = time.perf_counter()
         warnings.simplefilter("always")
         results = sweep.evaluate(index)
+        t1 = time.perf_counter()
     return results, {
-        "compute_s": time.perf_counter() - t0,
+        "compute_s": t1 - t0,
         "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
         "points": math.prod(results[sweep.output_names[0]].shape), "device": _device_label()}
 
