@@ -222,6 +222,7 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    load = round(os.getloadavg()[0], 2)  # other work on the machine when this started
     if args.child:
         args.threads = int(args.threads)
         child(args)
@@ -252,7 +253,8 @@ def main() -> None:
             rows.append(row)
             print(table([row], list(row)), flush=True)
     m = machine()
-    m.update({"cpu": cpu_name(), "cores": cores, "store_dir": filesystem(tmp),
+    m.update({"load_average": load, "cpu": cpu_name(), "cores": cores,
+              "store_dir": filesystem(tmp),
               "chunk": "x".join(map(str, CHUNK)), "zarr_chunk": "256x4096"})
     cols = ["part", "kind", "codec", "layout", "threads", "writers", "MB_per_s", "ratio",
             "points_per_s", "files_per_chunk"]

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -167,6 +168,7 @@ def main() -> None:
     ap.add_argument("--tmp", default=None, help="directory for the stores (default: a temp dir)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    load = round(os.getloadavg()[0], 2)  # other work on the machine when this started
     from distributed import Client
 
     from daskcl.cluster import local_cluster, worker_devices
@@ -219,7 +221,8 @@ def main() -> None:
                 rows.append(row)
                 print(table([row], list(row)), flush=True)
     m = machine()
-    m.update({"threads_per_worker": args.threads, "compressor": args.compressor,
+    m.update({"load_average": load, "threads_per_worker": args.threads,
+              "compressor": args.compressor,
               "size": args.size, "cpu": cpu_name(), "store_dir": filesystem(tmp),
               "store_writers": writers, "worker_devices": "; ".join(
                   f"{n}: {', '.join(d)}" for n, d in devices.items())})

@@ -33,11 +33,11 @@ file a task), which ``benchmarks/bench_store.py`` measures: on local disk the se
 are written faster.
 
 A chunk is written by :func:`write_chunk`: its zarr chunks (each by its own call, encoded in
-parallel; the checksum of the values computed meanwhile), then the checksum, then its mark; so a chunk is either complete
-and marked, or written again (a writer killed between the writes leaves the chunk unmarked).  A marked chunk counts as done only if it
-still matches its checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is
-written again.  Chunk writes change no metadata, so the consolidated metadata stays true while
-a sweep runs.
+parallel; the checksum of the values computed meanwhile), then the checksum, then its mark;
+so a chunk is either complete and marked, or written again (a writer killed between the
+writes leaves the chunk unmarked).  A marked chunk counts as done only if it still matches its
+checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is written again.
+Chunk writes change no metadata, so the consolidated metadata stays true while a sweep runs.
 
 The store is known as daskcl's by its ``daskcl`` attribute (``format``); ``overwrite`` replaces
 only such a store, and deletes only the entries daskcl wrote there.  :func:`open_store` applies
