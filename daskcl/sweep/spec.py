@@ -107,7 +107,8 @@ COMPRESSORS: dict[str, tuple[int, int, int] | None] = {
     "blosc-lz4": (1, 9, 5), "blosc-zstd": (1, 9, 1), "zstd": (1, 22, 3), "gzip": (1, 9, 1),
     "none": None}
 #: the codec of a spec that names none: the fastest of benchmarks/bench_store.py's
-#: (results/store-*.json), which also stores float64 fields smaller than zstd's default level
+#: (results/store-*.json), which stores smooth float64 fields about as small as zstd at its
+#: default level
 DEFAULT_COMPRESSOR = "blosc-lz4:5"
 _TARGET_ELEMENTS = 2**22  # default chunk size: 32 MiB of float64
 _TARGET_GLM_POINTS = 2**16  # GLM points cost l1 * l2 each: smaller default chunks
