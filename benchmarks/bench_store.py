@@ -119,8 +119,8 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
     """Write the arrays ``chunks`` (full chunks of ``sweep``, cycled; cut to size at the
     edges) as the sweep's chunks, in order, ``writers`` at a time, through
     ``daskcl.sweep.store.write_chunk`` into a fresh store under ``tmp``, until every chunk of
-    the sweep is written or ``seconds`` have passed (the first few chunks, up to ``writers``,
-    warm the threads and are not timed).  Returns points/s, MB/s of float64 absorbed, the
+    the sweep is written or ``seconds`` have passed (the first chunk, of a sweep of several,
+    warms the threads and is not timed).  Returns points/s, MB/s of float64 absorbed, the
     compression ratio and files per chunk."""
     out = tmp / f"absorb-{os.getpid()}.zarr"
     shutil.rmtree(out, ignore_errors=True)
@@ -133,10 +133,11 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
         return {n: a[cut] for n, a in chunks[k % len(chunks)].items()}
 
     indices: Iterator[tuple[int, ...]] = sweep.chunk_indices()
-    warm = [next(indices) for _ in range(max(1, min(writers, sweep.n_chunks // 4)))]
+    warm = [next(indices) for _ in range(sweep.n_chunks > 1)]
     written = points = nbytes = 0
     with ThreadPoolExecutor(writers) as pool:
-        list(pool.map(lambda i: store.write_chunk(group, sweep, i, values(0, i)), warm))
+        for i in warm:
+            store.write_chunk(group, sweep, i, values(0, i))
         t0 = time.perf_counter()
         pending = []
         for k, idx in enumerate(indices):
