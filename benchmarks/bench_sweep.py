@@ -1,17 +1,34 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Sweeps through dask and zarr against the bare kernel, and scaling over the GPUs of one host.
+"""Sweeps through dask and zarr against the bare kernel and the store, and scaling over GPUs.
 
-* Overhead: for a cheap kernel (``dnorm``) and costly ones (``qbeta``, ``glm.f2_f3``), the
-  throughput of ``Sweep.run`` on a local cluster of one worker (one device), writing every chunk
-  to a zarr store, against the bare kernel: the same chunks evaluated in this process on the same
-  device (host arrays in and out, nothing written).  Ratio = sweep / bare.
-* Scaling: the same sweep on local clusters of 1, 2, 4, ... workers (one GPU each); efficiency
-  = rate(n) / (n * rate(1)).
+For a cheap kernel (``dnorm``) and costly ones (``qbeta``, ``glm.f2_f3`` binomial/logit), in one
+run on one device:
 
-Cluster start-up and program builds are excluded (clusters are started and warmed first);
-the time of a sweep covers creating the store, every chunk and the final attributes.
+* ``bare``: the sweep's chunks evaluated in this process on the same device (host arrays in and
+  out, nothing written): the pace of the kernel;
+* ``store``: what the store absorbs: the same chunks' values (as the bare run computed them)
+  written through ``daskcl.sweep.store.write_chunk`` with the sweep's codec into a fresh store
+  in the same directory, as many chunks at a time as a sweep's worker has in flight (its
+  window); no device work (``bench_store.py`` has the codecs side by side);
+* ``sweep``: ``daskcl.sweep.run`` on a local cluster of one worker (one device), every chunk
+  computed and written, its kernel running while earlier chunks are written.
+
+``bound`` is the lower of bare and store (``kernel`` or ``store``): a sweep cannot beat either,
+and ``sweep_over_bound`` is how close it comes.  ``device_busy`` is the share of the sweep's
+time its chunks spent computing (summed, as the run's record in the store has it), and
+``writing`` the same for writing (above 1 where several chunks are written at once): a device
+busy near 1 says the kernel bounds the sweep.  Rates are points per second (float64 MB/s for
+the store: 8 bytes a point, 8 * (1 + coefficients) for f2_f3's qf and grad).  Cluster start-up
+and program builds are excluded (the cluster is started and warmed first, and a small sweep of
+each function runs before the one timed); the time of a sweep covers creating the store, every
+chunk and the final attributes.  With ``--gpus 1,2,4`` the same sweeps run on local clusters of
+that many workers (one GPU each): efficiency = rate(n) / (n * rate(1)).
+
+On a CPU device (PoCL) the kernel and the compression share the same cores: there the sweep
+comes to about 1 / (1 / bare + 1 / store), not to the lower of the two.
 
 Run:  python benchmarks/bench_sweep.py [--size gpu|cpu] [--gpus 1,2] [--threads 1]
+      [--compressor blosc-lz4] [--tmp DIR] [--out FILE]
 """
 
 from __future__ import annotations
@@ -19,30 +36,39 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import machine, table, write
+from bench_store import absorb, cpu_name, filesystem
 
-from daskcl.sweep import Sweep, run
-
-HERE = Path(__file__).resolve().parent
-
+from daskcl.sweep import Sweep, run, runner
+from daskcl.sweep.spec import DEFAULT_COMPRESSOR, parse_compressor
+from daskcl.sweep.store import read_info
 
 SIZES = {  # (dnorm x, dnorm mean), (qbeta p, shapes), (glm l1, values per coefficient), chunks
-    "gpu": ((16384, 4096), (16384, 128), (20000, 18), 0),  # 0: the sweep's automatic chunks
-    "cpu": ((2048, 512), (512, 16), (2000, 6), 16),
+    # 2^28 dnorm points (64 chunks), 2^21 * 128 qbeta points, 18^6 GLM points: about 1 to 7 s
+    # of one H200 each, the sweep's automatic chunks (0)
+    "gpu": ((65536, 4096), (16384, 128), (20000, 18), 0),
+    # PoCL on a small CPU: about 1 to 4 s each
+    "cpu": ((8192, 1024), (512, 16), (2000, 5), 16),
 }
+#: chunk values kept from the bare run for the store measurement
+_KEEP = 8
 
 
 def cases(size: str, compressor: str, tmp: Path) -> dict[str, dict[str, Any]]:
     """Sweep specs of about ``nc`` chunks each, or (``nc`` = 0) the chunks a user gets by
-    default (GPU sizes: about 2 to 8 s of one H200 per sweep; automatic chunks of 2^22
-    elements or 2^16 GLM points give 16 to 512 chunks, enough for 4 workers to end together)."""
+    default (automatic chunks of 2^22 elements or 2^16 GLM points)."""
     (nx, nm), (npr, nsh), (l1, nv), nc = SIZES[size]
     rng = np.random.default_rng(1)
     l2 = 6
@@ -78,38 +104,71 @@ def cases(size: str, compressor: str, tmp: Path) -> dict[str, dict[str, Any]]:
     }
 
 
-def bare(sweep: Sweep) -> float:
-    """Points per second of the chunks evaluated in this process (warm)."""
+def small(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec cut to its first two chunks along the first axis (a warm-up sweep)."""
+    s = Sweep.from_dict(spec)
+    first = s.axes[0].name
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in spec.items()}
+    out["axes"] = dict(spec["axes"])
+    a = dict(spec["axes"][first])
+    kind = next(iter(a))
+    lo, hi, n = a[kind]
+    keep = min(n, 2 * s.chunks[0])
+    a[kind] = [lo, lo + (hi - lo) * (keep - 1) / max(1, n - 1), keep]
+    out["axes"][first] = a
+    return out
+
+
+def bare(sweep: Sweep) -> tuple[float, list[dict[str, np.ndarray]]]:
+    """Points per second of the chunks evaluated in this process (warm), and the values of
+    the first few chunks."""
     first = next(sweep.chunk_indices())
     sweep.evaluate(first)
+    kept: list[dict[str, np.ndarray]] = []
     t0 = time.perf_counter()
     for idx in sweep.chunk_indices():
-        sweep.evaluate(idx)
-    return math.prod(sweep.shape) / (time.perf_counter() - t0)
+        r = sweep.evaluate(idx)
+        if len(kept) < _KEEP and r[sweep.output_names[0]].shape == tuple(sweep.chunks):
+            kept.append(r)
+    return math.prod(sweep.shape) / (time.perf_counter() - t0), kept
 
 
-def swept(spec: dict[str, Any], client: Any, tmp: Path) -> tuple[float, float]:
-    """Points per second of a sweep on the client's cluster (a store written, then removed)."""
+def swept(spec: dict[str, Any], client: Any, tmp: Path) -> dict[str, float]:
+    """A sweep on the client's cluster (a store written, then removed): points per second,
+    float64 MB/s, compression ratio, and the fractions of its time that its chunks spent
+    computing (the device busy) and being written (summed over chunks written at once)."""
     out = tmp / "sweep.zarr"
     shutil.rmtree(out, ignore_errors=True)
     s = Sweep.from_dict(spec)
     res = run(s, out, client)
     assert res.computed == s.n_chunks
-    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    last = (read_info(res.group) or {})["runs"][-1]
+    disk = sum(f.stat().st_size for name in s.output_names for f in (out / name).rglob("*")
+               if f.is_file() and f.name != "zarr.json")
     shutil.rmtree(out, ignore_errors=True)
-    return math.prod(s.shape) / res.seconds, size / res.seconds
+    raw = sum(math.prod(o.shape) * 8 for o in s.outputs)
+    return {"points_per_s": math.prod(s.shape) / res.seconds,
+            "MB_per_s": raw / res.seconds / 1e6, "ratio": raw / disk,
+            "device_busy": last["compute_seconds"] / res.seconds,
+            "writing": last["write_seconds"] / res.seconds}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="gpu", choices=sorted(SIZES), help="problem sizes")
     ap.add_argument("--gpus", default="1", help="worker counts for the scaling runs, e.g. 1,2,4")
-    ap.add_argument("--threads", type=int, default=2, help="threads per worker (sweeps use 2)")
+    ap.add_argument("--threads", type=int, default=runner._SWEEP_THREADS,
+                    help="threads per worker (a sweep's local workers have "
+                    f"{runner._SWEEP_THREADS})")
     ap.add_argument("--cases", default="dnorm,qbeta,glm.f2_f3")
-    ap.add_argument("--compressor", default="zstd", choices=["zstd", "none"])
+    ap.add_argument("--compressor", default=DEFAULT_COMPRESSOR, type=parse_compressor,
+                    help=f"the stores' codec (default {DEFAULT_COMPRESSOR})")
+    ap.add_argument("--store-seconds", type=float, default=3.0,
+                    help="time of each store measurement")
     ap.add_argument("--tmp", default=None, help="directory for the stores (default: a temp dir)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    load = round(os.getloadavg()[0], 2)  # other work on the machine when this started
     from distributed import Client
 
     from daskcl.cluster import local_cluster, worker_devices
@@ -118,13 +177,20 @@ def main() -> None:
     tmp.mkdir(parents=True, exist_ok=True)
     specs = {k: v for k, v in cases(args.size, args.compressor, tmp).items()
              if k in args.cases.split(",")}
+    writers = max(8, runner._WINDOW_PER_THREAD * args.threads)  # one worker's window
     rows: list[dict[str, Any]] = []
-    bare_rate = {}
+    bare_rate: dict[str, float] = {}
+    store_rate: dict[str, dict[str, float]] = {}
     for name, spec in specs.items():
         s = Sweep.from_dict(spec)
-        bare_rate[name] = bare(s)
-        print(f"{name}: {math.prod(s.shape)} points, {s.n_chunks} chunks of {math.prod(s.chunks)}; "
-              f"bare {bare_rate[name]:.4g} points/s", flush=True)
+        bare_rate[name], kept = bare(s)
+        store_rate[name] = absorb(s, kept, writers, tmp, args.store_seconds)
+        del kept
+        print(f"{name}: {math.prod(s.shape)} points, {s.n_chunks} chunks of "
+              f"{math.prod(s.chunks)}; bare {bare_rate[name]:.4g} points/s; store "
+              f"{store_rate[name]['points_per_s']:.4g} points/s "
+              f"({store_rate[name]['MB_per_s']:.4g} MB/s, ratio "
+              f"{store_rate[name]['ratio']:.3g}, {writers} chunks at a time)", flush=True)
     one: dict[str, float] = {}
     devices: dict[int, list[str]] = {}
     for n in [int(g) for g in args.gpus.split(",")]:
@@ -135,24 +201,36 @@ def main() -> None:
             devices[n] = sorted(f"{d['name']} pci {d.get('pci', '?')}"
                                 for d in worker_devices(client).values())
             for name, spec in specs.items():
-                swept(spec, client, tmp)  # warm: the sweep's own programs, the store path
-                rate, bps = swept(spec, client, tmp)
+                swept(small(spec), client, tmp)  # warm: the sweep's programs, the store path
+                got = swept(spec, client, tmp)
+                rate = got["points_per_s"]
                 if n == 1:
                     one[name] = rate
-                row = {"case": name, "workers": n, "points_per_s": rate,
-                       "store_MB_per_s": bps / 1e6, "bare_points_per_s": bare_rate[name],
-                       "sweep_over_bare": rate / bare_rate[name] if n == 1 else "",
-                       "efficiency": rate / (n * one[name]) if name in one else ""}
+                st = store_rate[name]["points_per_s"]
+                bound = min(bare_rate[name], st)
+                row: dict[str, Any] = {
+                    "case": name, "workers": n, **got, "bare_points_per_s": bare_rate[name],
+                    "store_points_per_s": st, "store_MB_per_s": store_rate[name]["MB_per_s"],
+                    "bound": "kernel" if bare_rate[name] <= st else "store"}
+                if n == 1:
+                    row.update({"sweep_over_bare": rate / bare_rate[name],
+                                "sweep_over_store": rate / st,
+                                "sweep_over_bound": rate / bound})
+                else:
+                    row["efficiency"] = rate / (n * one[name]) if name in one else ""
                 rows.append(row)
                 print(table([row], list(row)), flush=True)
     m = machine()
-    m.update({"threads_per_worker": args.threads, "compressor": args.compressor,
-              "size": args.size, "worker_devices": "; ".join(
+    m.update({"load_average": load, "threads_per_worker": args.threads,
+              "compressor": args.compressor,
+              "size": args.size, "cpu": cpu_name(), "store_dir": filesystem(tmp),
+              "store_writers": writers, "worker_devices": "; ".join(
                   f"{n}: {', '.join(d)}" for n, d in devices.items())})
-    print(table(rows, list(rows[0])))
+    print(table(rows, list(dict.fromkeys(k for r in rows for k in r))))
     path = write("sweep", {"machine": m, "results": rows}, args.out)
     print(f"wrote {path}")
-    shutil.rmtree(tmp, ignore_errors=True)
+    if not args.tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

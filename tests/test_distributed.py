@@ -152,8 +152,9 @@ def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
         assert np.array_equal(g["p"][sl], want[sl])
     counts = _evaluations(log)
     assert len(counts) == 16
-    # Only the chunk in flight on the killed worker (one thread) may have been computed twice.
-    assert sum(counts.values()) - 16 <= 1, counts
+    # Only the chunks in flight on the killed worker may have been computed twice: the one
+    # computing and the one it was writing meanwhile, if any.
+    assert sum(counts.values()) - 16 <= 2, counts
     client2.wait_for_workers(2, timeout=120)  # the nanny restarted it
 
 

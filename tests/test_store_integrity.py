@@ -311,32 +311,18 @@ class _FakeFuture:
         return True
 
 
-class _Scattered:
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
 class _FakeClient:
     """Runs each submitted task at once, in-process; counts what the scheduler would hold."""
 
     loop = None
 
     def __init__(self) -> None:
-        self.data: dict[str, Any] = {}
         self.live = 0
         self.peak = 0
-        self.scattered = 0
-        self.largest_task = 0
+        self.sizes: dict[str, list[int]] = {}  # pickled task sizes by function
 
     def release(self, n: int) -> None:
         self.live -= n
-
-    def scatter(self, obj: Any, broadcast: bool = False, hash: bool = True) -> _Scattered:
-        assert broadcast and not hash
-        self.scattered += 1
-        key = f"scattered-{self.scattered}"
-        self.data[key] = pickle.loads(pickle.dumps(obj))  # one copy, as on each worker
-        return _Scattered(key)
 
     def run(self, fn: Any, *args: Any) -> None:
         pass
@@ -345,9 +331,10 @@ class _FakeClient:
         return {"tcp://127.0.0.1:1": 2, "tcp://127.0.0.1:2": 2}
 
     def submit(self, fn: Any, *args: Any, key: str, pure: bool, retries: int) -> _FakeFuture:
-        spec = pickle.dumps((fn, args))
-        self.largest_task = max(self.largest_task, len(spec))
-        call = [self.data[a.key] if isinstance(a, _Scattered) else a for a in args]
+        # a future travels as its key; the task runs with its result
+        spec = pickle.dumps((fn, [a.key if isinstance(a, _FakeFuture) else a for a in args]))
+        self.sizes.setdefault(fn.__name__, []).append(len(spec))
+        call = [a.result() if isinstance(a, _FakeFuture) else a for a in args]
         fut = _FakeFuture(key, spec, fn(*call), self)
         self.peak = max(self.peak, self.live)
         if self.live > 64 << 20:
@@ -378,8 +365,9 @@ def _report(sweep: Sweep, url: str, options: Any, index: tuple[int, ...]) -> dic
 def test_client_memory_stays_flat_over_100000_chunks(tmp_path: Path, monkeypatch: Any) -> None:
     """The real submission loop (_run_client) over 10^5 chunks, with a client that runs each
     task at once and a task that only reports: at most 8 MiB of the client's allocations and
-    1 MiB of pickled tasks are alive at any time (about 0.7 MiB and 2 KiB here; submitted all
-    at once, each task carrying the sweep, they would be 10^5 pickled sweeps of 17 KB)."""
+    1 MiB of pickled tasks are alive at any time (about 0.7 MiB, and the one task holding the
+    sweep, 17 KB, plus the window's few KiB, here; submitted all at once, each task carrying
+    the sweep, they would be 10^5 pickled sweeps of 17 KB)."""
     import distributed
 
     s = Sweep.from_dict({"sweep": {"function": "dnorm", "chunks": {"x": 1, "sd": 10}},
@@ -403,7 +391,9 @@ def test_client_memory_stays_flat_over_100000_chunks(tmp_path: Path, monkeypatch
     finally:
         tracemalloc.stop()
     assert tally.computed == 100_000 and tally.devices == {"stub"}
-    assert client.scattered == 1 and client.largest_task < 2000
+    # the sweep travels once, as the result of one task; each chunk task names it
+    assert len(client.sizes["_hold"]) == 1 and client.sizes["_hold"][0] > sweep_bytes
+    assert len(client.sizes["_report"]) == 100_000 and max(client.sizes["_report"]) < 2000
     assert client.peak < 1 << 20, client.peak
     assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB"
 
@@ -420,7 +410,7 @@ def _count_tasks(sweep: Sweep, url: str, options: Any, index: tuple[int, ...]) -
 
 def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -> None:
     """The same loop on a real (in-process) cluster: the scheduler never holds more than the
-    window of 8 tasks (4 per worker thread, at least 8), the scattered sweep and the few
+    window of 8 tasks (4 per worker thread, at least 8), the task holding the sweep and the few
     finished tasks whose release it has not processed yet (all at once: 600)."""
     import distributed
 

@@ -8,6 +8,13 @@ their checksums, its mark); a task whose chunk is marked reads it back and skips
 still matches its checksums.  The sweep travels to the workers once, and at most a few tasks per
 worker thread are submitted at a time, so the client's memory does not grow with the number of
 chunks.
+
+The next chunk computes while the last one is written: a task leaves its worker's thread pool
+(``distributed.secede``) once its arrays are off the device, so the worker starts the next
+task's kernel while this one compresses and writes, however many threads the worker has; one
+chunk at a time computes on a process's device.  The task's result, which the client counts
+as the chunk done, comes only once its mark is written.  A sweep computed in this process
+(``client="sync"``) writes each chunk on a writer thread while the next computes.
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ import threading
 import time
 import uuid
 import warnings
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -43,12 +52,18 @@ from .store import (
 
 __all__ = ["Progress", "SweepResult", "chunk_task", "run"]
 
-#: tasks in flight per worker thread: enough to keep every thread busy between results
+#: tasks in flight per worker thread: enough to keep every thread busy between results, and
+#: the chunks a worker writes while the next one computes
 _WINDOW_PER_THREAD = 4
-# One chunk computes on the device at a time; a worker's second thread writes the previous
-# chunk meanwhile (sweeps start their local workers with two threads).
+#: one chunk computes on a process's device at a time
 _EVAL_LOCK = threading.Lock()
+#: threads of a sweep's local workers.  A task leaves its thread once computed, so one keeps
+#: the device computing while chunks are written (as on the clusters of deploy/, ``--nthreads
+#: 1``); with two, the next task is already on the worker, waiting for the device, when a
+#: chunk's kernel ends (with one, the scheduler sends it only once the task has left)
 _SWEEP_THREADS = 2
+#: chunks written at once by a sweep in this process (``client="sync"``) while the next computes
+_SYNC_WRITES = 2
 
 
 @dataclass
@@ -79,27 +94,67 @@ def _device_label() -> str:
 
 def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
                index: tuple[int, ...]) -> dict[str, Any]:
-    """Compute and write one chunk (runs on a worker, or in-process for ``client="sync"``);
-    a chunk already marked done is read back and skipped if it matches its checksums."""
+    """Compute and write one chunk (runs on a dask worker); a chunk already marked done is
+    read back and skipped if it matches its checksums.
+
+    The task holds its worker's thread only while it computes: reading a marked chunk back and
+    writing a computed one happen after ``distributed.secede``, so the worker's next task
+    computes meanwhile.  It returns once the chunk's mark is written (or it was skipped)."""
     group = open_group(url, "r+", options)
     marked = chunk_marked(group, index)
-    if marked and chunk_matches(group, sweep.output_names, sweep.chunk_slices(index), index):
-        return {"index": index, "skipped": True}
-    t0 = time.perf_counter()
+    if marked:
+        _leave_thread_pool()  # reading back is no device work
+        if chunk_matches(group, sweep.output_names, sweep.chunk_slices(index), index):
+            return {"index": index, "skipped": True}
+    results, report = _compute(sweep, index)
+    if not marked:
+        _leave_thread_pool()
+    return _write(group, sweep, index, results, report, marked)
+
+
+def _leave_thread_pool() -> None:
+    """``distributed.secede()`` where this runs as the task of a running dask worker: the
+    worker may start its next task in a new thread while this one goes on (compressing,
+    writing) outside its thread pool.  A closing worker is left alone: its executor, shutting
+    down, holds the lock that ``secede`` takes while it waits for this very thread."""
+    from distributed import get_worker, secede
+    from distributed.core import Status
+
+    try:
+        worker = get_worker()
+    except ValueError:  # not a worker's task
+        return
+    if worker.status in (Status.running, Status.paused):
+        secede()
+
+
+def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray],
+                                                            dict[str, Any]]:
+    """One chunk's arrays, computed on this process's device (one chunk at a time), and what
+    the task reports of it: the time it held the device, R's warnings, the device."""
     with _EVAL_LOCK, warnings.catch_warnings(record=True) as caught:
+        t0 = time.perf_counter()
         warnings.simplefilter("always")
         results = sweep.evaluate(index)
-    t1 = time.perf_counter()
+        t1 = time.perf_counter()
+    return results, {
+        "compute_s": t1 - t0,
+        "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
+        "points": math.prod(results[sweep.output_names[0]].shape), "device": _device_label()}
+
+
+def _write(group: Any, sweep: Sweep, index: tuple[int, ...], results: dict[str, np.ndarray],
+           report: dict[str, Any], marked: bool) -> dict[str, Any]:
+    """Write one computed chunk (values, checksums, mark): the task's result."""
+    t0 = time.perf_counter()
     try:
         write_chunk(group, sweep, index, results)
     except OSError as exc:
         if exc.errno in DISK_FULL:  # the client says so in one line; no retry helps
             return {"index": index, "skipped": False, "disk_full": str(exc)}
         raise
-    return {"index": index, "skipped": False, "repaired": marked, "compute_s": t1 - t0,
-            "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
-            "write_s": time.perf_counter() - t1, "points": math.prod(results[
-                sweep.output_names[0]].shape), "device": _device_label()}
+    return {"index": index, "skipped": False, "repaired": marked, **report,
+            "write_s": time.perf_counter() - t0}
 
 
 class Progress:
@@ -161,12 +216,15 @@ def _eta(s: float) -> str:
 
 
 class _Tally:
-    """What the finished chunk tasks reported: counts, devices, R's warnings; a task that
-    found the disk full ends the sweep with one line."""
+    """What the finished chunk tasks reported: counts, devices, R's warnings, the seconds
+    spent computing and writing; a task that found the disk full ends the sweep with one
+    line."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.computed = 0
+        self.compute_s = 0.0
+        self.write_s = 0.0
         self.repaired: list[tuple[int, ...]] = []
         self.devices: set[str] = set()
         self.warnings: dict[str, int] = {}
@@ -176,6 +234,8 @@ class _Tally:
         if "disk_full" in r:
             raise write_error(self.url, OSError(errno.ENOSPC, r["disk_full"]))
         self.computed += not r["skipped"]
+        self.compute_s += float(r.get("compute_s", 0.0))
+        self.write_s += float(r.get("write_s", 0.0))
         if r.get("repaired"):
             self.repaired.append(tuple(r["index"]))
         if "device" in r:
@@ -279,17 +339,17 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
         # Every chunk is a task: those marked done check their data and skip themselves.
         bar = Progress(sweep.n_chunks, math.prod(sweep.chunks)) if progress else None
         if sync:
-            for idx in sweep.chunk_indices():
-                tally.add(chunk_task(sweep, url, storage_options, idx))
-                if bar:
-                    bar.update()
+            _run_here(sweep, url, storage_options, sweep.chunk_indices(), bar, tally)
         else:
             _run_client(sweep, url, storage_options, client, sweep.chunk_indices(), bar, tally)
         seconds = time.perf_counter() - t0
         record_run(group, tally.devices, {
             "resumed": not fresh, "chunks_computed": tally.computed,
             "chunks_repaired": len(tally.repaired), "seconds": round(seconds, 3),
-            "chunks_warned": tally.warned, "warnings": dict(tally.summary())},
+            "chunks_warned": tally.warned, "warnings": dict(tally.summary()),
+            # summed over the chunks: the device's busy time, and the writes' (which overlap)
+            "compute_seconds": round(tally.compute_s, 3),
+            "write_seconds": round(tally.write_s, 3)},
             url, storage_options)
     except OSError as exc:
         if exc.errno in DISK_FULL:
@@ -309,6 +369,43 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
                        sorted(devices), open_group(url, "r", storage_options))
 
 
+def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
+              todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally) -> None:
+    """Every chunk of ``todo`` computed in this process, chunk after chunk; each computed
+    chunk is written on a writer thread while the next computes, at most
+    :data:`_SYNC_WRITES` at once, and counted (in order) once its mark is written.  An error
+    stops the computing; the writes begun finish (each marked only once complete)."""
+    group = open_group(url, "r+", options)
+    writing: deque[Future[dict[str, Any]]] = deque()
+
+    def count(r: dict[str, Any]) -> None:
+        tally.add(r)
+        if bar:
+            bar.update()
+
+    with ThreadPoolExecutor(_SYNC_WRITES, thread_name_prefix="daskcl-writer") as writer:
+        for idx in todo:
+            marked = chunk_marked(group, idx)
+            if marked and chunk_matches(group, sweep.output_names, sweep.chunk_slices(idx),
+                                        idx):
+                writing.append(_finished({"index": idx, "skipped": True}))
+            else:
+                results, report = _compute(sweep, idx)
+                writing.append(writer.submit(_write, group, sweep, idx, results, report,
+                                             marked))
+                del results
+            while writing and (writing[0].done() or len(writing) > _SYNC_WRITES):
+                count(writing.popleft().result())
+        while writing:
+            count(writing.popleft().result())
+
+
+def _finished(r: dict[str, Any]) -> Future[dict[str, Any]]:
+    fut: Future[dict[str, Any]] = Future()
+    fut.set_result(r)
+    return fut
+
+
 def _warm_names(sweep: Sweep) -> list[Any]:
     if sweep.glm is not None:
         return [f"glm:{sweep.glm.family}:{sweep.glm.link}"]
@@ -319,9 +416,9 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
                 todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally) -> None:
     """Run ``chunk_task`` for every index of ``todo`` on the client's workers.
 
-    The sweep is scattered to every worker once and each task names it (a cluster with no
-    worker yet, an adaptive one, gets it as the result of one task instead, which its workers
-    fetch as they come); a window of
+    The sweep is the result of one task, which every chunk task names: each worker fetches it
+    once, and where the worker holding it dies the scheduler computes it again from the task
+    (data scattered to a lone worker would die with it, and the sweep with it).  A window of
     :data:`_WINDOW_PER_THREAD` tasks per worker thread is in flight, the next submitted as
     each finishes, so that neither the client nor the scheduler holds more than the window
     however many chunks there are."""
@@ -331,16 +428,13 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
     first = next(indices, None)
     if first is None:
         return
-    if client.nthreads():
-        payload = client.scatter(sweep, broadcast=True, hash=False)
-    else:
-        payload = client.submit(_hold, sweep, pure=False)
+    token = f"daskcl-sweep-{sweep.identity()[:8]}-{uuid.uuid4().hex[:6]}"
+    payload = client.submit(_hold, sweep, pure=False, retries=2, key=f"{token}-spec")
     names = _warm_names(sweep)
     if names:
         from ..distributed.cluster import warm
 
         client.run(warm, names)
-    token = f"daskcl-sweep-{sweep.identity()[:8]}-{uuid.uuid4().hex[:6]}"
     width = max(8, _WINDOW_PER_THREAD * sum(client.nthreads().values()))
     pending: dict[Any, tuple[tuple[int, ...], Any]] = {}
     running = as_completed(loop=client.loop)
@@ -375,5 +469,5 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
 
 
 def _hold(obj: Any) -> Any:
-    """The task whose result is the sweep, for clusters that have no worker to scatter to."""
+    """The task whose result is the sweep."""
     return obj

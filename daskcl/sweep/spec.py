@@ -9,6 +9,7 @@ A sweep is described by a TOML file (the *spec*)::
     name = "q"                            # result array (default: the function's name)
     description = "Tukey HSD critical values"
     chunks = { nmeans = 19, df = 8 }      # chunk length per axis (default: automatic)
+    compressor = "blosc-lz4"              # the store's codec, NAME or NAME:LEVEL (see below)
 
     [axes]                                # dimension order = table order; outer product
     p = { values = [0.95, 0.99] }
@@ -47,6 +48,13 @@ becomes an array of the store::
     # relative to the spec's directory: cl/README.md)
 
 ``int`` inputs take integers (or true/false) from ``[args]``.
+
+``compressor`` is the codec of the result arrays: ``"blosc-lz4"`` (the default: LZ4 after a
+byte shuffle, Blosc level 1 to 9, default 5), ``"blosc-zstd"`` (Zstandard after a byte shuffle,
+level 1 to 9, default 1), ``"zstd"`` (level 1 to 22, default 3), ``"gzip"`` (level 1 to 9,
+default 1) or ``"none"``; ``"zstd:1"`` gives a level.  A sweep's output is written as fast as
+the kernel computes it only where the codec keeps up: ``benchmarks/bench_store.py`` measures
+each on a machine.
 
 Validation checks everything that can be checked without computing, without allocating the
 grid: axis sizes (at most 2**27 values an axis, 2**50 points a sweep), array names that are
@@ -105,12 +113,22 @@ if TYPE_CHECKING:
     from ..glm import Posterior
     from ..kernels._elementwise import ElementwiseKernel
 
-__all__ = ["Axis", "GlmSpec", "Output", "Sweep", "SweepError", "jsonable", "listing",
-           "parse_axis", "read_csv_columns"]
+__all__ = ["COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec", "Output", "Sweep",
+           "SweepError", "jsonable", "listing", "parse_axis", "parse_compressor",
+           "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")
 _KERNEL_KEYS = ("name", "inputs", "outputs", "operation", "preamble", "library")
+#: the codecs of ``sweep.compressor``: name -> (lowest, highest, default level), ``None`` for
+#: ``"none"``
+COMPRESSORS: dict[str, tuple[int, int, int] | None] = {
+    "blosc-lz4": (1, 9, 5), "blosc-zstd": (1, 9, 1), "zstd": (1, 22, 3), "gzip": (1, 9, 1),
+    "none": None}
+#: the codec of a spec that names none: the fastest of benchmarks/bench_store.py's
+#: (results/store-*.json), which stores smooth float64 fields about as small as zstd at its
+#: default level
+DEFAULT_COMPRESSOR = "blosc-lz4:5"
 _TARGET_ELEMENTS = 2**22  # default chunk size: 32 MiB of float64
 _TARGET_GLM_POINTS = 2**16  # GLM points cost l1 * l2 each: smaller default chunks
 _STORE_CHUNK_ELEMENTS = 2**20  # zarr chunks of at most 8 MiB: a task's are encoded in parallel
@@ -817,7 +835,7 @@ class Sweep:
     text: str | None
     function: str
     description: str
-    #: ``"zstd"`` or ``"none"``
+    #: the result arrays' codec, ``NAME:LEVEL`` or ``"none"`` (:func:`parse_compressor`)
     compressor: str
     #: ``[args]``: fixed arguments and flags, by keyword
     args: dict[str, Any]
@@ -920,9 +938,7 @@ class Sweep:
             raise _err("sweep", f"unknown keys {bad}; known: {list(_SWEEP_KEYS)}")
         function = str(top.get("function", ""))
         description = str(top.get("description", ""))
-        compressor = str(top.get("compressor", "zstd"))
-        if compressor not in ("zstd", "none"):
-            raise _err("sweep.compressor", f"'zstd' or 'none', got {compressor!r}")
+        compressor = parse_compressor(top.get("compressor", DEFAULT_COMPRESSOR))
         args = tables.get("args", {})
         if not isinstance(args, dict):
             raise _err("args", "give a table of name = value")
@@ -1184,6 +1200,41 @@ class Sweep:
                                      f"of shape {shape}") from None
             arrays[name] = np.ascontiguousarray(arr)
         return arrays
+
+
+def parse_compressor(value: Any) -> str:
+    """``sweep.compressor`` checked and spelled in full: ``NAME`` or ``NAME:LEVEL`` of
+    :data:`COMPRESSORS` gives ``NAME:LEVEL`` (the codec's default level where none is given),
+    ``"none"`` gives ``"none"``.
+
+    Raises
+    ------
+    SweepError
+        Not a string, an unknown codec, or a level out of the codec's range.
+
+    Example
+    -------
+    >>> parse_compressor("zstd"), parse_compressor("blosc-zstd:3"), parse_compressor("none")
+    ('zstd:3', 'blosc-zstd:3', 'none')
+    """
+    known = ", ".join(repr(n) for n in COMPRESSORS)
+    if not isinstance(value, str):
+        raise _err("sweep.compressor", f"give a codec name ({known}), got {value!r}")
+    name, colon, level = value.strip().lower().partition(":")
+    if name not in COMPRESSORS:
+        raise _err("sweep.compressor", f"unknown codec {value!r}{_suggest(name, COMPRESSORS)}; "
+                   f"known: {known}, optionally with a level (\"zstd:1\")")
+    levels = COMPRESSORS[name]
+    if levels is None:
+        if colon:
+            raise _err("sweep.compressor", f"{name!r} takes no level, got {value!r}")
+        return name
+    low, high, default = levels
+    if not colon:
+        return f"{name}:{default}"
+    if not re.fullmatch(r"[0-9]{1,2}", level) or not low <= int(level) <= high:
+        raise _err("sweep.compressor", f"{name} levels are {low} to {high}, got {value!r}")
+    return f"{name}:{int(level)}"
 
 
 def _glm_axes(glm: GlmSpec, axes_spec: dict[str, Any], args: dict[str, Any], base: Path

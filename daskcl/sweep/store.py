@@ -25,12 +25,19 @@ Layout (``format`` ``daskcl-sweep/2``), as ``xr.open_zarr(store)`` reads it with
 Stores of ``format`` ``daskcl-sweep/1`` (``_done`` and ``_checksum`` at the top, ``daskcl`` a
 nested attribute) are still read, resumed and verified.
 
-A chunk is written by :func:`write_chunk`: its zarr chunks, then the checksum of what it
-wrote, then its mark; so a chunk is either complete and marked, or written again (a writer
-killed between the writes leaves the chunk unmarked).  A marked chunk counts as done only if it
-still matches its checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is
-written again.  Chunk writes change no metadata, so the consolidated metadata stays true while
-a sweep runs.
+The result arrays are compressed with the spec's codec (``sweep.compressor``, recorded as
+``compressor`` in the ``daskcl`` attribute, ``daskcl_compressor``, and in each array's zarr
+metadata).  A task's chunk is one or several zarr chunks (of at most 2^20 values, each its own
+file); :func:`create_arrays` can store each task's chunk as one zarr v3 shard instead (one
+file a task), which ``benchmarks/bench_store.py`` measures: on local disk the separate files
+are written faster.
+
+A chunk is written by :func:`write_chunk`: its zarr chunks (each by its own call, encoded in
+parallel; the checksum of the values computed meanwhile), then the checksum, then its mark;
+so a chunk is either complete and marked, or written again (a writer killed between the
+writes leaves the chunk unmarked).  A marked chunk counts as done only if it still matches its
+checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is written again.
+Chunk writes change no metadata, so the consolidated metadata stays true while a sweep runs.
 
 The store is known as daskcl's by its ``daskcl`` attribute (``format``); ``overwrite`` replaces
 only such a store, and deletes only the entries daskcl wrote there.  :func:`open_store` applies
@@ -41,16 +48,19 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
+import itertools
 import json
 import logging
 import math
 import os
 import posixpath
 import shutil
+import threading
 import uuid
 import warnings
 import zlib
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -65,6 +75,7 @@ __all__ = [
     "checksum",
     "chunk_marked",
     "chunk_matches",
+    "codecs",
     "consolidate",
     "create_arrays",
     "exists",
@@ -222,23 +233,101 @@ def chunk_marked(group: Any, index: tuple[int, ...]) -> bool:
         return False
 
 
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """This process's threads for checksums (zlib's CRC-32 releases the GIL), made once."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 4),
+                                       thread_name_prefix="daskcl-checksum")
+        return _POOL
+
+
+def _writable(arr: Any) -> Any:
+    """``arr`` writing every chunk it is given: zarr otherwise compares each chunk with the
+    fill value first, a pass over the values on its one event-loop thread."""
+    with_config = getattr(arr, "with_config", None)
+    return arr if with_config is None else with_config({"write_empty_chunks": True})
+
+
 def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
                 results: Mapping[str, np.ndarray]) -> None:
-    """Write one chunk's result arrays, then their checksums, then the chunk's done mark."""
+    """Write one chunk's result arrays, then their checksums, then the chunk's done mark.
+
+    Each zarr chunk of the task's chunk (or its one shard) is written by its own call, on this
+    process's writer threads, so zarr encodes them in parallel, each from the computed array
+    as it is (no copy); the checksums are computed meanwhile.  The mark is written only once
+    every piece and the checksums are."""
     sl = sweep.chunk_slices(index)
-    for name, arr in results.items():
-        target = group[name]
-        target[sl + (slice(None),) * (arr.ndim - len(sl))] = arr
-    _checksums(group)[index] = np.array(
-        [checksum(results[n]) for n in sweep.output_names], dtype=np.uint32)
+    names = list(sweep.output_names)
+    pool = _pool()
+    sums = pool.submit(lambda: [checksum(results[n]) for n in names])
+    puts: list[Future[None]] = []
+    try:
+        for name, values in results.items():
+            target = _writable(group[name])
+            for where, local in _pieces(target, sl, values.shape):
+                puts.append(pool.submit(_put, target, where, values[local]))
+        for put in puts:
+            put.result()
+        crcs = sums.result()
+    finally:  # after a failure: nothing more starts, and what began has ended
+        jobs: list[Future[Any]] = [sums, *puts]
+        for job in jobs:
+            job.cancel()
+        wait(jobs)
+    _checksums(group)[index] = np.array(crcs, dtype=np.uint32)
     _done(group)[index] = 1
+
+
+def _pieces(target: Any, sl: tuple[slice, ...], shape: tuple[int, ...]
+            ) -> list[tuple[tuple[slice, ...], tuple[slice, ...]]]:
+    """The zarr chunks (or the one shard) of ``target`` that a task's chunk at ``sl`` (values
+    of ``shape``; trailing axes beyond ``sl`` whole) covers: (where in ``target``, which
+    values) for each.  A task's chunk starts on a zarr chunk of its array (the spec's zarr
+    chunks divide its chunks); one that did not would be written whole, by one call."""
+    step = target.shards or target.chunks
+    origin = [s.start for s in sl] + [0] * (len(shape) - len(sl))
+    if any(o % c for o, c in zip(origin, step)):
+        return [(tuple(slice(o, o + n) for o, n in zip(origin, shape)),
+                 tuple(slice(0, n) for n in shape))]
+    axes = [[slice(a, min(a + c, n)) for a in range(0, n, c)] for n, c in zip(shape, step)]
+    return [(tuple(slice(o + p.start, o + p.stop) for o, p in zip(origin, local)), local)
+            for local in itertools.product(*axes)]
+
+
+def _put(target: Any, where: tuple[slice, ...], values: np.ndarray) -> None:
+    target[where] = values
+
+
+def codecs(compressor: str) -> list[Any] | None:
+    """The zarr v3 compressors of ``sweep.compressor`` (``NAME:LEVEL`` or ``"none"``, as
+    :func:`daskcl.sweep.spec.parse_compressor` spells it); ``None`` for ``"none"``."""
+    from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
+
+    from .spec import parse_compressor
+
+    name, _, level = parse_compressor(compressor).partition(":")
+    if name == "none":
+        return None
+    if name == "blosc-lz4":
+        return [BloscCodec(cname="lz4", clevel=int(level), shuffle="shuffle")]
+    if name == "blosc-zstd":
+        return [BloscCodec(cname="zstd", clevel=int(level), shuffle="shuffle")]
+    if name == "zstd":
+        return [ZstdCodec(level=int(level))]
+    return [GzipCodec(level=int(level))]
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-def _info(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
+def _info(sweep: Sweep, envelope: dict[str, Any] | None, sharded: bool) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": __version__,
@@ -253,6 +342,8 @@ def _info(sweep: Sweep, envelope: dict[str, Any] | None) -> dict[str, Any]:
         "arrays": _arrays(sweep),
         "chunks": list(sweep.chunks),
         "store_chunks": list(sweep.store_chunks),
+        "compressor": sweep.compressor,
+        "shards": list(sweep.chunks) if sharded else None,
         "created": _now(),
         "envelope": envelope,
         "coefficients": list(sweep.glm.names) if sweep.glm is not None else None,
@@ -292,6 +383,8 @@ def _write_info(group: Any, info: dict[str, Any]) -> None:
         "daskcl_spec": json.dumps(info.get("spec"), sort_keys=True),
         "daskcl": json.dumps(info, sort_keys=True),
     }
+    if info.get("compressor"):
+        attrs["daskcl_compressor"] = str(info["compressor"])
     if info.get("spec_toml"):
         attrs["daskcl_spec_toml"] = str(info["spec_toml"])
     group.attrs.put(attrs)  # replaces them all: the preparing marker goes
@@ -510,15 +603,20 @@ def _coordinate(axis: Axis) -> np.ndarray:
 
 
 def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None,
-                  url: str | None = None, options: dict[str, Any] | None = None) -> None:
+                  url: str | None = None, options: dict[str, Any] | None = None, *,
+                  shards: bool = False) -> None:
     """The result, coordinate and bookkeeping arrays of a new store, its attributes and (given
-    the store's ``url``) its consolidated metadata."""
-    compressors: Any = "auto" if sweep.compressor == "zstd" else None
+    the store's ``url``) its consolidated metadata.  ``shards``: a task whose chunk spans
+    several zarr chunks stores them as one zarr v3 shard, one file a task (default: one file a
+    zarr chunk)."""
+    compressors = codecs(sweep.compressor)
     call = _function_call(sweep)
+    sharded = shards and sweep.store_chunks != sweep.chunks
     for o in sweep.outputs:
-        arr = group.create_array(o.name, shape=o.shape, chunks=o.store_chunks, dtype="float64",
-                                 fill_value=float("nan"), dimension_names=list(o.dims),
-                                 compressors=compressors)
+        arr = group.create_array(o.name, shape=o.shape, chunks=o.store_chunks,
+                                 shards=o.chunks if sharded else None,
+                                 dtype="float64", fill_value=float("nan"),
+                                 dimension_names=list(o.dims), compressors=compressors)
         if sweep.glm is None:
             arr.attrs["long_name"] = call
         elif o.name == "qf":
@@ -546,7 +644,7 @@ def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None,
     book.create_array("checksum", shape=(*sweep.grid, nout),
                       chunks=(1,) * len(sweep.grid) + (nout,), dtype="uint32", fill_value=0,
                       compressors=None, dimension_names=[*chunk_dims, "output"])
-    _write_info(group, _info(sweep, envelope))
+    _write_info(group, _info(sweep, envelope, sharded))
     if url is not None:
         consolidate(url, options)
 
