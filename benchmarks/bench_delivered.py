@@ -140,7 +140,8 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
     return row
 
 
-def run(names: list[str], sizes: list[int], modes: list[str], repeat: int) -> dict[str, Any]:
+def run(names: list[str], sizes: list[int], modes: list[str], repeat: int,
+        glm: bool = False) -> dict[str, Any]:
     rates = measure(256, (1, 2, 4, 8), 3)
     up = max(v for k, v in rates.items() if k.startswith("h2d_pageable"))
     down = rates["d2h_pinned"]
@@ -157,7 +158,79 @@ def run(names: list[str], sizes: list[int], modes: list[str], repeat: int) -> di
                                             "cupy_e2e", "e2e_vs_cupy", "resident",
                                             "cupy_resident", "resident_vs_cupy", "of_ceiling")
                                 if c in row]), flush=True)
+    if glm:
+        rows += glm_rows(modes, repeat, up, down, peers)
     return {"machine": machine(), "ceilings_GB_s": rates, "rows": rows}
+
+
+def glm_rows(modes: list[str], repeat: int, up: float, down: float, peers: Any
+             ) -> list[dict[str, Any]]:
+    """f2_f3 (binomial/logit) from NumPy at (l1, l2, m1) = (300, 16, 200 000) and (1000, 32,
+    100 000): the grid uploaded, qf and grad downloaded, in each transfer mode, against the
+    ceiling for the bytes it moves; the same points through a :class:`FactorialGrid` (no grid
+    upload; 2 values a coefficient for l2 = 16, its 65 536 points); device-resident; and CuPy
+    array code with its data on the device (``bench_glm.cupy_run``)."""
+    from bench_glm import CASES as GLM_CASES
+
+    rows = []
+    for case in [c for c in GLM_CASES if c.name in ("logit-300x16", "logit-1000x32")]:
+        row = _glm_row(case, modes, repeat, up, down, peers)
+        rows.append(row)
+        best = row["best_mode"]
+        print(table([row], [c for c in ("function", "n", "best_mode", f"e2e_{best}",
+                                        "resident", "cupy_resident", "e2e_vs_cupy_resident",
+                                        "factorial_vs_cupy_resident", "of_ceiling")
+                            if c in row]), flush=True)
+    return rows
+
+
+def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, peers: Any
+             ) -> dict[str, Any]:
+    import pyopencl.array as cla
+    from bench_glm import cupy_run, make_problem
+
+    from daskcl import config
+    from daskcl.glm import FactorialGrid, Posterior
+    from daskcl.runtime import device
+
+    q = device.current().queue
+    prob = make_problem(case, case.m1)
+    post = Posterior(case.family, case.link, prob["y"], prob["x"], prob["mu"], prob["P"],
+                     prob["alpha"], prob["wt"])
+    b = prob["b"]
+    row: dict[str, Any] = {"function": f"f2_f3 {case.name}", "n": case.m1,
+                           "bytes": b.nbytes + case.m1 * (case.l2 + 1) * 8}
+    ref = post.f2_f3(b)
+    for mode in modes:
+        how, _, threads = mode.partition("_t")
+        with config.set({"transfer.mode": how, "transfer.threads": int(threads or 1)}):
+            got = post.f2_f3(b)
+            row[f"same_{mode}"] = bool(np.array_equal(got[0], ref[0])
+                                       and np.array_equal(got[1], ref[1]))
+            del got
+            row[f"e2e_{mode}"] = _median(lambda: post.f2_f3(b), repeat)
+    db = cla.to_device(q, b)
+    row["resident"] = _median(lambda: (post.f2_f3(db), q.finish()), repeat)
+    best = min(modes, key=lambda m: row[f"e2e_{m}"])
+    row["best_mode"] = best
+    row["ceiling_s"] = b.nbytes / (up * 1e9) + case.m1 * (case.l2 + 1) * 8 / (down * 1e9)
+    row["of_ceiling"] = row["ceiling_s"] / row[f"e2e_{best}"]
+    grid = FactorialGrid([np.array([-0.5, 0.5])] * case.l2)
+    if case.l2 == 16:
+        row["factorial_points"] = len(grid)
+        row["factorial_e2e"] = _median(lambda: post.f2_f3(grid), repeat)
+        row["factorial_resident"] = _median(
+            lambda: (post.f2_f3(grid, device=True), q.finish()), repeat)
+    if peers is not None:
+        t, _, _ = cupy_run(case, prob, repeat)
+        row["cupy_resident"] = t
+        row["e2e_vs_cupy_resident"] = t / row[f"e2e_{best}"]
+        row["resident_vs_cupy"] = t / row["resident"]
+        if "factorial_e2e" in row:
+            tf, _, _ = cupy_run(case, {**prob, "b": grid.materialize()}, repeat)
+            row["factorial_cupy_resident"] = tf
+            row["factorial_vs_cupy_resident"] = tf / row["factorial_e2e"]
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,10 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--functions", default=FUNCTIONS)
     ap.add_argument("--modes", default="direct,pinned,pinned_t4,staged")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--glm", action="store_true", help="also f2_f3 (binomial/logit)")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
-    res = run(args.functions.split(","), [int(x) for x in args.n.split(",")],
-              args.modes.split(","), args.repeat)
+    names = [f for f in args.functions.split(",") if f]
+    res = run(names, [int(x) for x in args.n.split(",")], args.modes.split(","), args.repeat,
+              args.glm)
     if args.out:
         write("delivered", res, args.out)
     return 0
