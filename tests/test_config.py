@@ -187,7 +187,7 @@ def test_plugin_carries_the_settings_to_its_workers() -> None:
         plugin = DaskclPlugin()
     assert config.explicit() == {}
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         assert list(client.run(_worker_config).values()) == [{"noinline": "auto",
                                                                "explicit": {}}]
@@ -208,7 +208,7 @@ def test_settings_reach_a_local_clusters_workers() -> None:
     from daskcl.cluster import local_cluster
 
     with config.set({"noinline": True, "cache.enabled": False}), \
-            local_cluster(1, dashboard_address=None) as cluster, \
+            local_cluster(1, dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         got = list(client.run(_worker_config).values())
     assert [g["noinline"] for g in got] == [True]

@@ -635,7 +635,7 @@ def test_distributed_cluster_factorial_grid():
     grid = FactorialGrid([np.linspace(-1, 1, 5)] * 3)
     want = f2_f3("poisson", "log", np.asarray(grid), y, x, mu, P, alpha, wt)
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster):
+                      dashboard_address=":0") as cluster, Client(cluster):
         qf, grad = f2_f3("poisson", "log", grid, y, x, mu, P, alpha, wt, chunks=40)
         qf_c, grad_c = dask.compute(qf, grad)
     np.testing.assert_array_equal(qf_c, want[0])

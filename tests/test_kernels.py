@@ -185,7 +185,7 @@ def test_kernels_pickle_by_definition_and_run_on_a_worker():
     assert k2(0.05, 18.0, 3.0) == k(0.05, 18.0, 3.0)
     assert pickle.loads(pickle.dumps(nmath.pnorm)) is nmath.pnorm  # by name
     assert pickle.loads(pickle.dumps(nmath.rgamma)) is nmath.rgamma
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
                       host="127.0.0.1") as cluster, Client(cluster) as client:
         fut = client.submit(lambda kern, a, b: kern(0.05, a, b), k, np.array([5.0, 18.0]),
                             np.array([1.0, 3.0]))

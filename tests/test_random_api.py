@@ -289,7 +289,7 @@ def test_distributed_workers_agree():
     ref = nmath.rgamma((300, 40), 0.5, 2.0, seed=77)
     with dask.config.set({"distributed.worker.daemon": False}), \
             LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                         dashboard_address=None) as cluster, Client(cluster) as client:
+                         dashboard_address=":0") as cluster, Client(cluster) as client:
         d = client.persist(nmath.rgamma((300, 40), 0.5, 2.0, seed=77, chunks=(20, 40)))
         got = d.compute()
         holders = [w for w, keys in client.has_what().items() if keys]

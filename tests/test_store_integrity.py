@@ -421,7 +421,7 @@ def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -
     _HELD.clear()
     tally = runner._Tally(str(tmp_path / "o.zarr"))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         _SCHEDULER[:] = [cluster.scheduler]
         runner._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),

@@ -335,7 +335,7 @@ def test_an_envelope_found_on_a_worker_gives_the_same_store(tmp_path: Path) -> N
 
     run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "sync.zarr", client="sync")
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         res = run(Sweep.from_toml(BUDWORM / "envelope.toml"), tmp_path / "worker.zarr", client)
     assert res.computed == 1
     want, got = open_result(tmp_path / "sync.zarr"), open_result(tmp_path / "worker.zarr")

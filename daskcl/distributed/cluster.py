@@ -421,8 +421,11 @@ def local_cluster(
         }
         for i, slot in enumerate(slots)
     }
+    # distributed's scheduler serves HTTP (health, metrics) on its default port 8787 when no
+    # address is given: without a dashboard it takes a free port, never a fixed one
     scheduler = {"cls": Scheduler, "options": {
-        "host": host, "dashboard_address": _on_host(dashboard_address, host)}}
+        "host": host, "dashboard_address": _on_host(dashboard_address or ":0", host),
+        "dashboard": dashboard_address is not None}}
     spawn_env = dict(dask.config.get("distributed.nanny.pre-spawn-environ") or {})
     if silence_logs:
         # A worker process configures distributed's logging as it imports it, before the
