@@ -18,6 +18,7 @@ from .errors import (
 )
 from .kernels._elementwise import ElementwiseKernel
 from .kernels._kernel import Kernel, RawKernel
+from .kernels._transfer import empty_pinned
 
 __all__ = [
     "BuildError",
@@ -29,4 +30,5 @@ __all__ = [
     "RawKernel",
     "__version__",
     "config",
+    "empty_pinned",
 ]

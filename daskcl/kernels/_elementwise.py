@@ -793,11 +793,9 @@ class ElementwiseKernel(Kernel):
         return max(1, cap)
 
     def _status(self, bound: _device.BoundDevice) -> tuple[Any, np.ndarray]:
-        import pyopencl as cl
-
-        counts = np.zeros(2, dtype=np.int32)
-        mf = cl.mem_flags
-        return cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts), counts
+        """A zeroed status buffer of two ints (from the device's free list, filled on its
+        queue) and the host array its counts are read into."""
+        return _transfer.status_buffer(bound), np.zeros(2, dtype=np.int32)
 
     def _run_host(self, call: Call) -> tuple[list[np.ndarray], np.ndarray]:
         """NumPy in, NumPy out, through :func:`._transfer.stream`."""
@@ -852,6 +850,7 @@ class ElementwiseKernel(Kernel):
         _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch)
         cl.enqueue_copy(bound.queue, counts, status)
         bound.queue.finish()
+        _transfer.release_status(bound, status)
         return results, counts
 
     def _run_device(self, call: Call) -> tuple[list[Any], np.ndarray]:
@@ -861,13 +860,16 @@ class ElementwiseKernel(Kernel):
 
         bound = _device.current()
         queue = bound.queue
-        outs = [cla.empty(queue, call.shape, np.float64) for _ in self.definition.outputs]
+        pool = _transfer.device_pool(bound)
+        outs = [cla.empty(queue, call.shape, np.float64, allocator=pool)
+                for _ in self.definition.outputs]
         if call.size == 0:
             return outs, np.zeros(2, dtype=np.int32)
         status, counts = self._status(bound)
         self.enqueue(call, outs, status)
         cl.enqueue_copy(queue, counts, status)
         queue.finish()
+        _transfer.release_status(bound, status)
         return outs, counts
 
     def enqueue(self, call: Call, outs: Sequence[Any], status: Any,

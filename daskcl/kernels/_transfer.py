@@ -62,9 +62,13 @@ __all__ = [
     "Piece",
     "PinnedPool",
     "device_operand",
+    "device_pool",
+    "empty_pinned",
     "is_device_array",
     "mode",
+    "release_status",
     "result_array",
+    "status_buffer",
     "stream",
     "upload",
 ]
@@ -421,6 +425,71 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
     mf = cl.mem_flags
     host = mf.USE_HOST_PTR if bound.info.type == "CPU" else mf.COPY_HOST_PTR
     return cl.Buffer(bound.context, mf.READ_ONLY | host, hostbuf=a if a.size else np.zeros(1))
+
+
+def status_buffer(bound: _device.BoundDevice) -> Any:
+    """A buffer of two ints, zeroed (on the device's queue), for a call's NaN and non-integer
+    counts; kept on a free list per device (:func:`release_status`)."""
+    import pyopencl as cl
+
+    with _lock:
+        free: list[Any] = bound.staging.setdefault(("status", 0), [])
+        buf = free.pop() if free else None
+    if buf is None:
+        return cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                         hostbuf=np.zeros(2, dtype=np.int32))
+    cl.enqueue_fill_buffer(bound.queue, buf, np.zeros(1, dtype=np.int32), 0, 8)
+    return buf
+
+
+def release_status(bound: _device.BoundDevice, buf: Any) -> None:
+    """Give a status buffer back once its counts have been read."""
+    with _lock:
+        free: list[Any] = bound.staging.setdefault(("status", 0), [])
+        if len(free) < 8:
+            free.append(buf)
+
+
+def device_pool(bound: _device.BoundDevice) -> Any:
+    """The device's memory pool for results on the device: ``pyopencl.tools.MemoryPool``, so
+    that a chain of calls reuses buffers instead of allocating one per result."""
+    with _lock:
+        pool = bound.staging.get(("pool", 0))
+        if pool is None:
+            import pyopencl.tools as clt
+
+            pool = bound.staging[("pool", 0)] = clt.MemoryPool(
+                clt.ImmediateAllocator(bound.queue))
+        return pool
+
+
+def empty_pinned(shape: int | Sequence[int]) -> np.ndarray:
+    """An uninitialised float64 NumPy array in page-locked (pinned) host memory of the bound
+    device, where it has its own memory (otherwise ordinary memory).
+
+    Inputs in pinned memory reach the device by DMA at the link's full speed instead of
+    through the driver's pageable copies (on an H200: 55 GB/s against 9.6,
+    ``benchmarks/README.md``); the results of daskcl's functions come in pinned memory
+    already, so chains of calls from NumPy get this without asking.  The memory returns to
+    the device's pool when the last view of the array is gone; beyond
+    ``transfer.pinned_limit`` bytes in use, ordinary memory is returned.
+
+    Examples
+    --------
+    >>> import numpy as np, daskcl
+    >>> x = daskcl.empty_pinned((2, 3))
+    >>> x[...] = 1.0
+    >>> x.shape, x.dtype
+    ((2, 3), dtype('float64'))
+    """
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    bound = _device.current()
+    n = math.prod(dims)
+    if mode(bound) != "host" and n:
+        raw = _pool(bound).take(n * 8)
+        if raw is not None:
+            return raw.view(np.float64)[:n].reshape(dims)
+    return np.empty(dims)
 
 
 # -- device arrays -----------------------------------------------------------------------------
