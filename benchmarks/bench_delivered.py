@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, table, write
+from _common import machine, median_time, table, write
 from bench_transfer import measure
 
 FUNCTIONS = "pnorm,qnorm,pgamma,pbeta,qbeta,pbinom"
@@ -64,16 +63,6 @@ CASES: dict[str, tuple[Callable[[np.random.Generator, int], tuple[np.ndarray, ..
     "pbinom": (_binom, lambda cs: lambda q, s, p: cs.bdtr(q, s, p)),
 }
 
-
-def _median(f: Callable[[], Any], repeat: int) -> float:
-    f()
-    ts = []
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
 
 
 def _cupy() -> Any:
@@ -111,12 +100,12 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
                 row[f"same_{mode}"] = bool(np.array_equal(got.view(np.int64),
                                                           ref.view(np.int64)))
                 del got
-                row[f"e2e_{mode}"] = _median(lambda: fn(*inputs), repeat)
+                row[f"e2e_{mode}"] = median_time(lambda: fn(*inputs), repeat, warmup=1)
         dev = [cla.to_device(q, a) for a in inputs]
         res = fn(*dev)
         row["same_resident"] = bool(np.array_equal(res.get().view(np.int64),
                                                    ref.view(np.int64)))
-        row["resident"] = _median(lambda: (fn(*dev), q.finish()), repeat)
+        row["resident"] = median_time(lambda: (fn(*dev), q.finish()), repeat, warmup=1)
     best = min(modes, key=lambda m: row[f"e2e_{m}"])
     row["best_mode"] = best
     row["ceiling_s"] = in_bytes / (up * 1e9) + 8 * n / (down * 1e9)
@@ -131,9 +120,9 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
             cp.cuda.Stream.null.synchronize()
             return out
 
-        row["cupy_e2e"] = _median(e2e, repeat)
+        row["cupy_e2e"] = median_time(e2e, repeat, warmup=1)
         dargs = [cp.asarray(a) for a in inputs]
-        row["cupy_resident"] = _median(
+        row["cupy_resident"] = median_time(
             lambda: (f(*dargs), cp.cuda.Stream.null.synchronize()), repeat)
         row["e2e_vs_cupy"] = row["cupy_e2e"] / row[f"e2e_{best}"]
         row["resident_vs_cupy"] = row["cupy_resident"] / row["resident"]
@@ -208,9 +197,9 @@ def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, p
             row[f"same_{mode}"] = bool(np.array_equal(got[0], ref[0])
                                        and np.array_equal(got[1], ref[1]))
             del got
-            row[f"e2e_{mode}"] = _median(lambda: post.f2_f3(b), repeat)
+            row[f"e2e_{mode}"] = median_time(lambda: post.f2_f3(b), repeat, warmup=1)
     db = cla.to_device(q, b)
-    row["resident"] = _median(lambda: (post.f2_f3(db), q.finish()), repeat)
+    row["resident"] = median_time(lambda: (post.f2_f3(db), q.finish()), repeat, warmup=1)
     best = min(modes, key=lambda m: row[f"e2e_{m}"])
     row["best_mode"] = best
     row["ceiling_s"] = b.nbytes / (up * 1e9) + case.m1 * (case.l2 + 1) * 8 / (down * 1e9)
@@ -218,8 +207,8 @@ def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, p
     grid = FactorialGrid([np.array([-0.5, 0.5])] * case.l2)
     if case.l2 == 16:
         row["factorial_points"] = len(grid)
-        row["factorial_e2e"] = _median(lambda: post.f2_f3(grid), repeat)
-        row["factorial_resident"] = _median(
+        row["factorial_e2e"] = median_time(lambda: post.f2_f3(grid), repeat, warmup=1)
+        row["factorial_resident"] = median_time(
             lambda: (post.f2_f3(grid, device=True), q.finish()), repeat)
     if peers is not None:
         t, _, _ = cupy_run(case, prob, repeat)

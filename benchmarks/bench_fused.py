@@ -19,9 +19,7 @@ Run:  python benchmarks/bench_fused.py [--df 2048] [--ncp 2048] [--repeat 5] [--
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -29,21 +27,11 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, table, write
+from _common import machine, median_time, table, write
 
 OPERATION = """double c = qt(alpha / 2, df, 0, 0);
 power = pnt(c, df, ncp, 0, 0) + pnt(-c, df, ncp, 1, 0);"""
 
-
-def _median(f: Any, repeat: int) -> float:
-    f()
-    ts = []
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
 
 
 def run(ndf: int, nncp: int, repeat: int) -> dict[str, Any]:
@@ -70,9 +58,9 @@ def run(ndf: int, nncp: int, repeat: int) -> dict[str, Any]:
         same = bool(np.array_equal(fused_np, comp_np))
         c_np = nmath.qt(0.025, df, lower_tail=False)
         row = {"inputs": "numpy", "elements": ndf * nncp, "same_bits": same,
-               "fused_s": _median(lambda: power(0.05, df, ncp), repeat),
-               "composed_s": _median(lambda: composed(df, ncp), repeat),
-               "costliest_s": _median(lambda: nmath.pnt(c_np, df, ncp, lower_tail=False),
+               "fused_s": median_time(lambda: power(0.05, df, ncp), repeat, warmup=1),
+               "composed_s": median_time(lambda: composed(df, ncp), repeat, warmup=1),
+               "costliest_s": median_time(lambda: nmath.pnt(c_np, df, ncp, lower_tail=False),
                                       repeat)}
         rows.append(row)
         ddf = cla.to_device(q, np.ascontiguousarray(df))
@@ -80,9 +68,9 @@ def run(ndf: int, nncp: int, repeat: int) -> dict[str, Any]:
         c_dev = nmath.qt(0.025, ddf, lower_tail=False)
         same_dev = bool(np.array_equal(power(0.05, ddf, dncp).get(), fused_np))
         rows.append({"inputs": "device", "elements": ndf * nncp, "same_bits": same_dev,
-                     "fused_s": _median(lambda: (power(0.05, ddf, dncp), q.finish()), repeat),
-                     "composed_s": _median(lambda: (composed(ddf, dncp), q.finish()), repeat),
-                     "costliest_s": _median(lambda: (nmath.pnt(c_dev, ddf, dncp,
+                     "fused_s": median_time(lambda: (power(0.05, ddf, dncp), q.finish()), repeat, warmup=1),
+                     "composed_s": median_time(lambda: (composed(ddf, dncp), q.finish()), repeat, warmup=1),
+                     "costliest_s": median_time(lambda: (nmath.pnt(c_dev, ddf, dncp,
                                                                 lower_tail=False),
                                                      q.finish()), repeat)})
     for r in rows:

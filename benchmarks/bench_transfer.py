@@ -28,24 +28,13 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, table, write
-
-
-def _median(f: Any, repeat: int) -> float:
-    f()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+from _common import machine, median_time, table, write
 
 
 def _pinned(ctx: Any, queue: Any, n: int) -> tuple[np.ndarray, Any]:
@@ -85,22 +74,22 @@ def measure(mb: int = 256, threads: tuple[int, ...] = (1, 2, 4, 8), repeat: int 
             f.result()
 
     for t in threads:
-        out[f"h2d_pageable_t{t}"] = nbytes / _median(lambda t=t: threaded(t, lambda k, a, b: cl.enqueue_copy(
+        out[f"h2d_pageable_t{t}"] = nbytes / median_time(lambda t=t: threaded(t, lambda k, a, b: cl.enqueue_copy(
             queues[k], dev, host[a:b], dst_offset=a * 8, is_blocking=True)), repeat) / 1e9
-        out[f"d2h_pageable_t{t}"] = nbytes / _median(lambda t=t: threaded(t, lambda k, a, b: cl.enqueue_copy(
+        out[f"d2h_pageable_t{t}"] = nbytes / median_time(lambda t=t: threaded(t, lambda k, a, b: cl.enqueue_copy(
             queues[k], back[a:b], dev, src_offset=a * 8, is_blocking=True)), repeat) / 1e9
     pin, pin_buf = _pinned(ctx, queues[0], n)
     pin2, pin_buf2 = _pinned(ctx, queues[0], n)
     pin[:] = host
     q0, q1 = queues[0], queues[min(1, len(queues) - 1)]
-    out["h2d_pinned"] = nbytes / _median(
+    out["h2d_pinned"] = nbytes / median_time(
         lambda: cl.enqueue_copy(q0, dev, pin, is_blocking=True), repeat) / 1e9
-    out["d2h_pinned"] = nbytes / _median(
+    out["d2h_pinned"] = nbytes / median_time(
         lambda: cl.enqueue_copy(q0, pin2, dev, is_blocking=True), repeat) / 1e9
     for t in threads:
-        out[f"host_into_pinned_t{t}"] = nbytes / _median(lambda t=t: threaded(
+        out[f"host_into_pinned_t{t}"] = nbytes / median_time(lambda t=t: threaded(
             t, lambda k, a, b: np.copyto(pin[a:b], host[a:b])), repeat) / 1e9
-        out[f"host_from_pinned_t{t}"] = nbytes / _median(lambda t=t: threaded(
+        out[f"host_from_pinned_t{t}"] = nbytes / median_time(lambda t=t: threaded(
             t, lambda k, a, b: np.copyto(back[a:b], pin[a:b])), repeat) / 1e9
 
     def both(src_up: np.ndarray, dst_down: np.ndarray) -> None:
@@ -109,16 +98,16 @@ def measure(mb: int = 256, threads: tuple[int, ...] = (1, 2, 4, 8), repeat: int 
         e1.wait()
         e2.wait()
 
-    out["both_pinned"] = 2 * nbytes / _median(lambda: both(pin, pin2), repeat) / 1e9
-    out["both_pageable"] = 2 * nbytes / _median(lambda: both(host, back), repeat) / 1e9
+    out["both_pinned"] = 2 * nbytes / median_time(lambda: both(pin, pin2), repeat, warmup=1) / 1e9
+    out["both_pageable"] = 2 * nbytes / median_time(lambda: both(host, back), repeat, warmup=1) / 1e9
     try:
         import cupy as cp
 
         cp.asarray(host)
-        out["cupy_asarray"] = nbytes / _median(
+        out["cupy_asarray"] = nbytes / median_time(
             lambda: (cp.asarray(host), cp.cuda.Stream.null.synchronize()), repeat) / 1e9
         d = cp.asarray(host)
-        out["cupy_asnumpy"] = nbytes / _median(lambda: cp.asnumpy(d), repeat) / 1e9
+        out["cupy_asnumpy"] = nbytes / median_time(lambda: cp.asnumpy(d), repeat, warmup=1) / 1e9
     except ImportError:
         pass
     del pin_buf, pin_buf2

@@ -171,7 +171,9 @@ def _shared(value: Any) -> str:
     raise _Bad("'group' or 'private' (or nothing)")
 
 
-def _noinline(value: Any) -> bool | str:
+def _auto_flag(value: Any) -> bool | str | None:
+    """``"auto"`` (also None or nothing), True or False in their spellings (a bool, 0 or 1,
+    true or false); ``None`` for anything else."""
     if value is None:
         return "auto"
     if isinstance(value, bool):
@@ -181,21 +183,22 @@ def _noinline(value: Any) -> bool | str:
         return "auto"
     if text in ("0", "1", "true", "false"):
         return text in ("1", "true")
-    raise _Bad("0 or 1, true or false, or auto (on for GPUs)")
+    return None
+
+
+def _noinline(value: Any) -> bool | str:
+    chosen = _auto_flag(value)
+    if chosen is None:
+        raise _Bad("0 or 1, true or false, or auto (on for GPUs)")
+    return chosen
 
 
 def _link(value: Any) -> bool | str:
-    if value is None:
-        return "auto"
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower() if isinstance(value, (str, int)) else None
-    if text in ("", "auto"):
-        return "auto"
-    if text in ("0", "1", "true", "false"):
-        return text in ("1", "true")
-    if text == "closure":
-        return text
+    chosen = _auto_flag(value)
+    if chosen is not None:
+        return chosen
+    if isinstance(value, str) and value.strip().lower() == "closure":
+        return "closure"
     raise _Bad("0 or 1 (true or false), closure, or auto (linked on the devices where it was "
                "measured to build faster)")
 

@@ -22,16 +22,17 @@ reStructuredText table of every function that the documentation builds.
 from __future__ import annotations
 
 import math
-import numbers
 import re
 import textwrap
+import warnings
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._elementwise import is_dask_array
+from ._elementwise import flag_value, is_dask_array, real_array
+from ._transfer import is_device_array
 
 if TYPE_CHECKING:
     from ._random import RFn
@@ -513,24 +514,17 @@ def _reciprocal(name: str, keyword: str, value: Any) -> Any:
     if is_dask_array(value):
         return value.map_blocks(_reciprocal_block, dtype=np.float64,
                                 meta=np.empty((0,) * value.ndim, dtype=np.float64))
-    if isinstance(value, np.ma.MaskedArray):
-        raise TypeError(f"{name}: argument {keyword!r} is a masked array; its mask would be "
-                        "lost: pass value.filled(np.nan) (NaN in, NaN out) or the unmasked "
-                        "values")
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name}: argument {keyword!r} must be real numbers, got "
-                        f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else ""))
-    out = _reciprocal_block(arr)
+    if is_device_array(value):
+        import pyopencl as cl
+
+        with warnings.catch_warnings():   # pyopencl warns whenever a compiler prints anything
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return 1.0 / value.astype(np.float64)
+    out = _reciprocal_block(real_array(name, keyword, value))
     return float(out) if out.ndim == 0 else out
 
 
-def _flag(name: str, keyword: str, value: object) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral) and int(value) in (0, 1):
-        return bool(value)
-    raise TypeError(f"{name}: {keyword} must be True or False (or 0 or 1), not {value!r}")
+_flag = flag_value
 
 
 def apply_aliases(name: str, arguments: MutableMapping[str, Any]) -> str:

@@ -42,8 +42,8 @@ from ._table import NCLASS
 
 __all__ = [
     "DEFAULT_BINNING", "LAUNCH_CPU", "LAUNCH_OTHER", "SORT_LAUNCH", "Binning", "Call",
-    "ElementwiseDef", "ElementwiseKernel", "Operand", "binning", "collapse_axes",
-    "is_dask_array", "launch_elements", "max_alloc", "pieces", "span",
+    "ElementwiseDef", "ElementwiseKernel", "Operand", "binning", "collapse_axes", "flag_value",
+    "is_dask_array", "launch_elements", "max_alloc", "pieces", "real_array", "span",
 ]
 
 #: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
@@ -69,6 +69,32 @@ def is_dask_array(x: Any) -> bool:
     ``dask.array`` is imported)."""
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(x, da.Array)
+
+
+def flag_value(fname: str, name: str, value: object) -> bool:
+    """R's logical flag: a Python or NumPy bool, or the integer 0 or 1; anything else (a
+    string, None, 2, 0.0) is a TypeError, not truth-tested."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return bool(value)
+    raise TypeError(f"{fname}: {name} must be True or False (or 0 or 1), not {value!r}")
+
+
+def real_array(fname: str, name: str, value: Any) -> np.ndarray:
+    """``value`` as a NumPy array of real numbers (any real dtype), or a ``TypeError`` naming
+    the function and argument: a masked array is refused (its mask would be lost), as is
+    anything not numeric."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{fname}: argument {name!r} is a masked array; its mask would be "
+                        "lost: pass value.filled(np.nan) (NaN in, NaN out) or the unmasked "
+                        "values")
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{fname}: argument {name!r} must be real numbers, got "
+            f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else ""))
+    return arr
 
 
 # -- shapes --------------------------------------------------------------------------------------
@@ -645,15 +671,7 @@ class ElementwiseKernel(Kernel):
         if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
                 value, (bool, np.bool_)):
             return Operand(scalar=float(value))
-        if isinstance(value, np.ma.MaskedArray):
-            raise TypeError(f"{self.name}: argument {name!r} is a masked array; its mask would be "
-                            "lost: pass value.filled(np.nan) (NaN in, NaN out) or the unmasked "
-                            "values")
-        arr = np.asarray(value)
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(
-                f"{self.name}: argument {name!r} must be real numbers, got "
-                f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else ""))
+        arr = real_array(self.name, name, value)
         if arr.ndim == 0:
             return Operand(scalar=float(arr))
         return Operand(host=arr)

@@ -5,29 +5,14 @@ elementwise kernel of one :class:`~daskcl.kernels._table.Fn` row with R's interf
 from __future__ import annotations
 
 import inspect
-import numbers
 from typing import Any
 
-import numpy as np
-
 from . import _docs
-from ._elementwise import ElementwiseDef, ElementwiseKernel
+from ._elementwise import ElementwiseDef, ElementwiseKernel, flag_value
 from ._kernel import Kernel
 from ._table import PUBLIC_MODULE, Fn
 
 __all__ = ["NmathFunction"]
-
-def _flag(fn: Fn, name: str, value: object) -> bool:
-    """R's logical flag: a Python or NumPy bool, or the integer 0 or 1; anything else (a
-    string, None, 2, 0.0) is a TypeError, not truth-tested."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral) and int(value) in (0, 1):
-        return bool(value)
-    raise TypeError(
-        f"{fn.name}: {name} must be True or False (or 0 or 1), not {value!r}"
-    )
-
 
 class NmathFunction(ElementwiseKernel):
     """A function of :mod:`daskcl.nmath`: the elementwise kernel of one table row, called with
@@ -80,7 +65,7 @@ class NmathFunction(ElementwiseKernel):
                 return _by_name(target)(**bound.arguments)
         bound.apply_defaults()
         vals = [bound.arguments[n] for n in fn.arg_names]
-        flags = [int(_flag(fn, k, bound.arguments[k])) for k in fn.flag_defaults]
+        flags = [int(flag_value(fn.name, k, bound.arguments[k])) for k in fn.flag_defaults]
         return self.apply(vals, flags)
 
     def _nonint_names(self) -> list[str]:
