@@ -21,7 +21,7 @@ import pytest
 from numpydoc.docscrape import FunctionDoc
 from rmath_oracle import SIGNATURES, r_eval
 
-from daskcl import nmath
+from daskcl import _reference, nmath
 from daskcl.kernels import _docs
 from daskcl.kernels._nmath_table import ROWS
 from daskcl.kernels._random import ROWS as RANDOM_ROWS
@@ -158,14 +158,14 @@ def test_docstring_documents_every_parameter_with_an_example(name):
 
 
 def test_function_table_has_every_row():
-    table = _docs.function_table()
+    table = _reference.function_table()
     for name in ALL:
         assert f":func:`~daskcl.nmath.{name}`" in table
         if _docs.R_CALLS[name]:
             assert f"``{_docs.R_CALLS[name]}``" in table
         for alias in _docs.ALIASES.get(name, {}):
             assert f"``{alias}=``" in table
-    assert table.count(".. list-table::") == len({_docs._group(n) for n in ALL})
+    assert table.count(".. list-table::") == len({_docs.group(n) for n in ALL})
 
 
 def test_installation_page_gives_the_readmes_two_commands():

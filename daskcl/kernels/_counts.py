@@ -47,11 +47,8 @@ import numpy as np
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import get_library
-from ._elementwise import Call
-from ._function import NmathFunction
-from ._table import Fn
 
-__all__ = ["MAX_TABLE", "MAX_TOTAL", "CountTables", "table_sizes"]
+__all__ = ["MAX_TABLE", "MAX_TOTAL", "table_sizes", "tables_for"]
 
 #: 8-byte words of one parameter's table and work space (512 MiB)
 MAX_TABLE = 1 << 26
@@ -368,30 +365,6 @@ def _build_wilcox(launch: _Launches, built: Any, tbuf: Any, sbuf: Any, off: int,
 def _device_limit(bound: _device.BoundDevice) -> int:
     """8-byte words the device can hold in one buffer (within MAX_TOTAL)."""
     return min(MAX_TOTAL, int(bound.device.max_mem_alloc_size) // 8)
-
-
-class CountTables(NmathFunction):
-    """:class:`NmathFunction` for the rows that read count tables (``impl`` of their rows)."""
-
-    extra_params = (
-        ", __global const double *restrict ct_tab, __global const double *restrict ct_keys"
-        ", __global const long *restrict ct_offs, const int ct_nkeys"
-    )
-
-    def __init__(self, fn: Fn) -> None:
-        super().__init__(fn)
-        fam = fn.name[1:]
-        if fam not in _FAMILIES:
-            raise ValueError(f"{fn.name}: no count tables for the family {fam!r}")
-        self.family = _FAMILIES[fam]
-
-    def extend(self, call: Call) -> None:
-        if call.size == 0:
-            return
-        params = [o.scalar if o.array is None else o.array
-                  for o in call.operands[1: 1 + self.family.width]]
-        tables = tables_for(self.fn.name, self.family.name, params)
-        call.extra = (tables.tab, tables.keys, tables.offs, np.int32(tables.nkeys))
 
 
 def tables_for(fname: str, family: str, params: list[Any]) -> _Tables:

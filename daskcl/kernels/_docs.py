@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The documentation of :mod:`daskcl.nmath`'s functions, as data, and R's keywords.
 
-For every row (:class:`~daskcl.kernels._table.Fn` and :class:`~daskcl.kernels._random.RFn`)
+For every row (:class:`~daskcl.kernels._table.Fn` and :class:`~daskcl.kernels._table.RFn`)
 this module holds what a reader of R needs: R's own call (R's names and defaults, R 4.2), the
 meaning of each parameter, where R's positional order or meaning differs from Rmath.h's (which
 daskcl follows), the algorithm and its reference (the ``@source`` text of the unit in
@@ -22,7 +22,6 @@ reStructuredText table of every function that the documentation builds.
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 import warnings
 from collections.abc import Mapping, MutableMapping
@@ -35,12 +34,11 @@ from ._elementwise import flag_value, is_dask_array, real_array
 from ._transfer import is_device_array
 
 if TYPE_CHECKING:
-    from ._random import RFn
-    from ._table import Fn
+    from ._table import Fn, RFn
 
 __all__ = [
-    "ALIASES", "EXAMPLES", "R_CALLS", "Alias", "Example", "apply_aliases", "docstring",
-    "example_lines", "family", "function_table", "order_note", "parameter_meanings",
+    "ALIASES", "EXAMPLES", "R_CALLS", "TITLES", "Alias", "Example", "apply_aliases", "docstring",
+    "example_lines", "family", "group", "optional_params", "order_note", "parameter_meanings",
     "rmath_call", "source",
 ]
 
@@ -1054,7 +1052,7 @@ def _random_docstring(fn: RFn) -> str:
 
 # -- the function table -------------------------------------------------------------------------
 
-_TITLES: dict[str, str] = {
+TITLES: dict[str, str] = {
     "norm": "Normal", "unif": "Uniform", "exp": "Exponential", "gamma": "Gamma",
     "beta": "Beta", "lnorm": "Log-normal", "chisq": "Chi-squared", "t": "Student's t",
     "f": "F", "cauchy": "Cauchy", "logis": "Logistic", "weibull": "Weibull",
@@ -1067,70 +1065,10 @@ _TITLES: dict[str, str] = {
 }
 
 
-def _group(name: str) -> str:
+def group(name: str) -> str:
     fam = family(name)
     if fam == name:
         return "bessel" if name.startswith("bessel") else "special"
     return "nbinom" if fam == "nbinom_mu" else fam
 
 
-def _rst_text(text: str) -> str:
-    """Plain text for reStructuredText (no markup is read in it)."""
-    for ch in ("\\", "*", "`", "|", "_"):
-        text = text.replace(ch, "\\" + ch)
-    # an initial "C. Loader" would open an enumerated list
-    return re.sub(r"^(\w{1,3})\. ", r"\1\\. ", text)
-
-
-def _cell(lines: list[str]) -> list[str]:
-    out = [f"     - {lines[0]}" if lines else "     -"]
-    out += [f"       {line}" if line else "" for line in lines[1:]]
-    return out
-
-
-def function_table() -> str:
-    """The reStructuredText of the function table: for every row, daskcl's call, R's call,
-    what each parameter means, where R differs (R's keywords accepted), and the algorithm
-    with its reference; grouped by family."""
-    import inspect
-
-    from . import _nmath_table, _random
-    from ._functions import FUNCTIONS
-
-    rows: list[Fn | RFn] = [*_nmath_table.ROWS, *_random.ROWS]
-    groups: dict[str, list[Fn | RFn]] = {}
-    for row in rows:
-        groups.setdefault(_group(row.name), []).append(row)
-    order = [g for g in _TITLES if g in groups] + sorted(set(groups) - set(_TITLES))
-    out: list[str] = []
-    for g in order:
-        title = _TITLES.get(g, g)
-        out += [title, "-" * len(title), "", ".. list-table::", "   :header-rows: 1",
-                "   :widths: 22 20 26 16 16", "",
-                "   * - daskcl", "     - R", "     - parameters", "     - differences from R",
-                "     - algorithm and reference"]
-        for row in sorted(groups[g], key=lambda r: ("dpqr".find(r.name[0]), r.name)):
-            sig = str(inspect.signature(FUNCTIONS[row.name]))
-            r = R_CALLS[row.name]
-            diff = [order_note(row.name)] if order_note(row.name) else []
-            for alias in ALIASES.get(row.name, {}).values():
-                diff.append(f"``{alias.name}=``: {alias.meaning}")
-            path, src = source(row)
-            params = [f"* ``{a}``: {m}" for a, m in parameter_meanings(row).items()]
-            out += [f"   * - :func:`~daskcl.nmath.{row.name}`", "",
-                    f"       ``{row.name}{sig}``"]
-            out += _cell([f"``{r}``" if r else "none (Rmath.h only)"])
-            out += _cell(params)
-            out += _cell(_join_paragraphs(diff) if diff else ["same order and names"])
-            out += _cell([_rst_text(src), "", f"``{path}``"] if src else ["(not found)"])
-        out.append("")
-    return "\n".join(out) + "\n"
-
-
-def _join_paragraphs(paras: list[str]) -> list[str]:
-    out: list[str] = []
-    for p in paras:
-        if out:
-            out.append("")
-        out.append(p)
-    return out

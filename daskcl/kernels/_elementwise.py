@@ -37,6 +37,7 @@ from .. import config
 from ..runtime import device as _device
 from ..runtime.library import Library, ProgramSource
 from . import _transfer
+from ._counts import tables_for
 from ._kernel import Kernel, LibraryRoots
 from ._table import NCLASS
 
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_BINNING", "LAUNCH_CPU", "LAUNCH_OTHER", "SORT_LAUNCH", "Binning", "Call",
     "ElementwiseDef", "ElementwiseKernel", "Operand", "binning", "collapse_axes", "flag_value",
     "is_dask_array", "launch_elements", "max_alloc", "pieces", "real_array", "span",
+    "table_calls",
 ]
 
 #: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
@@ -280,7 +282,9 @@ class ElementwiseDef:
     identifiers); ``classify`` is a C expression of an element's method for sorted launches;
     ``nonint`` the inputs counted for R's "non-integer" warning; ``counter``: the element's
     Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators);
-    ``extra_params`` C declarations of further kernel parameters.
+    ``extra_params`` C declarations of further kernel parameters; ``tables`` the count-table
+    families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
+    the inputs that are their parameters.
     """
 
     name: str
@@ -294,6 +298,7 @@ class ElementwiseDef:
     nonint: tuple[str, ...] = ()
     counter: bool = False
     extra_params: str = ""
+    tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def kernel_name(self) -> str:
@@ -351,6 +356,7 @@ def _in_params(d: ElementwiseDef, ndims: int) -> str:
         ps.append(",\n    const ulong dk_seed, const ulong dk_offc"
                   + "".join(f", const long dk_cst_{a}" for a in range(ndims)))
     ps += [f", const int {n}" for n in d.ints]
+    ps += [_TABLE_PARAMS[f] for f, _ in d.tables]
     return "".join(ps) + d.extra_params
 
 
@@ -386,6 +392,7 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
         CLASS=d.classify if sort_wg else "0",
     )
     before, rest = text.split("\x00PREAMBLE\x00")
+    before += "".join(_TABLE_MACROS[f] for f, _ in d.tables)
     op = d.operation if d.operation.endswith("\n") else d.operation + "\n"
     pre = d.preamble if not d.preamble or d.preamble.endswith("\n") else d.preamble + "\n"
     kname = f"{_TEMPLATE}[{d.name}, {ndims}d" + (f", sorted {sort_wg}]" if sort_wg else "]")
@@ -537,22 +544,18 @@ class ElementwiseKernel(Kernel):
         self.in_params, self.out_params = in_params, out_params
         self._order = [(t, n) for t, n in ins]
         inputs = tuple(n for t, n in ins if t == "double")
-        tables = _table_calls(name, operation, preamble, inputs)
         self._setup(ElementwiseDef(
             name=name, inputs=inputs, outputs=tuple(n for _, n in outs),
             operation=operation, ints=tuple(n for t, n in ins if t == "int"),
-            preamble="".join(_TABLE_MACROS[f] for f, _ in tables) + preamble,
-            extra_params="".join(_TABLE_PARAMS[f] for f, _ in tables)))
-        self._tables: list[tuple[str, tuple[int, ...]]] = tables
+            preamble=preamble, tables=table_calls(name, operation, preamble, inputs)))
 
     def _setup(self, d: ElementwiseDef) -> None:
         self.definition = d
-        if not hasattr(self, "_tables"):
-            self._tables = []
         #: the inputs' names in messages
         self.input_names: tuple[str, ...] = d.inputs
         self._depends: tuple[str, ...] | None = d.depends
-        self._sources: dict[tuple[int, Binning | None], ProgramSource] = {}
+        self._found: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self._sources: dict[tuple[Any, ...], ProgramSource] = {}
         self._guard = threading.Lock()
         if not hasattr(self, "_order"):
             self._order = [("double", n) for n in d.inputs] + [("int", n) for n in d.ints]
@@ -567,11 +570,16 @@ class ElementwiseKernel(Kernel):
     @property
     def depends(self) -> tuple[str, ...]:
         """The library names the operation and preamble call (their closure is assembled)."""
-        if self._depends is None:
+        if self._depends is not None:
+            return self._depends
+        lib = self.library
+        hit = self._found.get(lib.roots)
+        if hit is None:
             d = self.definition
-            found = _find_names(self.library, d.preamble + "\n" + d.operation)
-            self._depends = tuple(dict.fromkeys([*found, *(f"{f}_tab" for f, _ in self._tables)]))
-        return self._depends
+            found = _find_names(lib, d.preamble + "\n" + d.operation)
+            hit = tuple(dict.fromkeys([*found, *(f"{f}_tab" for f, _ in d.tables)]))
+            self._found[lib.roots] = hit
+        return hit
 
     def binning(self) -> Binning | None:
         """How launches are sorted by class on the bound device (:func:`binning`)."""
@@ -586,12 +594,14 @@ class ElementwiseKernel(Kernel):
     def source(self, variant: Any = None) -> ProgramSource:
         """The assembled program (``variant``: ``(axes, binning)``; the bound device's usual
         one by default)."""
-        key = self._variant(1) if variant is None else variant
+        ndims, bins = self._variant(1) if variant is None else variant
+        lib = self.library                 # the config key ``library`` may change it
+        key = (lib.roots, ndims, bins)
         hit = self._sources.get(key)
         if hit is None:
-            ndims, bins = key
-            parts = kernel_parts(replace(self.definition, depends=self.depends), ndims, bins)
-            hit = self._sources[key] = program_source(self.library, self.depends, parts)
+            depends = self.depends
+            parts = kernel_parts(replace(self.definition, depends=depends), ndims, bins)
+            hit = self._sources[key] = program_source(lib, depends, parts)
         return hit
 
     def plain_source(self) -> ProgramSource:
@@ -723,12 +733,10 @@ class ElementwiseKernel(Kernel):
         per-call device data (count tables) or launch limits (costly generators).  A kernel
         whose operation calls the Wilcoxon or signed-rank functions gets the count tables of
         the parameters of this call."""
-        if not self._tables or call.size == 0:
+        if not self.definition.tables or call.size == 0:
             return
-        from ._counts import tables_for
-
         extra: list[Any] = []
-        for family, idx in self._tables:
+        for family, idx in self.definition.tables:
             params = [call.operands[j].scalar if call.operands[j].array is None
                       else call.operands[j].array for j in idx]
             t = tables_for(self.name, family, params)
@@ -993,8 +1001,8 @@ def _call_args(text: str, start: int) -> list[str]:
     return args
 
 
-def _table_calls(name: str, operation: str, preamble: str, inputs: tuple[str, ...]
-                 ) -> list[tuple[str, tuple[int, ...]]]:
+def table_calls(name: str, operation: str, preamble: str, inputs: tuple[str, ...]
+                ) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """The count-table families the operation calls and, for each, the inputs holding their
     parameters.  Their tables are built before each launch from those inputs' values, so the
     parameters must be inputs of the kernel, named as they are, and the same in every call of
@@ -1020,7 +1028,7 @@ def _table_calls(name: str, operation: str, preamble: str, inputs: tuple[str, ..
         if found.setdefault(family, idx) != idx:
             raise ValueError(f"ElementwiseKernel {name}: every {family} call must take the same "
                              "inputs as its parameters")
-    return sorted(found.items())
+    return tuple(sorted(found.items()))
 
 
 def _elementwise(in_params: Any, out_params: Any, operation: str, name: str, preamble: str,

@@ -8,11 +8,11 @@ import inspect
 from typing import Any
 
 from . import _docs
-from ._elementwise import ElementwiseDef, ElementwiseKernel, flag_value
+from ._elementwise import ElementwiseDef, ElementwiseKernel, flag_value, table_calls
 from ._kernel import Kernel
 from ._table import PUBLIC_MODULE, Fn
 
-__all__ = ["NmathFunction"]
+__all__ = ["PUBLIC", "NmathFunction"]
 
 class NmathFunction(ElementwiseKernel):
     """A function of :mod:`daskcl.nmath`: the elementwise kernel of one table row, called with
@@ -20,9 +20,6 @@ class NmathFunction(ElementwiseKernel):
 
     It pickles by its name (``daskcl.nmath.<name>``), so dask tasks carry only that.
     """
-
-    #: C declarations of kernel parameters after the flags (count tables: :mod:`._counts`)
-    extra_params: str = ""
 
     def __init__(self, fn: Fn) -> None:
         Kernel.__init__(self, fn.name)
@@ -33,7 +30,7 @@ class NmathFunction(ElementwiseKernel):
             ints=tuple(c for _, c in fn.flags), depends=fn.depends,
             classify=fn.c_classify() if fn.classify else "",
             nonint=tuple(inputs[fn.arg_names.index(a)] for a in fn.nonint),
-            extra_params=self.extra_params))
+            tables=table_calls(fn.name, fn.c_call(), "", inputs)))
         self.input_names = fn.arg_names
         #: R's keyword names this function also takes (``rate=``, ``ncp=``, ``mu=``, ...)
         self.aliases = _docs.ALIASES.get(fn.name, {})
@@ -72,9 +69,12 @@ class NmathFunction(ElementwiseKernel):
         return list(self.fn.nonint)
 
 
-def _by_name(name: str) -> Any:
-    from ._functions import FUNCTIONS
+#: the public functions by name, as :mod:`._functions` registers them (what a function pickles
+#: as, and what R's keyword names dispatch to)
+PUBLIC: dict[str, NmathFunction] = {}
 
-    return FUNCTIONS[name]
+
+def _by_name(name: str) -> Any:
+    return PUBLIC[name]
 
 

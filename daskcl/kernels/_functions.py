@@ -9,27 +9,14 @@ generators (:mod:`daskcl.kernels._random`) join them in :data:`FUNCTIONS`.
 
 from __future__ import annotations
 
-import importlib
-
 from . import _random
-from ._function import NmathFunction
+from ._function import PUBLIC, NmathFunction
 from ._nmath_table import ROWS
-from ._table import Fn
 
 __all__ = ["FUNCTIONS", "NmathFunction"]
 
-def _impl(fn: Fn) -> NmathFunction:
-    """The function of a row: :class:`NmathFunction` or the subclass its ``impl`` names."""
-    if not fn.impl:
-        return NmathFunction(fn)
-    module, _, name = fn.impl.partition(":")
-    cls = getattr(importlib.import_module(module), name)
-    if not (isinstance(cls, type) and issubclass(cls, NmathFunction)):
-        raise TypeError(f"{fn.name}: impl {fn.impl!r} is not a subclass of NmathFunction")
-    return cls(fn)
-
-
-_ELEMENTWISE: dict[str, NmathFunction] = {fn.name: _impl(fn) for fn in ROWS}
+_ELEMENTWISE: dict[str, NmathFunction] = {fn.name: NmathFunction(fn) for fn in ROWS}
+PUBLIC.update(_ELEMENTWISE)
 
 #: every public function of :mod:`daskcl.nmath` by name: the Mathlib rows, then the generators
 FUNCTIONS: dict[str, NmathFunction | _random.RandomKernel] = {

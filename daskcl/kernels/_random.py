@@ -57,8 +57,6 @@ import numbers
 import operator
 import secrets
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -69,7 +67,7 @@ from ..runtime.library import get_library
 from . import _docs, _transfer
 from ._elementwise import Call, ElementwiseDef, ElementwiseKernel, _c_strides, is_dask_array
 from ._kernel import Kernel, RawKernel
-from ._table import PUBLIC_MODULE
+from ._table import PUBLIC_MODULE, RFn
 
 __all__ = ["FUNCTIONS", "RHYPER_MAX_N", "ROWS", "RSIGNRANK_MAX_N", "RWILCOX_MAX_N", "RFn",
            "RandomKernel", "philox4x32_10"]
@@ -85,54 +83,6 @@ RHYPER_MAX_N = 1 << 45
 #: work of one launch per compute unit, in 64-bit words drawn (see :attr:`RFn.cost`)
 _WORK_CPU = 1 << 21
 _WORK_OTHER = 1 << 24
-
-
-@dataclass(frozen=True)
-class RFn:
-    """One r-function: its C symbol, Rmath.h parameters and method.
-
-    Parameters
-    ----------
-    name
-        Public name, ``daskcl.nmath.<name>`` (a row of ``tests/data/rmath_api.tsv``).
-    csym
-        The C function of the kernel library, called as ``csym(&stream, a0, a1, ...)``.
-    args
-        Parameter names in Rmath.h order; a ``(name, default)`` pair gives R's default.
-    summary
-        One line for the docstring.
-    method
-        The method and its reference, for the docstring.
-    units
-        The kernel's ``@depends_nmath`` names; ``csym`` if empty.
-    limit
-        The largest parameters the generator takes (NaN beyond), for the docstring and the
-        warning; empty where every finite parameter is taken.
-    cost
-        Words drawn per variate at most, as a function of the largest value of each parameter
-        (which it may clip to the limit); ``None`` for a few words.  Launches are sized by it.
-    """
-
-    name: str
-    csym: str
-    args: tuple[str | tuple[str, float], ...]
-    summary: str
-    method: str
-    units: tuple[str, ...] = ()
-    limit: str = ""
-    cost: Callable[..., float] | None = None
-
-    @property
-    def arg_names(self) -> tuple[str, ...]:
-        return tuple(a if isinstance(a, str) else a[0] for a in self.args)
-
-    @property
-    def defaults(self) -> dict[str, float]:
-        return {a[0]: a[1] for a in self.args if not isinstance(a, str)}
-
-    @property
-    def depends(self) -> tuple[str, ...]:
-        return self.units or (self.csym,)
 
 
 ROWS: tuple[RFn, ...] = (

@@ -10,9 +10,10 @@ function is one row here plus its unit in ``cl/nmath``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["FLAGS", "NCLASS", "PUBLIC_MODULE", "Fn"]
+__all__ = ["FLAGS", "NCLASS", "PUBLIC_MODULE", "Fn", "RFn"]
 
 #: the module whose attributes the generated functions are (and as which they pickle)
 PUBLIC_MODULE = "daskcl.nmath"
@@ -55,10 +56,6 @@ class Fn:
     call
         C expression for the call when it is not ``csym(a0, ..., flags)``; it may use ``a0`` ..
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
-    impl
-        ``"module:Class"`` of the implementation when it is not the generic
-        :class:`daskcl.kernels._function.NmathFunction` (a subclass with per-call device data, e.g.
-        ``"daskcl.kernels._counts:CountTables"`` for the Wilcoxon and signed-rank rows).
     classify
         C function (same arguments as ``csym``, returning an ``int`` below
         :data:`NCLASS`) that tells which of its methods the function takes for an element; on
@@ -74,7 +71,6 @@ class Fn:
     units: tuple[str, ...] = ()
     nonint: tuple[str, ...] = ()
     call: str | None = None
-    impl: str = ""
     classify: str = ""
     flags: tuple[tuple[str, str], ...] = field(init=False)
 
@@ -118,3 +114,51 @@ class Fn:
 
     def _c_params(self) -> str:
         return ", ".join([f"a{i}" for i in range(len(self.args))] + [c for _, c in self.flags])
+
+
+@dataclass(frozen=True)
+class RFn:
+    """One r-function: its C symbol, Rmath.h parameters and method.
+
+    Parameters
+    ----------
+    name
+        Public name, ``daskcl.nmath.<name>`` (a row of ``tests/data/rmath_api.tsv``).
+    csym
+        The C function of the kernel library, called as ``csym(&stream, a0, a1, ...)``.
+    args
+        Parameter names in Rmath.h order; a ``(name, default)`` pair gives R's default.
+    summary
+        One line for the docstring.
+    method
+        The method and its reference, for the docstring.
+    units
+        The kernel's ``@depends_nmath`` names; ``csym`` if empty.
+    limit
+        The largest parameters the generator takes (NaN beyond), for the docstring and the
+        warning; empty where every finite parameter is taken.
+    cost
+        Words drawn per variate at most, as a function of the largest value of each parameter
+        (which it may clip to the limit); ``None`` for a few words.  Launches are sized by it.
+    """
+
+    name: str
+    csym: str
+    args: tuple[str | tuple[str, float], ...]
+    summary: str
+    method: str
+    units: tuple[str, ...] = ()
+    limit: str = ""
+    cost: Callable[..., float] | None = None
+
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        return tuple(a if isinstance(a, str) else a[0] for a in self.args)
+
+    @property
+    def defaults(self) -> dict[str, float]:
+        return {a[0]: a[1] for a in self.args if not isinstance(a, str)}
+
+    @property
+    def depends(self) -> tuple[str, ...]:
+        return self.units or (self.csym,)

@@ -1131,7 +1131,7 @@ class Sweep:
             if not isinstance(kernel, NmathFunction):  # generators are refused by the spec
                 raise TypeError(f"{self.function} is not an elementwise function")
             out = [kernel.plain_source().text]
-            if kernel.fn.impl:
+            if kernel.definition.tables:
                 out += [lib.read(f"kernels/{p.name}")
                         for p in sorted((lib.root / "kernels").glob("*.cl"))]
             return out

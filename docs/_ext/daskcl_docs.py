@@ -2,7 +2,7 @@
 """Sphinx extension: the pages and figures generated from the code when the docs build.
 
 ``_generated/function_table.rst`` (every row: daskcl's call, R's call, parameters, where R
-differs, the algorithm and its reference) comes from :func:`daskcl.kernels._docs.function_table`;
+differs, the algorithm and its reference) comes from :func:`daskcl._reference.function_table`;
 ``_generated/nmath_reference.rst`` lists every function of :mod:`daskcl.nmath` for autodoc, by
 family; the figures of :mod:`daskcl_figures` are computed with daskcl on the bound device (PoCL on
 a CPU-only machine).  The html build draws the figures; another builder draws only those that
@@ -33,10 +33,10 @@ def nmath_reference() -> str:
 
     groups: dict[str, list[str]] = {}
     for row in (*_nmath_table.ROWS, *_random.ROWS):
-        groups.setdefault(_docs._group(row.name), []).append(row.name)
+        groups.setdefault(_docs.group(row.name), []).append(row.name)
     out = []
-    for g in [g for g in _docs._TITLES if g in groups]:
-        title = _docs._TITLES[g]
+    for g in [g for g in _docs.TITLES if g in groups]:
+        title = _docs.TITLES[g]
         out += [title, "-" * len(title), ""]
         for name in groups[g]:
             out += [f".. autofunction:: daskcl.nmath.{name}", ""]
@@ -46,11 +46,11 @@ def nmath_reference() -> str:
 def generate(app: Sphinx) -> None:
     import daskcl_figures
 
-    from daskcl.kernels import _docs
+    from daskcl import _reference
 
     gen = Path(app.srcdir) / "_generated"
     gen.mkdir(exist_ok=True)
-    _write(gen / "function_table.rst", _docs.function_table())
+    _write(gen / "function_table.rst", _reference.function_table())
     _write(gen / "nmath_reference.rst", nmath_reference())
     facts_path = gen / "figures.json"
     facts: dict[str, Any] = json.loads(facts_path.read_text()) if facts_path.exists() else {}
