@@ -170,11 +170,15 @@ def test_work_space_of_many_parameters_in_pieces(monkeypatch):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize(("fn", "params"), [("psignrank", (300.0,)), ("pwilcox", (30.0, 90.0))])
-def test_large_tables_are_built_in_bounded_batches(monkeypatch, fn, params):
-    # tables above SMALL_WORK are built by a launch per step; the host waits for the device
-    # and reaches the interruption point after every batch of BATCH_WORK operations or less
+@pytest.mark.parametrize(("fn", "params", "in_place"), [
+    ("psignrank", (300.0,), False), ("psignrank", (300.0,), True), ("pwilcox", (30.0, 90.0), False)])
+def test_large_tables_are_built_in_bounded_batches(monkeypatch, fn, params, in_place):
+    # tables above SMALL_WORK are built by a launch per step (on CPU devices the signed-rank
+    # steps in place, a run of steps per launch); the host waits for the device and reaches
+    # the interruption point after every batch of BATCH_WORK operations or less
     f = getattr(nmath, fn)
+    monkeypatch.setattr(_counts, "signrank_in_place", lambda bound: in_place)
+    monkeypatch.setattr(_counts, "SEQ_WORK", 1 << 12)
     q = np.linspace(0.0, 0.6 * math.prod(params) * (1 if fn == "pwilcox" else 151), 50)
     _counts._cache.entries.clear()
     want = f(q, *params)            # one work-group per table
@@ -194,7 +198,11 @@ def test_large_tables_are_built_in_bounded_batches(monkeypatch, fn, params):
     _counts._cache.entries.clear()
     got = f(q, *params)
     np.testing.assert_array_equal(got, want)
-    assert sum(name.endswith("_step") for name in launches) == params[0] - (fn == "psignrank")
+    if in_place:       # steps 2..300 in runs of at most SEQ_WORK entries each
+        assert sum(name.endswith("_seq") for name in launches) >= 10
+        assert not any(name.endswith("_step") for name in launches)
+    else:
+        assert sum(name.endswith("_step") for name in launches) == params[0] - (fn == "psignrank")
     assert len(calls) >= 5
 
 

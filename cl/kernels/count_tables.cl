@@ -158,6 +158,21 @@ __kernel void count_tables_signrank_step(__global double *restrict tab, const lo
         ct_signrank_entry(to_w ? w : scratch, to_w ? scratch : w, j, k);
 }
 
+// A large parameter on a CPU device: steps j0 .. j1 - 1 in place, one work-item, as R's own
+// loop: w[k] += w[k - j] for k from min(j(j+1)/2, c) down to j (each entry read before it is
+// written in the step, so every step adds the previous step's values, as the parallel step
+// kernel does: the same sums).  One table of c + 1 doubles stays in the CPU's caches, where
+// the two tables of the parallel steps do not.
+__kernel void count_tables_signrank_seq(__global double *restrict tab, const long off,
+                                        const long n, const long j0, const long j1)
+{
+    const long c = n * (n + 1) / 4;
+    __global double *w = tab + off + 1;
+    for (long j = j0; j < j1; ++j)
+        for (long k = ct_signrank_end(j, c); k >= j; --k)
+            w[k] += w[k - j];
+}
+
 // A large parameter: T(k0..k1-1), one work-item.
 __kernel void count_tables_signrank_cum(__global double *restrict tab, const long off,
                                         const long n, const long k0, const long k1)

@@ -48,7 +48,7 @@ from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import get_library
 
-__all__ = ["MAX_TABLE", "MAX_TOTAL", "table_sizes", "tables_for"]
+__all__ = ["MAX_TABLE", "MAX_TOTAL", "signrank_in_place", "table_sizes", "tables_for"]
 
 #: 8-byte words of one parameter's table and work space (512 MiB)
 MAX_TABLE = 1 << 26
@@ -69,6 +69,8 @@ BATCH_WORK = 1 << 22
 BATCH_SECONDS = 0.1
 #: terms of the cumulative sums per launch (summed in order by one work-item)
 CUM_PIECE = 1 << 21
+#: entries one launch of the in-place signed-rank steps updates (CPU devices)
+SEQ_WORK = 1 << 25
 
 _WG = 256
 
@@ -315,6 +317,8 @@ def _build(bound: _device.BoundDevice, family: _Family, keys: np.ndarray,
         for i in large:
             if fam == "wilcox":
                 _build_wilcox(launch, built, tbuf, sbuf, int(offs[i]), tkeys[i])
+            elif signrank_in_place(bound):
+                _build_signrank_seq(launch, built, tbuf, sbuf, int(offs[i]), tkeys[i])
             else:
                 _build_signrank(launch, built, tbuf, sbuf, int(offs[i]), tkeys[i])
         launch.check()
@@ -341,6 +345,33 @@ def _build_signrank(launch: _Launches, built: Any, tbuf: Any, sbuf: Any, off: in
         if items > 0:
             launch(built, "count_tables_signrank_step", (tbuf, o, sbuf, nn, np.int64(j)),
                    items, _WG, items)
+    _cum(launch, built, "count_tables_signrank_cum", (tbuf, o, nn), n * (n + 1) // 2)
+
+
+def signrank_in_place(bound: _device.BoundDevice) -> bool:
+    """Whether a large signed-rank table is built in place by one work-item (CPU devices:
+    one table stays in the caches; as fast as R's loop, benchmarks/README.md) rather than a
+    launch per step over the whole device (GPUs)."""
+    return bound.info.type == "CPU"
+
+
+def _build_signrank_seq(launch: _Launches, built: Any, tbuf: Any, sbuf: Any, off: int,
+                        key: tuple[float, ...]) -> None:
+    """A large signed-rank table on a CPU device: in place, one work-item, in launches of a
+    run of steps each (about ``SEQ_WORK`` entries: Ctrl-C between them)."""
+    n = int(key[0])
+    c = n * (n + 1) // 4
+    o, nn = np.int64(off), np.int64(n)
+    launch(built, "count_tables_signrank_init", (tbuf, o, sbuf, np.int64(c)), c + 1, _WG, c + 1)
+    j = 2
+    while j <= n:
+        j1, work = j, 0
+        while j1 <= n and (work == 0 or work + min(j1 * (j1 + 1) // 2, c) <= SEQ_WORK):
+            work += max(0, min(j1 * (j1 + 1) // 2, c) - j1 + 1)
+            j1 += 1
+        launch(built, "count_tables_signrank_seq", (tbuf, o, nn, np.int64(j), np.int64(j1)),
+               1, None, work)
+        j = j1
     _cum(launch, built, "count_tables_signrank_cum", (tbuf, o, nn), n * (n + 1) // 2)
 
 
