@@ -373,8 +373,9 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     any_in_nan = " || ".join(f"isnan({n})" for n in d.inputs)
     nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);" if d.inputs
                  else f"if ({any_out_nan}) atomic_inc(dk_status);")
-    nonint = "\n".join(f"if (!isnan({n}) && R_nonint({n})) atomic_inc(dk_status + 1);"
-                       for n in d.nonint)
+    # R warns "non-integer x" only where it computes a value (not where the result is NaN)
+    nonint = "\n".join(f"if (!({any_out_nan}) && !isnan({n}) && R_nonint({n})) "
+                       "atomic_inc(dk_status + 1);" for n in d.nonint)
     head = "\n".join(["const long i = dk_base + dk_k;", _index_code(d, ndims), _load_code(d)]
                      + [f"double {n} = ML_NAN;" for n in d.outputs] + ["{"])
     tail = "\n".join(["}", nan_check, nonint]
@@ -410,18 +411,22 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
 
 def program_source(lib: Library, names: Sequence[str], parts: list[tuple[str, str]]
                    ) -> ProgramSource:
-    """Layers 0 and 1, the minimal subset for ``names``, then the kernel ``parts`` (each its own
-    entry of the line map, so build-log lines map into the part they are in)."""
+    """Layers 0 and 1, the minimal subset for ``names``, then the kernel ``parts``, each under
+    its own ``// ==== name ====`` line as the library's files are (so that build-log lines map
+    into the part they are in, and the program can be compiled in separate objects)."""
     first = parts[0][0]
-    text = "".join(t if t.endswith("\n") else t + "\n" for _, t in parts)
+    texts = [t if t.endswith("\n") else t + "\n" for _, t in parts]
+    text = texts[0] + "".join(f"// ==== {name} ====\n{t}" for (name, _), t
+                              in zip(parts[1:], texts[1:]))
     base = lib.program_source(tuple(names), text, first)
     start = next(s for s, n in base.line_map if n == first)
-    line_map = [e for e in base.line_map if e[1] != first]
-    line = start
-    for name, t in parts:
+    line_map = list(base.line_map)
+    line = start + texts[0].count("\n")
+    for (name, _), t in zip(parts[1:], texts[1:]):
+        line += 1                               # the part's header line
         line_map.append((line, name))
-        line += (t if t.endswith("\n") else t + "\n").count("\n")
-    files = tuple(dict.fromkeys([*base.files[:-1], *(n for n, _ in parts)]))
+        line += t.count("\n")
+    files = tuple(dict.fromkeys([*base.files, *(n for n, _ in parts)]))
     return ProgramSource(base.text, files, tuple(line_map))
 
 
