@@ -416,8 +416,9 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
                 todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally) -> None:
     """Run ``chunk_task`` for every index of ``todo`` on the client's workers.
 
-    The sweep is the result of one task, which every chunk task names: each worker fetches it
-    once, and where the worker holding it dies the scheduler computes it again from the task
+    The sweep is the result of one task, which every chunk task names: it is copied to every
+    worker present (so that no worker draws the chunk tasks to itself), later workers fetch it
+    once, and where the workers holding it die the scheduler computes it again from the task
     (data scattered to a lone worker would die with it, and the sweep with it).  A window of
     :data:`_WINDOW_PER_THREAD` tasks per worker thread is in flight, the next submitted as
     each finishes, so that neither the client nor the scheduler holds more than the window
@@ -430,6 +431,10 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
         return
     token = f"daskcl-sweep-{sweep.identity()[:8]}-{uuid.uuid4().hex[:6]}"
     payload = client.submit(_hold, sweep, pure=False, retries=2, key=f"{token}-spec")
+    if len(client.scheduler_info().get("workers", {})) > 1:
+        # a copy on every worker: the chunk tasks that name it are then placed by load, not
+        # drawn to the one worker that computed it
+        client.replicate([payload])
     names = _warm_names(sweep)
     if names:
         from ..distributed.cluster import warm
