@@ -330,6 +330,9 @@ class _FakeClient:
     def nthreads(self) -> dict[str, int]:
         return {"tcp://127.0.0.1:1": 2, "tcp://127.0.0.1:2": 2}
 
+    def replicate(self, futures: list[Any]) -> None:
+        pass
+
     def submit(self, fn: Any, *args: Any, key: str, pure: bool, retries: int) -> _FakeFuture:
         # a future travels as its key; the task runs with its result
         spec = pickle.dumps((fn, [a.key if isinstance(a, _FakeFuture) else a for a in args]))

@@ -565,7 +565,7 @@ class ElementwiseKernel(Kernel):
         if not hasattr(self, "_order"):
             self._order = [("double", n) for n in d.inputs] + [("int", n) for n in d.ints]
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> str | tuple[Any, ...]:
         return (_elementwise, (self.in_params, self.out_params, self.definition.operation,
                                self.name, self.definition.preamble, self.library_roots,
                                self.options))

@@ -50,8 +50,9 @@ class NmathFunction(ElementwiseKernel):
         self.__module__ = PUBLIC_MODULE
         self.__doc__ = _docs.docstring(fn)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_by_name, (self.fn.name,))
+    def __reduce__(self) -> str:
+        # a global of daskcl.nmath (``__module__``): unpickling imports it and takes the name
+        return self.fn.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn
@@ -69,8 +70,8 @@ class NmathFunction(ElementwiseKernel):
         return list(self.fn.nonint)
 
 
-#: the public functions by name, as :mod:`._functions` registers them (what a function pickles
-#: as, and what R's keyword names dispatch to)
+#: the public functions by name, as :mod:`._functions` registers them (what R's keyword names
+#: dispatch to)
 PUBLIC: dict[str, NmathFunction] = {}
 
 

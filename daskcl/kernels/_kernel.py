@@ -213,7 +213,7 @@ class RawKernel(Kernel):
         self.depends = tuple(tags.get("depends_nmath", ())) + tuple(tags.get("depends", ()))
         self.params = kernel_params(code, name)
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> str | tuple[Any, ...]:
         return (_raw, (self.code, self.name, self.library_roots, self.options))
 
     def source(self, variant: Any = None) -> ProgramSource:

@@ -166,8 +166,9 @@ class RandomKernel(ElementwiseKernel):
             depends=("philox", *fn.depends)))
         self.input_names = fn.arg_names
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_by_name, (self.fn.name,))
+    def __reduce__(self) -> str:
+        # a global of daskcl.nmath (``__module__``): unpickling imports it and takes the name
+        return self.fn.name
 
     def extend(self, call: Call) -> None:
         """Launches of the generators whose work grows with a parameter (:attr:`RFn.cost`)
@@ -242,10 +243,6 @@ class RandomKernel(ElementwiseKernel):
         if isinstance(result, np.ndarray) and result.ndim == 0:
             return result[()]
         return result
-
-
-def _by_name(name: str) -> Any:
-    return FUNCTIONS[name]
 
 
 def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:

@@ -431,7 +431,7 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
         return
     token = f"daskcl-sweep-{sweep.identity()[:8]}-{uuid.uuid4().hex[:6]}"
     payload = client.submit(_hold, sweep, pure=False, retries=2, key=f"{token}-spec")
-    if len(client.scheduler_info().get("workers", {})) > 1:
+    if len(client.nthreads()) > 1:
         # a copy on every worker: the chunk tasks that name it are then placed by load, not
         # drawn to the one worker that computed it
         client.replicate([payload])
