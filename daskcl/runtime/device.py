@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import functools
+import math
 import threading
 import warnings
 from collections.abc import Sequence
@@ -56,7 +57,7 @@ __kernel void probe(__global double *out, const double one)
     out[3] = 1e300 * one * 1e-300;     /* 1: out of float range in between */
 }
 """
-_PROBE_WANT = np.array([1.0, np.sqrt(2.0), np.e - 2.0, 1.0])
+_PROBE_WANT = np.array([1.0, math.sqrt(2.0), math.e - 2.0, 1.0])
 
 
 @dataclass(frozen=True)
