@@ -7,7 +7,8 @@
 //
 // R computes these distributions from tables of counts that it allocates on the host and
 // keeps between calls.  daskcl builds one table per distinct parameter in device memory, once
-// per call (daskcl/_counts.py), and every element reads its parameter's table:
+// per call (daskcl/kernels/_counts.py; any elementwise kernel calling dwilcox, psignrank, ...
+// gets them, daskcl/kernels/_elementwise.py), and every element reads its parameter's table:
 //
 //   keys   the distinct parameters, sorted: pairs (m, n) for wilcox, n for signrank
 //   offs   where each parameter's table starts in tab
