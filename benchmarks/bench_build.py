@@ -111,7 +111,8 @@ FRESH = textwrap.dedent("""
 
 def census_names() -> list[str]:
     """Every census entry: ``nmath:NAME``, ``random:NAME``, ``glm:FAMILY:LINK``."""
-    from daskcl import glm, random
+    from daskcl import glm
+    from daskcl.kernels import _random as random
 
     out = [f"nmath:{r.name}" for r in ROWS]
     out += [f"random:{r.name}" for r in random.ROWS]
@@ -162,7 +163,7 @@ def call_entry(entry: str, n: int = 4096) -> str:
             x = np.linspace(0.05, 0.95, n)
             out = getattr(nmath, name)(x, *([2.0] * (len(fn.args) - 1 - len(fn.defaults))))
         elif kind == "random":
-            from daskcl import random
+            from daskcl.kernels import _random as random
 
             rfn = {r.name: r for r in random.ROWS}[name]
             out = getattr(nmath, name)(n, *([2.0] * (len(rfn.args) - len(rfn.defaults))), seed=1)
