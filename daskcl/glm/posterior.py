@@ -370,7 +370,6 @@ class Posterior:
         """NumPy (or, with ``device``, device-array) ``qf`` and ``grad`` for host ``b``: the
         rows of ``b`` stream to the device, the results back (:func:`_transfer.stream`); a
         factorial grid uploads only its descriptor."""
-        import pyopencl as cl
 
         if device:
             return self._compute_device(b, tuning)
@@ -382,12 +381,9 @@ class Posterior:
         if m == 0:
             return qf, grad
         tun = self.resolve_tuning(tuning)
-        ctx, mf = bound.context, cl.mem_flags
         fdesc = vals = None
         if grid is not None:
-            v, d = grid.descriptor()
-            vals = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
-            fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
+            vals, fdesc = _descriptor(bound, grid)
             flat_b = None
         else:
             assert isinstance(b, np.ndarray)
@@ -413,7 +409,6 @@ class Posterior:
         """Device-array ``qf`` and ``grad`` for a device-array, NumPy or factorial ``b``:
         nothing comes back to the host; launches of at most 2^22 points write sub-regions of
         the outputs."""
-        import pyopencl as cl
         import pyopencl.array as cla
 
         bound = _device.current()
@@ -425,12 +420,9 @@ class Posterior:
         if m == 0:
             return qf, grad
         tun = self.resolve_tuning(tuning)
-        ctx, mf = bound.context, cl.mem_flags
         fdesc = vals = bsrc = None
         if grid is not None:
-            v, d = grid.descriptor()
-            vals = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
-            fdesc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
+            vals, fdesc = _descriptor(bound, grid)
         elif _transfer.is_device_array(b):
             op = _transfer.device_operand("f2_f3", "b", b, bound)
             arr = op.array
@@ -568,6 +560,15 @@ class Posterior:
             dtype=np.float64, chunks=(sizes, (self.l2 + 1,)), meta=np.empty((0, self.l2 + 1)),
         )
         return out[:, 0], out[:, 1:]
+
+
+def _descriptor(bound: _device.BoundDevice, grid: FactorialGrid) -> tuple[Any, Any]:
+    """The device buffers of a factorial grid's descriptor: its values and their layout."""
+    import pyopencl as cl
+
+    mf = cl.mem_flags
+    return tuple(cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+                 for a in grid.descriptor())  # type: ignore[return-value]
 
 
 def _check_chunks(chunks: Any, m1: Any) -> None:

@@ -522,9 +522,6 @@ def _reciprocal(name: str, keyword: str, value: Any) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
-_flag = flag_value
-
-
 def apply_aliases(name: str, arguments: MutableMapping[str, Any]) -> str:
     """Replace R's keywords among a call's arguments by Rmath.h's, in place.
 
@@ -565,7 +562,7 @@ def apply_aliases(name: str, arguments: MutableMapping[str, Any]) -> str:
         if alias.kind == "reciprocal":
             arguments[alias.param] = _reciprocal(name, alias.name, value)
         elif alias.kind == "flag":
-            arguments[alias.param] = 2.0 if _flag(name, alias.name, value) else 1.0
+            arguments[alias.param] = 2.0 if flag_value(name, alias.name, value) else 1.0
         else:
             arguments.pop(alias.param, None)
             arguments[alias.name] = value

@@ -25,10 +25,9 @@ import math
 import re
 import string
 import sys
-import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -281,9 +280,8 @@ class ElementwiseDef:
     inputs; ``depends`` names the library units it calls (``None``: found from its
     identifiers); ``classify`` is a C expression of an element's method for sorted launches;
     ``nonint`` the inputs counted for R's "non-integer" warning; ``counter``: the element's
-    Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators);
-    ``extra_params`` C declarations of further kernel parameters; ``tables`` the count-table
-    families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
+    Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators); ``tables``
+    the count-table families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
     the inputs that are their parameters.
     """
 
@@ -297,26 +295,11 @@ class ElementwiseDef:
     classify: str = ""
     nonint: tuple[str, ...] = ()
     counter: bool = False
-    extra_params: str = ""
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def kernel_name(self) -> str:
         return f"ew_{self.name}"
-
-
-def _find_names(lib: Library, text: str) -> list[str]:
-    """The identifiers of C ``text`` (comments and strings ignored) that are units or symbols of
-    ``lib``, in order of first appearance."""
-    finder = getattr(lib, "find_names", None)
-    if finder is not None:
-        return list(finder(text))
-    clean = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"', " ", text, flags=re.S)
-    seen: dict[str, None] = {}
-    for name in _IDENT.findall(clean):
-        if name in lib.units or name in lib.symbols:
-            seen.setdefault(name, None)
-    return list(seen)
 
 
 def _indent(text: str, n: int) -> str:
@@ -357,7 +340,7 @@ def _in_params(d: ElementwiseDef, ndims: int) -> str:
                   + "".join(f", const long dk_cst_{a}" for a in range(ndims)))
     ps += [f", const int {n}" for n in d.ints]
     ps += [_TABLE_PARAMS[f] for f, _ in d.tables]
-    return "".join(ps) + d.extra_params
+    return "".join(ps)
 
 
 def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
@@ -471,7 +454,6 @@ class Call:
     extra: tuple[Any, ...] = ()
     #: the launch size cap of this call (None: the device's)
     cap: int | None = None
-    keep: list[Any] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -561,7 +543,6 @@ class ElementwiseKernel(Kernel):
         self._depends: tuple[str, ...] | None = d.depends
         self._found: dict[tuple[Any, ...], tuple[str, ...]] = {}
         self._sources: dict[tuple[Any, ...], ProgramSource] = {}
-        self._guard = threading.Lock()
         if not hasattr(self, "_order"):
             self._order = [("double", n) for n in d.inputs] + [("int", n) for n in d.ints]
 
@@ -581,7 +562,7 @@ class ElementwiseKernel(Kernel):
         hit = self._found.get(lib.roots)
         if hit is None:
             d = self.definition
-            found = _find_names(lib, d.preamble + "\n" + d.operation)
+            found = lib.find_names(d.preamble + "\n" + d.operation)
             hit = tuple(dict.fromkeys([*found, *(f"{f}_tab" for f, _ in d.tables)]))
             self._found[lib.roots] = hit
         return hit
@@ -823,11 +804,6 @@ class ElementwiseKernel(Kernel):
             cap = min(cap, call.cap)
         return max(1, cap)
 
-    def _status(self, bound: _device.BoundDevice) -> tuple[Any, np.ndarray]:
-        """A zeroed status buffer of two ints (from the device's free list, filled on its
-        queue) and the host array its counts are read into."""
-        return _transfer.status_buffer(bound), np.zeros(2, dtype=np.int32)
-
     def _run_host(self, call: Call) -> tuple[list[np.ndarray], np.ndarray]:
         """NumPy in, NumPy out, through :func:`._transfer.stream`."""
         import pyopencl as cl
@@ -837,7 +813,7 @@ class ElementwiseKernel(Kernel):
         results = [_transfer.result_array(bound, call.shape) for _ in range(nout)]
         if call.size == 0:
             return results, np.zeros(2, dtype=np.int32)
-        status, counts = self._status(bound)
+        status, counts = _transfer.status_buffer(bound), np.zeros(2, dtype=np.int32)
         cpu = bound.info.type == "CPU"
         # streamed: large host arrays (every host array on CPU devices, which read them in place)
         resident: list[Any] = []
@@ -853,7 +829,6 @@ class ElementwiseKernel(Kernel):
             else:
                 streamed.append(None)
                 resident.append(None)
-        call.keep.append(resident)
         dummy = _dummy(bound)
         strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
         plan = []
@@ -896,7 +871,7 @@ class ElementwiseKernel(Kernel):
                 for _ in self.definition.outputs]
         if call.size == 0:
             return outs, np.zeros(2, dtype=np.int32)
-        status, counts = self._status(bound)
+        status, counts = _transfer.status_buffer(bound), np.zeros(2, dtype=np.int32)
         self.enqueue(call, outs, status)
         cl.enqueue_copy(queue, counts, status)
         queue.finish()
@@ -919,15 +894,12 @@ class ElementwiseKernel(Kernel):
             if o.dev is not None:
                 bufs.append(o.dev.buffer)
                 base_off.append(o.dev.offset)
-                call.keep.append(o.dev.array)
             elif o.host is not None:
                 if o.host.nbytes > max_alloc(bound):
                     raise ValueError(f"{self.name}: a host input of {o.host.nbytes} bytes exceeds "
                                      "the device's largest buffer; pass NumPy arrays only (the "
                                      "host path streams them) or upload it in parts")
-                buf = _transfer.upload(bound, o.host.reshape(-1))
-                call.keep.append(buf)
-                bufs.append(buf)
+                bufs.append(_transfer.upload(bound, o.host.reshape(-1)))
                 base_off.append(0)
             else:
                 bufs.append(_dummy(bound))

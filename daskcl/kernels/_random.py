@@ -186,26 +186,11 @@ class RandomKernel(ElementwiseKernel):
         work = (_WORK_CPU if bound.info.type == "CPU" else _WORK_OTHER) * units
         call.cap = max(1, max(units, int(work // cost)))
 
-    def run(self, shape: tuple[int, ...], values: list[Any], seed: int, cbase: int,
-            cstrides: tuple[int, ...] | None = None, device: bool = False
-            ) -> tuple[Any, int]:
-        """Variates of ``shape`` whose element at index ``idx`` uses counter
-        ``cbase + sum(idx * cstrides)`` (C order over ``shape`` by default); returns them
-        (NumPy, or a device array with ``device`` or a device parameter) and the count of NaNs
-        produced."""
-        call = self.prepare(values, (), shape, (seed, cbase, cstrides))
-        self.extend(call)
-        if device or call.on_device:
-            outs, counts = self._run_device(call)
-        else:
-            outs, counts = self._run_host(call)
-        return outs[0], int(counts[0])
-
-    def warn(self, counts: Any, stacklevel: int = 3) -> None:
-        count = int(counts[0]) if isinstance(counts, np.ndarray) else int(counts)
-        if count:
+    def warn(self, counts: np.ndarray, stacklevel: int = 4) -> None:
+        """One ``RuntimeWarning`` for the NaNs produced, naming the generator's limit."""
+        if counts[0]:
             note = f" ({self.fn.limit})" if self.fn.limit else ""
-            warnings.warn(f"{self.fn.name}: {count} NaN(s) produced{note}", RuntimeWarning,
+            warnings.warn(f"{self.fn.name}: {counts[0]} NaN(s) produced{note}", RuntimeWarning,
                           stacklevel=stacklevel)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -238,11 +223,7 @@ class RandomKernel(ElementwiseKernel):
                                  "array: choose one")
             return _dask_call(self, shape, values, seed, offset,
                               "auto" if chunks is None else chunks)
-        result, count = self.run(shape, values, seed, offset, None, bool(device))
-        self.warn(count)
-        if isinstance(result, np.ndarray) and result.ndim == 0:
-            return result[()]
-        return result
+        return self.compute(values, (), shape, bool(device), (seed, offset, None))[0]
 
 
 def philox4x32_10(ctr: ArrayLike, key: ArrayLike) -> np.ndarray:
@@ -350,10 +331,8 @@ def _block(*blocks: np.ndarray, fname: str, scalars: tuple[float | None, ...], s
     cbase = offset + sum(lo * c for (lo, _), c in zip(info["array-location"], cstrides))
     it = iter(blocks)
     values = [next(it) if s is None else s for s in scalars]
-    kernel = FUNCTIONS[fname]
-    result, count = kernel.run(shape, values, seed, cbase, cstrides)
-    kernel.warn(count, stacklevel=2)
-    return np.asarray(result)
+    return np.asarray(FUNCTIONS[fname].compute(values, (), shape, False,
+                                               (seed, cbase, cstrides))[0])
 
 
 def _dask_call(kernel: RandomKernel, shape: tuple[int, ...], values: list[Any], seed: int,

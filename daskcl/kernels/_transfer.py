@@ -92,7 +92,7 @@ def mode(bound: _device.BoundDevice) -> str:
     return "pinned" if chosen == "auto" else chosen
 
 
-def _threads(bound: _device.BoundDevice) -> int:
+def _threads() -> int:
     n = config.get("transfer.threads")
     if n == "auto":
         return 1
@@ -188,25 +188,20 @@ def _pinned_limit() -> int:
     return max(256 << 20, ram // 8)
 
 
+def _pinned_array(pool: PinnedPool, shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialised float64 array of ``shape`` from ``pool``, or in ordinary memory where
+    the pool has no room (or the array no elements)."""
+    n = math.prod(shape)
+    raw = pool.take(n * 8) if n else None
+    return np.empty(shape) if raw is None else raw.view(np.float64)[:n].reshape(shape)
+
+
 def result_array(bound: _device.BoundDevice, shape: tuple[int, ...]) -> np.ndarray:
     """An uninitialised float64 array of ``shape`` for a result of :func:`stream`: in pinned
     memory where the mode is ``pinned`` (and the pool has room), else ordinary memory."""
-    n = math.prod(shape)
-    if mode(bound) == "pinned" and n * 8 >= PIN_MIN_BYTES:
-        raw = _pool(bound).take(n * 8)
-        if raw is not None:
-            return raw.view(np.float64)[:n].reshape(shape)
+    if mode(bound) == "pinned" and math.prod(shape) * 8 >= PIN_MIN_BYTES:
+        return _pinned_array(_pool(bound), shape)
     return np.empty(shape)
-
-
-def is_pinned(a: np.ndarray) -> bool:
-    """Whether ``a`` lies in memory handed out by a :class:`PinnedPool` (for tests)."""
-    base: Any = a
-    while isinstance(base, np.ndarray) and base.base is not None:
-        base = base.base
-    while isinstance(base, memoryview):
-        base = base.obj
-    return isinstance(base, ctypes.Array)
 
 
 # -- streaming --------------------------------------------------------------------------------
@@ -236,9 +231,7 @@ Launch = Callable[[Piece, list[Any], list[Any], Any], None]
 class _Slot:
     queue: Any
     dev_in: list[Any] = field(default_factory=list)
-    cap_in: list[int] = field(default_factory=list)
     dev_out: list[Any] = field(default_factory=list)
-    cap_out: list[int] = field(default_factory=list)
     pin_in: list[np.ndarray] = field(default_factory=list)
     pin_out: list[np.ndarray] = field(default_factory=list)
     busy: list[Any] = field(default_factory=list)     # (event, finish) of its last piece
@@ -254,26 +247,23 @@ def _slots(bound: _device.BoundDevice) -> list[_Slot]:
     return slots
 
 
-def _grow(bufs: list[Any], caps: list[int], j: int, nelem: int, ctx: Any, flags: Any) -> Any:
+def _grow(bufs: list[Any], j: int, nelem: int, ctx: Any, flags: Any) -> Any:
+    """Device buffer ``j`` of a slot, replaced by a larger one where it holds fewer than
+    ``nelem`` doubles."""
     import pyopencl as cl
 
-    while len(bufs) <= j:
-        bufs.append(None)
-        caps.append(0)
-    if caps[j] < nelem:
-        bufs[j] = None
-        cap = max(nelem, 1)
-        bufs[j] = cl.Buffer(ctx, flags, cap * 8)
-        caps[j] = cap
+    bufs.extend([None] * (j + 1 - len(bufs)))
+    if bufs[j] is None or bufs[j].size < nelem * 8:
+        bufs[j] = None                  # the old one goes before the new one is allocated
+        bufs[j] = cl.Buffer(ctx, flags, max(nelem, 1) * 8)
     return bufs[j]
 
 
 def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int) -> np.ndarray:
-    while len(arrs) <= j:
-        arrs.append(np.empty(0))
+    """Staging array ``j`` of a slot, replaced by a larger one where it is too small."""
+    arrs.extend([np.empty(0)] * (j + 1 - len(arrs)))
     if arrs[j].size < nelem:
-        raw = pool.take(nelem * 8)
-        arrs[j] = np.empty(nelem) if raw is None else raw.view(np.float64)[:nelem]
+        arrs[j] = _pinned_array(pool, (nelem,))
     return arrs[j]
 
 
@@ -357,7 +347,7 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
     import pyopencl as cl
 
     how = mode(bound)
-    nthreads = _threads(bound)
+    nthreads = _threads()
     ctx = bound.context
     mf = cl.mem_flags
     slots = _slots(bound)
@@ -372,7 +362,7 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                 dev_in.append(None)
                 continue
             lo, hi = r
-            buf = _grow(s.dev_in, s.cap_in, j, hi - lo, ctx, mf.READ_ONLY)
+            buf = _grow(s.dev_in, j, hi - lo, ctx, mf.READ_ONLY)
             if hi > lo:
                 if pool is not None:
                     st = _pinned_staging(s.pin_in, j, pool, hi - lo)
@@ -383,7 +373,7 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                 else:
                     cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False)
             dev_in.append(buf)
-        dev_out = [_grow(s.dev_out, s.cap_out, j, hi - lo, ctx, mf.READ_WRITE)
+        dev_out = [_grow(s.dev_out, j, hi - lo, ctx, mf.READ_WRITE)
                    for j, (lo, hi) in enumerate(p.outs)]
         launch(p, dev_in, dev_out, q)
         for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
@@ -484,12 +474,7 @@ def empty_pinned(shape: int | Sequence[int]) -> np.ndarray:
     """
     dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     bound = _device.current()
-    n = math.prod(dims)
-    if mode(bound) != "host" and n:
-        raw = _pool(bound).take(n * 8)
-        if raw is not None:
-            return raw.view(np.float64)[:n].reshape(dims)
-    return np.empty(dims)
+    return np.empty(dims) if mode(bound) == "host" else _pinned_array(_pool(bound), dims)
 
 
 # -- device arrays -----------------------------------------------------------------------------
