@@ -60,3 +60,15 @@ def table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
     lines += ["  ".join(fmt(r.get(c, "")).ljust(widths[c]) for c in cols) for r in rows]
     return "\n".join(lines)
+
+
+def report(tag: str, rows: list[dict[str, Any]], cols: list[str], out: str | None,
+           key: str = "results", **extra: Any) -> Path:
+    """Print ``rows`` as a table and write them, with the machine and ``extra``, to ``out``
+    (default ``results/<tag>-<device type>.json``); returns the path written."""
+    print(table(rows, cols))
+    info = machine()
+    path = write(f"{tag}-{info['device_type'].lower()}", {"machine": info, **extra, key: rows},
+                 out)
+    print(f"wrote {path}")
+    return path

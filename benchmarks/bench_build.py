@@ -48,6 +48,14 @@ PTX JIT) and then on, in a new directory, filled by one load and read by the nex
 and linked (``DASKCL_LINK=1``) programs both.
 
     python3 benchmarks/bench_build.py --split --out F
+
+A fresh node with a shared cache (``--node``): for each of ``--names``, its first result in a
+fresh process whose caches are all empty (daskcl's program cache in a new directory, the NVIDIA
+driver's compiled code under it, as daskcl sets it: ``program.share_driver_cache``), then in
+another fresh process with that cache, as on a second node or worker: what ``daskcl cache
+warm`` on a shared cache saves a cluster.  ``--jobs`` entries at once.
+
+    python3 benchmarks/bench_build.py --node --names pnorm,pbeta,qbeta,qf --jobs 4 --out F
 """
 
 from __future__ import annotations
@@ -445,6 +453,56 @@ def census(names: list[str], options: tuple[str, ...], jobs: int) -> list[dict[s
         return list(pool.map(one, names))
 
 
+NODE_CHILD = textwrap.dedent("""
+    import os, sys, json, time
+    sys.path.insert(0, sys.argv[1])
+    from bench_build import call_entry
+    os.environ.pop("CUDA_CACHE_DISABLE")       # bench_build turns the driver's cache off
+    from daskcl.runtime import device, program
+    t0 = time.perf_counter()
+    device.current()
+    bind = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    call_entry(sys.argv[2])
+    print(json.dumps({"first_s": time.perf_counter() - t0, "bind_s": bind,
+                      "stats": dict(program.stats)}))
+""")
+
+
+def node_bench(names: list[str], root: Path, jobs: int) -> list[dict[str, object]]:
+    """The ``--node`` rows (see the module docstring) under the directory ``root``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    here = str(Path(__file__).resolve().parent)
+
+    def child(entry: str, cache: Path) -> dict[str, object]:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH", "DASKCL_NO_CACHE")}
+        env["DASKCL_CACHE_DIR"] = str(cache)
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable, "-c", NODE_CHILD, here, entry], capture_output=True,
+                           text=True, env=env)
+        if r.returncode != 0:
+            raise RuntimeError(f"{entry}: {r.stderr.strip()[-1500:]}")
+        out: dict[str, object] = json.loads(r.stdout.strip().splitlines()[-1])
+        out["process_s"] = time.perf_counter() - t0
+        return out
+
+    def one(entry: str) -> dict[str, object]:
+        cache = root / entry.replace(":", "_")
+        cold, warm = child(entry, cache), child(entry, cache)
+        row = {"entry": entry, "cold_first_s": cold["first_s"], "cold_process_s": cold["process_s"],
+               "shared_first_s": warm["first_s"], "shared_bind_s": warm["bind_s"],
+               "shared_process_s": warm["process_s"], "shared_stats": warm["stats"]}
+        print(f"{entry:24s} cold {row['cold_first_s']:7.2f} s   shared cache "
+              f"{row['shared_first_s']:6.3f} s (process {row['shared_process_s']:.2f} s)",
+              flush=True)
+        return row
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, names))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out")
@@ -462,7 +520,18 @@ def main() -> None:
                     "(default 2^22 on GPUs, 2^16 elsewhere; 0: none)")
     ap.add_argument("--split", action="store_true",
                     help="cold build: source to binary against loading the binary")
+    ap.add_argument("--node", action="store_true",
+                    help="a fresh node, then a fresh process sharing its cache")
     args = ap.parse_args()
+    if args.node:
+        names = (args.names or "pnorm,pbeta,qbeta,pf,qf").split(",")
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = node_bench(names, Path(tmp), args.jobs)
+        info = machine()
+        path = write(f"node-{info['device_type'].lower()}", {"machine": info, "jobs": args.jobs,
+                                                            "results": rows}, args.out)
+        print(f"wrote {path}")
+        return
     if args.link or args.sequence or args.split:
         linking = args.link or args.sequence
         default = "pnorm,pbeta,qbeta,pf,qnf,pgamma" if linking else "qbeta,pf,qnf,pbeta,pgamma"

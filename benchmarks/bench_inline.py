@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, table, write
+from _common import report
 from bench_nmath import CASES, kernel_run
 
 from daskcl.runtime import program
@@ -98,12 +98,8 @@ def main() -> None:
                      "same_bits": bool(same)})
         print(f"{name:10s} inline {n / t_in * 1e-9:8.3f}  noinline {n / t_out * 1e-9:8.3f} G el/s"
               f"  ratio {t_in / t_out:5.2f}  same bits {same}", flush=True)
-    print(table(rows, ["function", "n", "inline_gels", "noinline_gels", "noinline_speed",
-                       "same_bits"]))
-    info = machine()
-    path = write(f"inline-{info['device_type'].lower()}", {"machine": info, "results": rows},
-                 args.out)
-    print(f"wrote {path}")
+    report("inline", rows, ["function", "n", "inline_gels", "noinline_gels", "noinline_speed",
+                            "same_bits"], args.out)
 
 
 if __name__ == "__main__":

@@ -164,6 +164,9 @@ def _cache(args: argparse.Namespace) -> int:
         print(f"directory   {info['directory']}{'  (shared by a group)' if info['shared'] else ''}")
         print(f"entries     {info['entries']} programs, {info['bytes'] / 2**20:.1f} MiB")
         print(f"locks       {info['locks']} (one per program built since the last clear)")
+        if info["driver_bytes"]:
+            print(f"driver      {info['driver_bytes'] / 2**20:.1f} MiB of the NVIDIA driver's "
+                  f"compiled code ({program.DRIVER_CACHE}/)")
         if info["unfinished"]:
             print(f"unfinished  {info['unfinished']} writes of processes that died")
         return 0

@@ -31,7 +31,9 @@ key                         environment variable            default     meaning
 ``transfer.mode``           ``DASKCL_TRANSFER``             ``auto``    how NumPy data moves to a GPU:
                                                                         ``direct``, ``pinned``,
                                                                         ``staged``
-``transfer.threads``        ``DASKCL_TRANSFER_THREADS``     ``auto``    threads of a piece's upload
+``transfer.threads``        ``DASKCL_TRANSFER_THREADS``     ``auto``    host threads copying into
+                                                                        pinned staging (0: inputs
+                                                                        by pageable copies)
 ``transfer.pinned_limit``   ``DASKCL_PINNED_LIMIT``         RAM/8       pinned bytes results may hold
 ``worker.warm``             ``DASKCL_WARM``                 none        kernels a preloaded worker
                                                                         builds at start-up
@@ -233,8 +235,8 @@ def _threads(value: Any) -> int | str:
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
         return "auto"
     n = _whole(value)
-    if n is None or not 1 <= n <= 64:
-        raise _Bad("a number of threads from 1 to 64, or auto")
+    if n is None or not 0 <= n <= 64:
+        raise _Bad("a number of threads from 0 to 64, or auto")
     return n
 
 
@@ -287,7 +289,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("transfer.mode", "DASKCL_TRANSFER", "auto", _transfer,
         "how NumPy data moves to and from a GPU: direct, pinned, staged or auto"),
     Key("transfer.threads", "DASKCL_TRANSFER_THREADS", "auto", _threads,
-        "host threads that upload a piece of a call in parallel parts"),
+        "host threads copying inputs into pinned staging (0: pageable copies); auto: up to 8"),
     Key("transfer.pinned_limit", "DASKCL_PINNED_LIMIT", None, _bytes,
         "bytes of pinned host memory results may hold at once; None: an eighth of the RAM"),
     Key("worker.warm", "DASKCL_WARM", (), _names,

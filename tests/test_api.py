@@ -16,6 +16,7 @@ from daskcl.kernels import _elementwise as ew
 from daskcl.kernels._docs import ALIASES
 from daskcl.kernels._elementwise import collapse_axes
 from daskcl.kernels._nmath_table import ROWS
+from daskcl.runtime import device
 
 API = Path(__file__).parent / "data" / "rmath_api.tsv"
 ROW = {fn.name: fn for fn in ROWS}
@@ -173,11 +174,13 @@ def test_dask_in_dask_out():
     )
 
 
-@pytest.mark.parametrize("how", ["direct", "pinned", "staged", "threads"])
-def test_streamed_paths_equal_the_host_path(monkeypatch, how):
+@pytest.mark.parametrize("how, threads", [("direct", 1), ("pinned", 0), ("pinned", 1),
+                                          ("pinned", 3), ("staged", 3)])
+def test_streamed_paths_equal_the_host_path(monkeypatch, how, threads):
     """The streamed path of devices with their own memory (slots of queues, pieces of SLAB
-    elements; pageable, pinned-result, staged and threaded uploads) gives the bits of the
-    in-place CPU path, for calls whose size is not a multiple of the piece."""
+    elements; pageable uploads, inputs staged through pinned memory by 1 or 3 threads, pinned
+    inputs by DMA as they are, pinned results, staged results) gives the bits of the in-place
+    CPU path, for calls whose size is not a multiple of the piece."""
     from daskcl import config
     from daskcl.kernels import _transfer
 
@@ -187,24 +190,46 @@ def test_streamed_paths_equal_the_host_path(monkeypatch, how):
     sd = rng.uniform(0.5, 2.0, n)
     want = nmath.pnorm(q, 1.0, sd, log_p=True)
     grid_want = nmath.pbeta(np.linspace(0, 1, 300)[:, None], np.linspace(0.5, 9, 41), 2.5)
+    again_want = nmath.qnorm(want, 1.0, sd, log_p=True)
     monkeypatch.setattr(_transfer, "SLAB", 1000)
     monkeypatch.setattr(_transfer, "PIN_MIN_BYTES", 1024)
     monkeypatch.setattr(ew, "RESIDENT_BYTES", 4000)   # the 41 shapes resident, x streamed
-    mode = "direct" if how == "threads" else how
+    monkeypatch.setattr(_transfer, "_PAR_COPY_MIN", 64)  # pieces of 1000 copied in 3 parts
+    mode = how
+    copies = []
+    real_copy = _transfer.copy_parallel
+    monkeypatch.setattr(_transfer, "copy_parallel",
+                        lambda d, s, t: copies.append((s.size, t)) or real_copy(d, s, t))
     calls = []
     real = _transfer._stream_device
     monkeypatch.setattr(_transfer, "_stream_device", lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
-    with config.set({"transfer.mode": mode, "transfer.threads": 3 if how == "threads" else 1}):
+    with config.set({"transfer.mode": mode, "transfer.threads": threads}):
         got = nmath.pnorm(q, 1.0, sd, log_p=True)
         grid = nmath.pbeta(np.linspace(0, 1, 300)[:, None], np.linspace(0.5, 9, 41), 2.5)
         with pytest.warns(RuntimeWarning, match="dnorm: 3 NaN"):
             nan = nmath.dnorm(q, np.array([0.0]), np.where(np.arange(n) % 2000 == 0, -1.0, 1.0))
+        staged = len(copies)
+        again = nmath.qnorm(got, 1.0, sd, log_p=True)     # a pinned result as an input
     assert calls
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(grid, grid_want)
+    np.testing.assert_array_equal(again, again_want)
     assert np.isnan(nan).sum() == 3
     assert _pinned(got) == (how == "pinned")
+    # staged copies: pnorm's q and sd in 6 pieces each, dnorm's q and its sd in 6 each; on a CPU
+    # device every host input is streamed (pbeta's x and shape in 13 pieces, dnorm's mean in
+    # 6), elsewhere those small ones are uploaded whole; in staged mode also each piece's
+    # result (6 + 13 + 6); then qnorm: in pinned mode only sd (the pinned result goes by DMA
+    # as it is), in staged mode both inputs and the result
+    assert all(t == threads for _, t in copies)
+    first = 56 if device.current().info.type == "CPU" else 24
+    if how == "direct" or threads == 0:
+        assert copies == []
+    elif how == "pinned":
+        assert (staged, len(copies) - staged) == (first, 6)
+    elif how == "staged":
+        assert (staged, len(copies) - staged) == (first + 25, 18)
 
 
 def _pinned(a: np.ndarray) -> bool:
@@ -217,3 +242,38 @@ def _pinned(a: np.ndarray) -> bool:
     while isinstance(base, memoryview):
         base = base.obj
     return isinstance(base, ctypes.Array)
+
+
+def test_a_failing_piece_stops_the_stream_and_frees_its_slots(monkeypatch):
+    """A piece that fails stops the other slots after their current piece; the error reaches
+    the caller, and the next streamed call has the slots to itself and gives every value."""
+    import pyopencl as cl
+
+    from daskcl.kernels import _transfer
+
+    monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    bound = device.current()
+    src = np.arange(10_000, dtype=np.float64)
+
+    def pieces() -> list[_transfer.Piece]:
+        return [_transfer.Piece([(a, min(a + 1000, src.size))], [(a, min(a + 1000, src.size))], k)
+                for k, a in enumerate(range(0, src.size, 1000))]
+
+    launched = []
+
+    def launch(p: _transfer.Piece, ins: list, outs: list, queue: object) -> None:
+        launched.append(p.arg)
+        if p.arg == 4 and fail:
+            raise RuntimeError("piece 4 failed")
+        n = p.ins[0][1] - p.ins[0][0]
+        cl.enqueue_copy(queue, outs[0], ins[0], byte_count=n * 8)
+
+    fail = True
+    out = np.zeros_like(src)
+    with pytest.raises(RuntimeError, match="piece 4 failed"):
+        _transfer.stream(bound, pieces(), [src], [out], launch)
+    assert 4 in launched and 7 not in launched      # piece 4's slot ran no further piece
+    fail = False
+    out = np.zeros_like(src)
+    _transfer.stream(bound, pieces(), [src], [out], launch)
+    np.testing.assert_array_equal(out, src)

@@ -305,3 +305,49 @@ def test_cache_commands_warm_info_clear(tmp_path, cache):
     assert r.returncode == 0 and r.stdout.startswith("deleted 4 files"), r.stdout   # 2 + 2 locks
     assert mine.read_text() == "keep me" and (cache / "ab" / "other.bin").exists()
     assert "entries     0 programs" in cli("info").stdout
+
+
+_DRIVER_ENV = textwrap.dedent("""
+    import os
+    from daskcl import nmath
+    nmath.pnorm(0.5)
+    print(os.environ.get("CUDA_CACHE_PATH"), os.environ.get("CUDA_CACHE_MAXSIZE"))
+""")
+
+
+def test_driver_cache_lives_in_the_program_cache(tmp_path):
+    """Before the first OpenCL call, the NVIDIA driver's cache of compiled code is pointed at
+    ``<cache>/nvidia`` (private, like the cache), unless the user chose its place or turned
+    it off, or the program cache is off or not trusted; ``cache info`` counts it and ``cache
+    clear`` empties it."""
+    cache = tmp_path / "c"
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE",
+                         "DASKCL_NO_CACHE")}
+
+    def child(**env: str) -> str:
+        r = subprocess.run([sys.executable, "-c", _DRIVER_ENV], capture_output=True, text=True,
+                           env={**base, "DASKCL_CACHE_DIR": str(cache), **env}, timeout=600)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.split("\n")[0]
+
+    assert child() == f"{cache / 'nvidia'} {4 << 30}"
+    assert (cache / "nvidia").stat().st_mode & 0o777 == 0o700
+    assert child(CUDA_CACHE_PATH="/tmp/mine") == "/tmp/mine None"
+    assert child(CUDA_CACHE_DISABLE="1") == "None None"
+    assert child(DASKCL_NO_CACHE="1") == "None None"
+    os.chmod(cache, 0o777)          # a cache others may write is not used, nor is its driver cache
+    try:
+        assert child() == "None None"
+    finally:
+        os.chmod(cache, 0o700)
+    # what the driver writes there is counted and cleared with the cache
+    (cache / "nvidia" / "ComputeCache" / "1").mkdir(parents=True)
+    (cache / "nvidia" / "ComputeCache" / "1" / "x").write_bytes(bytes(3 << 20))
+    env = {**base, "DASKCL_CACHE_DIR": str(cache)}
+    info = subprocess.run([sys.executable, "-m", "daskcl", "cache", "info"], capture_output=True,
+                          text=True, env=env, timeout=600).stdout
+    assert "driver      3.0 MiB" in info, info
+    subprocess.run([sys.executable, "-m", "daskcl", "cache", "clear"], env=env, timeout=600,
+                   check=True, capture_output=True)
+    assert list((cache / "nvidia").iterdir()) == []

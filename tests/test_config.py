@@ -125,8 +125,8 @@ def test_set_without_a_block_lasts_until_undone() -> None:
     ("worker.warm", 7, "kernel names"),
     ("worker.log_level", "loud", "a logging level"),
     ("transfer.mode", "fast", "auto, direct, pinned or staged"),
-    ("transfer.threads", 0, "a number of threads from 1 to 64"),
-    ("transfer.threads", 2.5, "a number of threads from 1 to 64"),
+    ("transfer.threads", -1, "a number of threads from 0 to 64"),
+    ("transfer.threads", 2.5, "a number of threads from 0 to 64"),
     ("transfer.pinned_limit", -1, "a number of bytes"),
 ])
 def test_bad_values_are_refused_where_they_are_set(key: str, value: object,

@@ -226,3 +226,15 @@ def test_interrupted_build_caches_nothing(monkeypatch):
     assert len(calls) == 3 and not _counts._cache.entries
     monkeypatch.setattr(_counts, "_checkpoint", lambda: None)
     np.testing.assert_array_equal(nmath.psignrank(np.arange(0.0, 40000.0, 97.0), 400.0), want)
+
+
+def test_warm_builds_the_count_table_program_too():
+    """Warming a function that calls a count table builds the tables' program as well, so that
+    the first call builds no program (only its table)."""
+    from daskcl.runtime import program
+
+    program.clear_memory_cache()
+    nmath.pwilcox.warm()
+    before = dict(program.stats)
+    assert nmath.pwilcox(3.0, 4.0, 5.0) == pytest.approx(1 / 18, rel=1e-13)   # R: 0.0555...56
+    assert (program.stats["source"], program.stats["disk"]) == (before["source"], before["disk"])

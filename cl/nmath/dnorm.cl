@@ -36,7 +36,7 @@ double dnorm4(double x, double mu, double sigma, int give_log)
     if (z > sqrt(-2 * M_LN2 * (DBL_MIN_EXP + 1 - DBL_MANT_DIG)))
         return 0.;
     // z = z1 + z2, z1 = z rounded to a multiple of 2^-16, so z1 * z1 is exact
-    double z1 = ldexp(rint(ldexp(z, 16)), -16);
+    double z1 = rint(z * 65536.) * 0x1p-16;   // exact scalings, as ldexp
     double z2 = z - z1;
     return M_1_SQRT_2PI / sigma * (exp(-0.5 * z1 * z1) * exp((-0.5 * z2 - z1) * z2));
 }

@@ -7,9 +7,9 @@
 //
 // The standard normal distribution function Phi(x) and its complement, both at once if asked
 // (i_tail 0: lower, 1: upper, 2: both), on the probability or the log scale:
-//   |x| <= 0.67448975 (the quartile):  1/2 +- x R1(x^2)            (coefficients a, b)
-//   |x| <= sqrt(32):                   exp(-x^2/2) R2(|x|)          (c, d)
-//   beyond:                            exp(-x^2/2) (1/sqrt(2pi) - R3(1/x^2) / x^2) / |x|  (p, q)
+//   |x| <= 0.67448975 (the quartile):  1/2 +- x R1(x^2)            (row 0 below)
+//   |x| <= sqrt(32):                   exp(-x^2/2) R2(|x|)          (row 1)
+//   beyond:                            exp(-x^2/2) (1/sqrt(2pi) - R3(1/x^2) / x^2) / |x|  (row 2)
 // In the two outer ranges exp(-x^2/2) is taken as exp(-s^2/2) exp(-(x - s)(x + s)/2), s = x
 // truncated to a multiple of 1/16, so that s^2 is exact and the tail keeps full relative accuracy;
 // the complementary tail is 1 - that (log1p(-that) on the log scale).  The far range is used up
@@ -17,70 +17,22 @@
 // limits), and on the log scale up to |x| = 1e170 (beyond, x^2 overflows and the tails are given
 // as 0 and 1).
 
-__constant double pnorm_a[5] = {
-    2.2352520354606839287,
-    161.02823106855587881,
-    1067.6894854603709582,
-    18154.981253343561249,
-    0.065682337918207449113
-};
-__constant double pnorm_b[4] = {
-    47.20258190468824187,
-    976.09855173777669322,
-    10260.932208618978205,
-    45507.789335026729956
-};
-__constant double pnorm_c[9] = {
-    0.39894151208813466764,
-    8.8831497943883759412,
-    93.506656132177855979,
-    597.27027639480026226,
-    2494.5375852903726711,
-    6848.1904505362823326,
-    11602.651437647350124,
-    9842.7148383839780218,
-    1.0765576773720192317e-8
-};
-__constant double pnorm_d[8] = {
-    22.266688044328115691,
-    235.38790178262499861,
-    1519.377599407554805,
-    6485.558298266760755,
-    18615.571640885098091,
-    34900.952721145977266,
-    38912.003286093271411,
-    19685.429676859990727
-};
-__constant double pnorm_p[6] = {
-    0.21589853405795699,
-    0.1274011611602473639,
-    0.022235277870649807,
-    0.001421619193227893466,
-    2.9112874951168792e-5,
-    0.02307344176494017303
-};
-__constant double pnorm_q[5] = {
-    1.28426009614491121,
-    0.468238212480865118,
-    0.0659881378689285515,
-    0.00378239633202758244,
-    7.29751555083966205e-5
-};
-
 // The two outer ranges: cum = exp(-X^2/2) * factor (on the requested scale) is the tail beyond
 // |x| (the lower tail of -|x|), ccum its complement; then swapped for x > 0.  ccum is only
 // computed on the log scale where it is asked for.
 static inline void pnorm_outer(double X, double factor, double x, int lower, int upper,
                                int log_p, double *cum, double *ccum)
 {
-    double s = trunc(X * 16) / 16;
+    // halving and scaling by 1/16 are exact: multiplications, not ldexp or a division (the same
+    // bits, fewer instructions on GPUs)
+    double s = trunc(X * 16) * 0.0625;
     double del = (X - s) * (X + s);
     if (log_p) {
-        *cum = (-s * ldexp(s, -1)) - ldexp(del, -1) + log(factor);
+        *cum = (-s * (s * 0.5)) - (del * 0.5) + log(factor);
         if ((lower && x > 0.) || (upper && x <= 0.))
-            *ccum = log1p(-exp(-s * ldexp(s, -1)) * exp(-ldexp(del, -1)) * factor);
+            *ccum = log1p(-exp(-s * (s * 0.5)) * exp(-(del * 0.5)) * factor);
     } else {
-        *cum = exp(-s * ldexp(s, -1)) * exp(-ldexp(del, -1)) * factor;
+        *cum = exp(-s * (s * 0.5)) * exp(-(del * 0.5)) * factor;
         *ccum = 1.0 - *cum;
     }
     if (x > 0.) {
@@ -90,6 +42,34 @@ static inline void pnorm_outer(double X, double factor, double x, int lower, int
         *ccum = t;
     }
 }
+
+// The three rational functions as one Horner loop of 8 steps (xnum, xden from 0; the shorter
+// ones padded with leading zero coefficients, and the denominators' leading 1, which leave
+// every rounding as in the separate loops: 0 * z = 0 and 0 + c = c exactly), so that a GPU warp
+// whose elements fall in different ranges evaluates one rational function, not three
+// (benchmarks/README.md, "Cheap kernels").  Row r: the coefficients of range r, the last one
+// added after the loop.  Each coefficient is chosen by a select on r at a fixed index (not
+// indexed by r), so that the lanes of a warp read the same constant addresses.
+__constant double pnorm_num[3][9] = {
+    {0., 0., 0., 0., 0.065682337918207449113, 2.2352520354606839287, 161.02823106855587881,
+     1067.6894854603709582, 18154.981253343561249},
+    {1.0765576773720192317e-8, 0.39894151208813466764, 8.8831497943883759412,
+     93.506656132177855979, 597.27027639480026226, 2494.5375852903726711,
+     6848.1904505362823326, 11602.651437647350124, 9842.7148383839780218},
+    {0., 0., 0., 0.02307344176494017303, 0.21589853405795699, 0.1274011611602473639,
+     0.022235277870649807, 0.001421619193227893466, 2.9112874951168792e-5}
+};
+__constant double pnorm_den[3][9] = {
+    {0., 0., 0., 0., 1., 47.20258190468824187, 976.09855173777669322, 10260.932208618978205,
+     45507.789335026729956},
+    {1., 22.266688044328115691, 235.38790178262499861, 1519.377599407554805,
+     6485.558298266760755, 18615.571640885098091, 34900.952721145977266,
+     38912.003286093271411, 19685.429676859990727},
+    {0., 0., 0., 1., 1.28426009614491121, 0.468238212480865118, 0.0659881378689285515,
+     0.00378239633202758244, 7.29751555083966205e-5}
+};
+
+#define PNORM_COEF(c, r, i) ((r) == 0 ? c[0][i] : (r) == 1 ? c[1][i] : c[2][i])
 
 void pnorm_both(double x, double *cum, double *ccum, int i_tail, int log_p)
 {
@@ -102,19 +82,35 @@ void pnorm_both(double x, double *cum, double *ccum, int i_tail, int log_p)
     int upper = i_tail != 0;
     *cum = *ccum = ML_NAN;   // each is set where it is asked for
     double y = fabs(x);
-
-    if (y <= 0.67448975) {
-        double xnum = 0., xden = 0.;
-        if (y > eps) {
-            double xsq = x * x;
-            xnum = pnorm_a[4] * xsq;
-            xden = xsq;
-            for (int i = 0; i < 3; ++i) {
-                xnum = (xnum + pnorm_a[i]) * xsq;
-                xden = (xden + pnorm_b[i]) * xsq;
-            }
-        }
-        double t = x * (xnum + pnorm_a[3]) / (xden + pnorm_b[3]);
+    // the range: 0 central, 1 middle, 2 far, 3 beyond (the tails are exactly 0 and 1)
+    int r = y <= 0.67448975 ? 0 : y <= M_SQRT_32 ? 1
+          : ((log_p && y < 1e170) || (lower && -37.5193 < x && x < 8.2924)
+             || (upper && -8.2924 < x && x < 37.5193)) ? 2 : 3;
+    if (r == 3) {
+        *cum = x > 0 ? R_D__1 : R_D__0;
+        *ccum = x > 0 ? R_D__0 : R_D__1;
+        return;
+    }
+    // the variable of the rational function and the factor before its division
+    double z, m;
+    if (r == 0) {
+        z = y > eps ? x * x : 0.;
+        m = x;
+    } else if (r == 1) {
+        z = y;
+        m = 1.;
+    } else {
+        z = 1.0 / (x * x);
+        m = z;
+    }
+    double xnum = 0., xden = 0.;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        xnum = (xnum + PNORM_COEF(pnorm_num, r, i)) * z;
+        xden = (xden + PNORM_COEF(pnorm_den, r, i)) * z;
+    }
+    double t = m * (xnum + PNORM_COEF(pnorm_num, r, 8)) / (xden + PNORM_COEF(pnorm_den, r, 8));
+    if (r == 0) {
         if (lower)
             *cum = 0.5 + t;
         if (upper)
@@ -125,35 +121,12 @@ void pnorm_both(double x, double *cum, double *ccum, int i_tail, int log_p)
             if (upper)
                 *ccum = log(*ccum);
         }
-    } else if (y <= M_SQRT_32) {
-        double xnum = pnorm_c[8] * y;
-        double xden = y;
-        for (int i = 0; i < 7; ++i) {
-            xnum = (xnum + pnorm_c[i]) * y;
-            xden = (xden + pnorm_d[i]) * y;
-        }
-        double t = (xnum + pnorm_c[7]) / (xden + pnorm_d[7]);
-        pnorm_outer(y, t, x, lower, upper, log_p, cum, ccum);
-    } else if ((log_p && y < 1e170)
-               || (lower && -37.5193 < x && x < 8.2924)
-               || (upper && -8.2924 < x && x < 37.5193)) {
-        double xsq = 1.0 / (x * x);
-        double xnum = pnorm_p[5] * xsq;
-        double xden = xsq;
-        for (int i = 0; i < 4; ++i) {
-            xnum = (xnum + pnorm_p[i]) * xsq;
-            xden = (xden + pnorm_q[i]) * xsq;
-        }
-        double t = xsq * (xnum + pnorm_p[4]) / (xden + pnorm_q[4]);
-        t = (M_1_SQRT_2PI - t) / y;
-        pnorm_outer(x, t, x, lower, upper, log_p, cum, ccum);
-    } else if (x > 0) {
-        *cum = R_D__1;
-        *ccum = R_D__0;
-    } else {
-        *cum = R_D__0;
-        *ccum = R_D__1;
+        return;
     }
+    if (r == 2)
+        t = (M_1_SQRT_2PI - t) / y;
+    // exp(-x^2/2) by the split of pnorm_outer, the same for x and |x|
+    pnorm_outer(y, t, x, lower, upper, log_p, cum, ccum);
 }
 
 double pnorm5(double x, double mu, double sigma, int lower_tail, int log_p)

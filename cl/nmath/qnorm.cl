@@ -47,14 +47,8 @@ __constant double qnorm_f[8] = {   // denominator, r > 5
     2.04426310338993978564e-15
 };
 
-// Horner's rule for the degree-7 polynomial c[0] + c[1] t + ... + c[7] t^7
-static inline double qnorm_poly7(__constant double *c, double t)
-{
-    double s = c[7];
-    for (int k = 6; k >= 0; k--)
-        s = s * t + c[k];
-    return s;
-}
+// coefficient k of range r's polynomial (Horner's rule, c[7] first)
+#define QNORM_COEF(c0, c1, c2, r, k) ((r) == 0 ? c0[k] : (r) == 1 ? c1[k] : c2[k])
 
 double qnorm5(double p, double mu, double sigma, int lower_tail, int log_p)
 {
@@ -68,10 +62,15 @@ double qnorm5(double p, double mu, double sigma, int lower_tail, int log_p)
 
     double p_ = R_DT_qIv(p);   // the lower-tail probability
     double q = p_ - 0.5;
-    double val;
+    // The range: 0 central, 1 tail with r <= 5, 2 tail beyond, 3 the asymptotic term.  The
+    // three rational functions share one evaluation (coefficients chosen by a select at fixed
+    // indices), so that a GPU warp whose elements fall in different ranges evaluates one
+    // rational function, not three; each element's operations are those of its own range.
+    int range = 0;
+    double t, m = 1.;
     if (fabs(q) <= .425) {
-        double r = .180625 - q * q;
-        val = q * qnorm_poly7(qnorm_a, r) / qnorm_poly7(qnorm_b, r);
+        t = .180625 - q * q;
+        m = q;
     } else {
         // -log of the smaller tail, taken from the argument itself when that is its log
         double lsmall;
@@ -79,20 +78,29 @@ double qnorm5(double p, double mu, double sigma, int lower_tail, int log_p)
             lsmall = p;
         else
             lsmall = log((q > 0) ? R_DT_CIv(p) : p_);
-        double r = sqrt(-lsmall);
-        if (r <= 5.) {
-            r += -1.6;
-            val = qnorm_poly7(qnorm_c, r) / qnorm_poly7(qnorm_d, r);
-        } else if (r >= 816) {
-            // only on the log scale (log p < -665856): the leading term sqrt(-2 log p) of the
-            // asymptotic expansion, better there than E/F (which tends to a constant)
-            val = r * M_SQRT2;
-        } else {
-            r += -5.;
-            val = qnorm_poly7(qnorm_e, r) / qnorm_poly7(qnorm_f, r);
-        }
-        if (q < 0.0)
-            val = -val;
+        t = sqrt(-lsmall);
+        // r >= 816 only on the log scale (log p < -665856): the leading term sqrt(-2 log p) of
+        // the asymptotic expansion, better there than E/F (which tends to a constant)
+        range = t <= 5. ? 1 : t >= 816 ? 3 : 2;
+        if (range == 1)
+            t += -1.6;
+        else if (range == 2)
+            t += -5.;
     }
+    double val;
+    if (range == 3) {
+        val = t * M_SQRT2;
+    } else {
+        double num = QNORM_COEF(qnorm_a, qnorm_c, qnorm_e, range, 7);
+        double den = QNORM_COEF(qnorm_b, qnorm_d, qnorm_f, range, 7);
+#pragma unroll
+        for (int k = 6; k >= 0; k--) {
+            num = num * t + QNORM_COEF(qnorm_a, qnorm_c, qnorm_e, range, k);
+            den = den * t + QNORM_COEF(qnorm_b, qnorm_d, qnorm_f, range, k);
+        }
+        val = m * num / den;
+    }
+    if (range > 0 && q < 0.0)
+        val = -val;
     return mu + sigma * val;
 }

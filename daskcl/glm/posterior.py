@@ -51,10 +51,11 @@ from ..kernels._elementwise import is_dask_array
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
+from ..runtime.program import set_args as _set_args
 from .grid import FactorialGrid
 from .tuning import Tuning, _even
 
-__all__ = ["FAMILIES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
+__all__ = ["FAMILIES", "MIN_ROWS", "PIECES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {
@@ -74,6 +75,11 @@ def _supported() -> str:
     names = [f"{f}/{lk}" for f, lk in FAMILIES]
     names += [f"{a}/{lk}" for a, f in _ALIASES.items() if a != "gamma" for g, lk in FAMILIES if g == f]
     return ", ".join(names)
+
+
+#: a call streamed from NumPy is cut into at least this many pieces of at least MIN_ROWS points
+PIECES = 2
+MIN_ROWS = 8192
 
 
 def kernel_stem(family: str, link: str) -> str:
@@ -294,7 +300,7 @@ class Posterior:
                 bufs = [upload(a) for a in (self.y, self.wt, self.alpha)]
                 kern, lock = prg.kernel("f2_f3_prepare")
                 with lock:
-                    kern.set_args(np.int32(self.l1), *bufs, obs)
+                    _set_args(kern, np.int32(self.l1), *bufs, obs)
                     cl.enqueue_nd_range_kernel(queue, kern, (self.l1,), None)
             data = _DeviceData(obs, upload(self.mu), upload(self.P), upload(np.zeros(3)))
             self._devices[key] = data
@@ -341,7 +347,7 @@ class Posterior:
         else:
             ngroups = min(m, max(bound.info.compute_units, 1) * 64)
         with lock:
-            kern.set_args(
+            _set_args(kern,
                 np.int64(m), np.int64(j0), np.int32(self.l1), bsrc,
                 fdesc if fdesc is not None else data.dummy, xbuf, data.obs, data.mu, data.P,
                 qf, grad,
@@ -356,13 +362,16 @@ class Posterior:
             self.l2, self._nobsp(), bound.device, bound.info.type == "GPU"
         )
 
-    def _rows(self, bound: _device.BoundDevice, streamed: bool) -> int:
-        """Grid points per launch: a piece of about ``_transfer.SLAB`` doubles of results
-        where the data stream through a device with its own memory; otherwise up to 2^22,
-        within the device's largest buffer."""
+    def _rows(self, bound: _device.BoundDevice, streamed: bool, m: int = 0) -> int:
+        """Grid points per launch: where the data stream through a device with its own memory,
+        a piece of at most about ``_transfer.SLAB`` doubles of results and at most
+        ``1 / PIECES`` of the call's ``m`` points (at least ``MIN_ROWS``), so that one piece's
+        upload, another's kernel and a third's download overlap; otherwise up to 2^22, within
+        the device's largest buffer."""
         cap = max(1, min(1 << 22, int(bound.max_alloc) // (8 * self.l2)))
         if streamed and _transfer.mode(bound) != "host":
-            cap = min(cap, max(1, _transfer.SLAB // (self.l2 + 1)))
+            cap = min(cap, max(1, _transfer.SLAB // (self.l2 + 1)),
+                      max(MIN_ROWS, -(-m // PIECES)))
         return int(cap)
 
     def _compute(self, b: np.ndarray | FactorialGrid, tuning: Tuning | None = None,
@@ -388,7 +397,7 @@ class Posterior:
         else:
             assert isinstance(b, np.ndarray)
             flat_b = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
-        rows = self._rows(bound, True)
+        rows = self._rows(bound, True, m)
         l2 = self.l2
         pieces = [_transfer.Piece([None if flat_b is None else (s * l2, e * l2)],
                                   [(s, e), (s * l2, e * l2)], (s, e))

@@ -47,8 +47,10 @@ import numpy as np
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import get_library
+from ..runtime.program import set_args as _set_args
 
-__all__ = ["MAX_TABLE", "MAX_TOTAL", "signrank_in_place", "table_sizes", "tables_for"]
+__all__ = ["MAX_TABLE", "MAX_TOTAL", "signrank_in_place", "table_program", "table_sizes",
+           "tables_for"]
 
 #: 8-byte words of one parameter's table and work space (512 MiB)
 MAX_TABLE = 1 << 26
@@ -232,7 +234,7 @@ class _Launches:
         kernel, lock = built.kernel(name)
         gsize = ((items + wg - 1) // wg) * wg if wg else items
         with lock:
-            kernel.set_args(*args)
+            _set_args(kernel, *args)
             cl.enqueue_nd_range_kernel(self.queue, kernel, (gsize,), (wg,) if wg else None)
         self.launches += 1
         self.pending += work
@@ -304,7 +306,7 @@ def _build(bound: _device.BoundDevice, family: _Family, keys: np.ndarray,
     sobuf = _buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, soffs.size, hostbuf=soffs)
     tbuf = _buffer(ctx, mf.READ_WRITE, tab_total)
     sbuf = _buffer(ctx, mf.READ_WRITE, scr_words)
-    built = _program.build(get_library().kernel_program_source("count_tables"))
+    built = table_program()
     dev = bound.device
     wg_small = min(_WG, dev.max_work_group_size, built.kernel(f"count_tables_{fam}_small")[0]
                    .get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, dev))
@@ -325,6 +327,11 @@ def _build(bound: _device.BoundDevice, family: _Family, keys: np.ndarray,
     finally:
         sbuf.release()
     return _Tables(tbuf, kbuf, obuf, len(keys), tab_total)
+
+
+def table_program() -> Any:
+    """The program that builds count tables on the bound device (built, or from the caches)."""
+    return _program.build(get_library().kernel_program_source("count_tables"))
 
 
 def _cum(launch: _Launches, built: Any, name: str, head: tuple[Any, ...], u: int) -> None:

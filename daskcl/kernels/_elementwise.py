@@ -35,8 +35,9 @@ import numpy as np
 from .. import config
 from ..runtime import device as _device
 from ..runtime.library import Library, ProgramSource
+from ..runtime.program import set_args as _set_args
 from . import _transfer
-from ._counts import tables_for
+from ._counts import table_program, tables_for
 from ._kernel import Kernel, LibraryRoots
 from ._table import NCLASS
 
@@ -514,6 +515,14 @@ class ElementwiseKernel(Kernel):
     #: work-items per work-group of the plain kernel on GPUs
     gpu_wg: int = 256
 
+    def warm(self) -> None:
+        """Build (or load) the programs the bound device uses, ahead of the first call: the
+        kernel's, and the count tables' where the operation calls a Wilcoxon or signed-rank
+        function (the tables themselves depend on the arguments and are built by the call)."""
+        super().warm()
+        if self.definition.tables:
+            table_program()
+
     def __init__(self, in_params: str | Sequence[str], out_params: str | Sequence[str],
                  operation: str, name: str, *, preamble: str = "",
                  library: LibraryRoots = None, options: Sequence[str] = ()) -> None:
@@ -770,7 +779,7 @@ class ElementwiseKernel(Kernel):
                 local = (self.gpu_wg,)
                 gsize = -(-n // self.gpu_wg) * self.gpu_wg
             with lock:
-                kernel.set_args(*head, *tail)
+                _set_args(kernel, *head, *tail)
                 return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
         # sorted launch: class, scan, place, compute (n <= SORT_LAUNCH: see _cap)
         wg, block = bins.work_group, bins.work_group * bins.elements_per_item
@@ -780,18 +789,18 @@ class ElementwiseKernel(Kernel):
         k_scan, lock_scan = program.kernel(kname + "_scan")
         k_place, lock_place = program.kernel(kname + "_place")
         with lock_class:
-            k_class.set_args(np.int32(n), np.int32(bins.elements_per_item), cls, counts,
+            _set_args(k_class, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
                              np.int32(nblocks), np.int64(base), *tail)
             cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,))
         with lock_scan:
-            k_scan.set_args(np.int32(NCLASS * nblocks), counts)
+            _set_args(k_scan, np.int32(NCLASS * nblocks), counts)
             cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,))
         with lock_place:
-            k_place.set_args(np.int32(n), np.int32(bins.elements_per_item), cls, counts,
+            _set_args(k_place, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
                              np.int32(nblocks), perm)
             cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,))
         with lock:
-            kernel.set_args(*head, *tail, perm)
+            _set_args(kernel, *head, *tail, perm)
             return cl.enqueue_nd_range_kernel(queue, kernel, (-(-n // wg) * wg,), (wg,))
 
     def _cap(self, call: Call, bound: _device.BoundDevice, streamed: bool) -> int:

@@ -25,6 +25,7 @@ import numpy as np
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource, get_library, parse_annotations
+from ..runtime.program import set_args as _set_args
 from . import _transfer
 
 __all__ = ["Kernel", "LibraryRoots", "RawKernel", "kernel_params", "library_roots"]
@@ -271,7 +272,7 @@ class RawKernel(Kernel):
                  None if local_size is None else tuple(local_size))
         kernel, lock = self.program().kernel(self.name)
         with lock:
-            kernel.set_args(*kargs)
+            _set_args(kernel, *kargs)
             ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
         for buf, a in back:
             if a.flags.c_contiguous:

@@ -16,19 +16,24 @@ device, its kernel runs, and its outputs come back.  How depends on the device:
   ``direct``
       pageable copies both ways, straight from the input arrays and into the result;
   ``pinned``
-      pageable copies in; the result is allocated in page-locked (pinned) host memory that the
-      returned NumPy array keeps alive, so the download is a DMA at the link's full speed
-      with no host copy.  Pinned blocks come from a per-device pool (:class:`PinnedPool`) and
-      go back to it when the last view of the result is gone; beyond ``transfer.pinned_limit``
-      bytes in use, results fall back to ordinary memory;
+      inputs are copied by ``transfer.threads`` host threads into pinned staging buffers and
+      go to the device by DMA (inputs already in pinned memory, such as an earlier call's
+      result or :func:`empty_pinned`'s arrays, go by DMA directly; with ``transfer.threads``
+      0, by the driver's pageable copy); the result is allocated in page-locked (pinned) host
+      memory that the returned NumPy array keeps alive, so the download is a DMA at the link's
+      full speed with no host copy.  Pinned blocks come from a per-device pool
+      (:class:`PinnedPool`) and go back to it when the last view of the result is gone; beyond
+      ``transfer.pinned_limit`` bytes in use, results fall back to ordinary memory;
   ``staged``
       both ways through pinned staging buffers filled and emptied by host copies;
   ``auto``
       the mode measured best for the device (``benchmarks/bench_transfer.py``; recorded in
       ``benchmarks/README.md``): ``pinned`` on GPUs.
 
-  ``transfer.threads`` host threads upload a piece's inputs in parallel parts (pageable copies
-  are bound by the host's memory copy into the driver's own staging memory).
+  A pageable copy is the driver's own copy into its staging memory on one thread (about 10
+  GB/s on an H200's host); copies into pinned memory on several threads run at the host's
+  memory bandwidth, and the DMA from there at the link's (``transfer.threads``: ``auto`` is up
+  to 8, half the host's cores).
 
 Inputs that are broadcast or scalar never reach :func:`stream` expanded: the kernels read them
 through strides, and small arrays are uploaded whole once per call (:func:`upload`).
@@ -61,6 +66,7 @@ __all__ = [
     "DeviceOperand",
     "Piece",
     "PinnedPool",
+    "copy_parallel",
     "device_operand",
     "device_pool",
     "empty_pinned",
@@ -73,14 +79,18 @@ __all__ = [
     "upload",
 ]
 
-#: elements of float64 per piece of a streamed call on devices with their own memory
-SLAB = 1 << 21
+#: elements of float64 per piece of a streamed call on devices with their own memory (2^21 to
+#: 2^23 measured on an H200: 2^22 and 2^23 about 25% faster than 2^21 for NumPy inputs staged
+#: through pinned memory; a slot's buffers hold a piece of every input and output)
+SLAB = 1 << 22
 #: results smaller than this many bytes are never pinned (the pool's overhead is not worth it)
 PIN_MIN_BYTES = 1 << 20
 #: slots (queues with their device buffers) a streamed call cycles through
 SLOTS = 3
 
 _lock = threading.RLock()
+#: one streamed call at a time per process (its slots and staging buffers are the device's)
+_stream_lock = threading.Lock()
 
 
 def mode(bound: _device.BoundDevice) -> str:
@@ -93,10 +103,37 @@ def mode(bound: _device.BoundDevice) -> str:
 
 
 def _threads() -> int:
+    """Host threads copying into and out of pinned staging (0: inputs by pageable copies)."""
     n = config.get("transfer.threads")
     if n == "auto":
-        return 1
-    return max(1, int(n))
+        return max(1, min(8, (os.cpu_count() or 2) // 2))
+    return max(0, int(n))
+
+
+#: elements below which a host copy runs on the calling thread alone
+_PAR_COPY_MIN = 1 << 17
+
+_copiers: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+
+
+def copy_parallel(dst: np.ndarray, src: np.ndarray, nthreads: int) -> None:
+    """``np.copyto(dst, src)`` for flat arrays, in ``nthreads`` parts on a pool of threads
+    (NumPy releases the GIL while it copies)."""
+    n = src.size
+    if nthreads <= 1 or n < _PAR_COPY_MIN:
+        np.copyto(dst, src)
+        return
+    with _lock:
+        pool = _copiers.get(nthreads)
+        if pool is None:
+            pool = _copiers[nthreads] = concurrent.futures.ThreadPoolExecutor(
+                nthreads, thread_name_prefix="daskcl-copy")
+    step = -(-n // nthreads)
+    step = -(-step // 8192) * 8192
+    futures = [pool.submit(np.copyto, dst[a: a + step], src[a: a + step])
+               for a in range(0, n, step)]
+    for f in futures:
+        f.result()
 
 
 # -- pinned host memory ---------------------------------------------------------------------------
@@ -123,6 +160,7 @@ class PinnedPool:
         self.limit = limit
         self.in_use = 0
         self.free: dict[int, list[_Block]] = {}
+        self.spans: dict[int, int] = {}    # live blocks: host address -> size
         self._queue: Any = None
 
     def _new(self, size: int) -> _Block:
@@ -135,7 +173,16 @@ class PinnedPool:
         map_buffer: Any = cl.enqueue_map_buffer  # its stubs reject combined flags
         host, _ = map_buffer(self._queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
                              (size,), np.uint8, is_blocking=True)
+        with _lock:
+            self.spans[host.ctypes.data] = size
         return _Block(buf, host, size)
+
+    def holds(self, a: np.ndarray) -> bool:
+        """Whether ``a``'s memory lies in one of the pool's blocks (pinned)."""
+        lo = a.ctypes.data
+        hi = lo + a.nbytes
+        with _lock:
+            return any(start <= lo and hi <= start + size for start, size in self.spans.items())
 
     def take(self, nbytes: int) -> np.ndarray | None:
         """``nbytes`` of pinned memory as a uint8 array, or ``None`` beyond the limit."""
@@ -166,6 +213,8 @@ class PinnedPool:
             kept = sum(b.size for bs in self.free.values() for b in bs)
             if kept + block.size <= self.limit:
                 self.free.setdefault(block.size, []).append(block)
+            else:
+                self.spans.pop(block.host.ctypes.data, None)
 
 
 def _pool(bound: _device.BoundDevice) -> PinnedPool:
@@ -267,37 +316,6 @@ def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int
     return arrs[j]
 
 
-def _uploader(bound: _device.BoundDevice, nthreads: int) -> tuple[Any, list[Any]]:
-    import pyopencl as cl
-
-    key = ("uploader", nthreads)
-    hit: tuple[Any, list[Any]] | None = bound.staging.get(key)
-    if hit is None:
-        pool = concurrent.futures.ThreadPoolExecutor(nthreads, thread_name_prefix="daskcl-upload")
-        hit = bound.staging[key] = (pool, [cl.CommandQueue(bound.context)
-                                           for _ in range(nthreads)])
-    return hit
-
-
-def _upload_parts(bound: _device.BoundDevice, buf: Any, src: np.ndarray, nthreads: int) -> None:
-    """Copy ``src`` into the start of ``buf``, by ``nthreads`` threads in parallel parts, each
-    a blocking pageable copy on its own queue; returns when the data is on the device."""
-    import pyopencl as cl
-
-    pool, queues = _uploader(bound, nthreads)
-    n = src.size
-    step = -(-n // nthreads)
-    step = -(-step // 4096) * 4096
-
-    def part(t: int) -> None:
-        a, b = t * step, min(n, (t + 1) * step)
-        if a < b:
-            cl.enqueue_copy(queues[t], buf, src[a:b], dst_offset=a * 8, is_blocking=True)
-
-    for f in [pool.submit(part, t) for t in range(nthreads)]:
-        f.result()
-
-
 def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np.ndarray | None],
            outs: Sequence[np.ndarray], launch: Launch) -> None:
     """Run ``pieces`` on ``bound``: for each, the ranges of the streamed inputs ``ins`` (flat,
@@ -307,7 +325,7 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
     if mode(bound) == "host":
         _stream_host(bound, pieces, ins, outs, launch)
         return
-    with _lock:
+    with _stream_lock:
         _stream_device(bound, pieces, ins, outs, launch)
 
 
@@ -344,56 +362,97 @@ def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
 def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
                    launch: Launch) -> None:
-    import pyopencl as cl
-
+    """Piece ``k`` runs on slot ``k % SLOTS``; each slot's pieces run in order on a thread of
+    its own, so that whatever a driver call blocks on (NVIDIA's OpenCL returns from some
+    non-blocking copies only when they are done) holds up one slot, not the pipeline."""
     how = mode(bound)
     nthreads = _threads()
-    ctx = bound.context
-    mf = cl.mem_flags
     slots = _slots(bound)
-    pool = _pool(bound) if how == "staged" else None
-    for k, p in enumerate(pieces):
-        s = slots[k % len(slots)]
-        _drain(s)                      # the slot's previous piece is done with its buffers
-        q = s.queue
-        dev_in: list[Any] = []
-        for j, (a, r) in enumerate(zip(ins, p.ins)):
-            if a is None or r is None:
-                dev_in.append(None)
-                continue
-            lo, hi = r
-            buf = _grow(s.dev_in, j, hi - lo, ctx, mf.READ_ONLY)
-            if hi > lo:
-                if pool is not None:
-                    st = _pinned_staging(s.pin_in, j, pool, hi - lo)
-                    np.copyto(st[: hi - lo], a[lo:hi])
-                    cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False)
-                elif nthreads > 1 and hi - lo >= 4096 * nthreads:
-                    _upload_parts(bound, buf, a[lo:hi], nthreads)
-                else:
-                    cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False)
-            dev_in.append(buf)
-        dev_out = [_grow(s.dev_out, j, hi - lo, ctx, mf.READ_WRITE)
-                   for j, (lo, hi) in enumerate(p.outs)]
-        launch(p, dev_in, dev_out, q)
-        for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
-            if hi <= lo:
-                continue
-            if pool is not None:
-                st = _pinned_staging(s.pin_out, j, pool, hi - lo)
-                ev = cl.enqueue_copy(q, st[: hi - lo], dev_out[j], is_blocking=False)
-                s.busy.append((ev, _copier(o[lo:hi], st[: hi - lo])))
+    pool = _pool(bound) if how == "staged" or (how == "pinned" and nthreads) else None
+    # inputs staged through pinned memory (those already pinned go by DMA as they are)
+    stage = [pool is not None and a is not None and not pool.holds(a) for a in ins]
+
+    stop = threading.Event()
+
+    def run(j: int) -> None:
+        s = slots[j]
+        try:
+            for p in pieces[j:: len(slots)]:
+                _drain(s)              # the slot's previous piece is done with its buffers
+                if stop.is_set():
+                    return
+                _piece(bound, s, p, ins, outs, launch, how, pool, stage, nthreads)
+        finally:
+            _drain(s)
+
+    used = range(min(len(slots), len(pieces)))
+    if len(used) <= 1:
+        for j in used:
+            run(j)
+        return
+    with _lock:
+        ex: concurrent.futures.ThreadPoolExecutor | None = bound.staging.get(("slot_threads", 0))
+        if ex is None:
+            ex = bound.staging[("slot_threads", 0)] = concurrent.futures.ThreadPoolExecutor(
+                len(slots), thread_name_prefix="daskcl-slot")
+    futures = [ex.submit(run, j) for j in used]
+    try:
+        concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+        for f in futures:
+            if f.done():
+                f.result()
+        for f in futures:
+            f.result()
+    except BaseException:
+        # Ctrl-C here, or a piece that failed: the other slots stop after their current piece
+        # and are waited for, so that no thread of this call still uses the slots' buffers
+        # when the next call starts
+        stop.set()
+        concurrent.futures.wait(futures)
+        raise
+
+
+def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndarray | None],
+           outs: Sequence[np.ndarray], launch: Launch, how: str, pool: PinnedPool | None,
+           stage: list[bool], nthreads: int) -> None:
+    """One piece on slot ``s``: its inputs up, its kernels, its outputs down (not waited for)."""
+    import pyopencl as cl
+
+    ctx, mf, q = bound.context, cl.mem_flags, s.queue
+    dev_in: list[Any] = []
+    for j, (a, r) in enumerate(zip(ins, p.ins)):
+        if a is None or r is None:
+            dev_in.append(None)
+            continue
+        lo, hi = r
+        buf = _grow(s.dev_in, j, hi - lo, ctx, mf.READ_ONLY)
+        if hi > lo:
+            if stage[j] and pool is not None:
+                st = _pinned_staging(s.pin_in, j, pool, hi - lo)
+                copy_parallel(st[: hi - lo], a[lo:hi], nthreads)
+                cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False)
             else:
-                ev = cl.enqueue_copy(q, o[lo:hi], dev_out[j], is_blocking=False)
-                s.busy.append((ev, None))
-        if not s.busy:
-            s.busy.append((cl.enqueue_marker(q), None))
-    for s in slots:
-        _drain(s)
+                cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False)
+        dev_in.append(buf)
+    dev_out = [_grow(s.dev_out, j, hi - lo, ctx, mf.READ_WRITE)
+               for j, (lo, hi) in enumerate(p.outs)]
+    launch(p, dev_in, dev_out, q)
+    for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
+        if hi <= lo:
+            continue
+        if how == "staged" and pool is not None:
+            st = _pinned_staging(s.pin_out, j, pool, hi - lo)
+            ev = cl.enqueue_copy(q, st[: hi - lo], dev_out[j], is_blocking=False)
+            s.busy.append((ev, _copier(o[lo:hi], st[: hi - lo], nthreads)))
+        else:
+            ev = cl.enqueue_copy(q, o[lo:hi], dev_out[j], is_blocking=False)
+            s.busy.append((ev, None))
+    if not s.busy:
+        s.busy.append((cl.enqueue_marker(q), None))
 
 
-def _copier(dst: np.ndarray, src: np.ndarray) -> Callable[[], None]:
-    return lambda: np.copyto(dst, src)
+def _copier(dst: np.ndarray, src: np.ndarray, nthreads: int) -> Callable[[], None]:
+    return lambda: copy_parallel(dst, src, nthreads)
 
 
 def _drain(slot: _Slot) -> None:

@@ -21,7 +21,7 @@ import functools
 import math
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ from ..errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
 __all__ = [
     "BoundDevice",
     "DeviceInfo",
+    "before_drivers",
     "bind",
     "build_program",
     "choose",
@@ -108,6 +109,12 @@ def _type_name(cl: Any, t: int) -> str:
     return "OTHER"
 
 
+#: called once, before this process first asks OpenCL for its platforms (when the drivers
+#: initialise and read their environment): see ``program.share_driver_cache``
+before_drivers: list[Callable[[], object]] = []
+_drivers_started = False
+
+
 def list_devices() -> list[tuple[DeviceInfo, Any]]:
     """Every OpenCL device of every platform, as ``(DeviceInfo, pyopencl.Device)`` pairs.
 
@@ -116,7 +123,12 @@ def list_devices() -> list[tuple[DeviceInfo, Any]]:
     NoPlatformError
         No OpenCL platform is installed.
     """
+    global _drivers_started
     cl = _cl()
+    if not _drivers_started:
+        _drivers_started = True
+        for hook in before_drivers:
+            hook()
     try:
         platforms = cl.get_platforms()
     except cl.Error as exc:  # clGetPlatformIDs fails with PLATFORM_NOT_FOUND_KHR

@@ -83,6 +83,12 @@ def default_root() -> Path:
     chosen: Path | None = config.get("library")
     if chosen is not None:
         return chosen
+    return _shipped_root()
+
+
+@functools.cache
+def _shipped_root() -> Path:
+    """The shipped library's directory (looked up once: every kernel call asks for it)."""
     here = Path(__file__).resolve().parents[1]          # the daskcl package
     for cand in (here / "cl", here.parent / "cl"):
         if (cand / "OPENCL.cl").is_file():
