@@ -515,14 +515,6 @@ class ElementwiseKernel(Kernel):
     #: work-items per work-group of the plain kernel on GPUs
     gpu_wg: int = 256
 
-    def warm(self) -> None:
-        """Build (or load) the programs the bound device uses, ahead of the first call: the
-        kernel's, and the count tables' where the operation calls a Wilcoxon or signed-rank
-        function (the tables themselves depend on the arguments and are built by the call)."""
-        super().warm()
-        if self.definition.tables:
-            table_program()
-
     def __init__(self, in_params: str | Sequence[str], out_params: str | Sequence[str],
                  operation: str, name: str, *, preamble: str = "",
                  library: LibraryRoots = None, options: Sequence[str] = ()) -> None:
@@ -544,6 +536,14 @@ class ElementwiseKernel(Kernel):
             name=name, inputs=inputs, outputs=tuple(n for _, n in outs),
             operation=operation, ints=tuple(n for t, n in ins if t == "int"),
             preamble=preamble, tables=table_calls(name, operation, preamble, inputs)))
+
+    def warm(self) -> None:
+        """Build (or load) the programs the bound device uses, ahead of the first call: the
+        kernel's, and the count tables' where the operation calls a Wilcoxon or signed-rank
+        function (the tables themselves depend on the arguments and are built by the call)."""
+        super().warm()
+        if self.definition.tables:
+            table_program()
 
     def _setup(self, d: ElementwiseDef) -> None:
         self.definition = d
