@@ -63,12 +63,14 @@ def table(rows: list[dict[str, Any]], cols: list[str]) -> str:
 
 
 def report(tag: str, rows: list[dict[str, Any]], cols: list[str], out: str | None,
-           key: str = "results", **extra: Any) -> Path:
-    """Print ``rows`` as a table and write them, with the machine and ``extra``, to ``out``
-    (default ``results/<tag>-<device type>.json``); returns the path written."""
+           key: str = "results", info: dict[str, Any] | None = None, by_device: bool = True,
+           **extra: Any) -> Path:
+    """Print ``rows`` as a table and write them, with the machine (``info``, default
+    :func:`machine`) and ``extra``, to ``out`` (default ``results/<tag>-<device type>.json``,
+    or ``results/<tag>.json`` without ``by_device``); returns the path written."""
     print(table(rows, cols))
-    info = machine()
-    path = write(f"{tag}-{info['device_type'].lower()}", {"machine": info, **extra, key: rows},
-                 out)
+    info = machine() if info is None else info
+    name = f"{tag}-{info['device_type'].lower()}" if by_device else tag
+    path = write(name, {"machine": info, **extra, key: rows}, out)
     print(f"wrote {path}")
     return path

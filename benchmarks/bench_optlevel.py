@@ -48,6 +48,8 @@ BUILD = textwrap.dedent("""
     import json, sys, time
     sys.path.insert(0, sys.argv[1])
     from bench_build import call_entry
+    import os
+    os.environ.pop("CUDA_CACHE_DISABLE")       # bench_build turns the driver's cache off
     from daskcl.runtime import device, program
     extra = tuple(sys.argv[3].split())
     plain = program.default_options

@@ -49,7 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _common import machine, table, write
+from _common import machine, report, table
 
 from daskcl.sweep import Sweep, store
 from daskcl.sweep.spec import parse_compressor
@@ -259,9 +259,7 @@ def main() -> None:
               "chunk": "x".join(map(str, CHUNK)), "zarr_chunk": "256x4096"})
     cols = ["part", "kind", "codec", "layout", "threads", "writers", "MB_per_s", "ratio",
             "points_per_s", "files_per_chunk"]
-    print(table(rows, cols))
-    path = write("store", {"machine": m, "results": rows}, args.out)
-    print(f"wrote {path}")
+    report("store", rows, cols, args.out, info=m, by_device=False)
     if not args.tmp:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -48,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _common import machine, table, write
+from _common import machine, report, table
 from bench_store import absorb, cpu_name, filesystem
 
 from daskcl.sweep import Sweep, run, runner
@@ -229,9 +229,8 @@ def main() -> None:
               "size": args.size, "cpu": cpu_name(), "store_dir": filesystem(tmp),
               "store_writers": writers, "worker_devices": "; ".join(
                   f"{n}: {', '.join(d)}" for n, d in devices.items())})
-    print(table(rows, list(dict.fromkeys(k for r in rows for k in r))))
-    path = write("sweep", {"machine": m, "results": rows}, args.out)
-    print(f"wrote {path}")
+    report("sweep", rows, list(dict.fromkeys(k for r in rows for k in r)), args.out, info=m,
+           by_device=False)
     if not args.tmp:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -10,6 +10,24 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
+
 if "DASKCL_CACHE_DIR" not in os.environ:
     os.environ["DASKCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="daskcl-test-cache-")
 os.environ.pop("DASKCL_NO_CACHE", None)
+
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty private disk cache of this test's own (the default build mode, nothing in
+    memory): a call builds what it needs.  Yields its directory."""
+    from daskcl.runtime import program
+
+    d = tmp_path / "cache"
+    monkeypatch.setenv("DASKCL_CACHE_DIR", str(d))
+    for key in ("DASKCL_NO_CACHE", "DASKCL_LINK", "DASKCL_CACHE_SHARED"):
+        monkeypatch.delenv(key, raising=False)
+    program.clear_memory_cache()
+    yield d
+    program.clear_memory_cache()

@@ -53,16 +53,6 @@ def run_twice(built: program.BuiltProgram) -> np.ndarray:
     return x
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("DASKCL_CACHE_DIR", str(d))
-    monkeypatch.delenv("DASKCL_NO_CACHE", raising=False)
-    program.clear_memory_cache()
-    yield d
-    program.clear_memory_cache()
-
-
 def test_memory_then_disk_then_fresh_process(tmp_path, cache):
     lib = tiny_library(tmp_path / "lib", uuid.uuid4().hex)
     src = lib.program_source(["twice_it"], KERNEL)

@@ -92,17 +92,6 @@ def plant(monkeypatch: pytest.MonkeyPatch, victim_src: ProgramSource,
     return path
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    d = tmp_path / "cache"
-    monkeypatch.setenv("DASKCL_CACHE_DIR", str(d))
-    monkeypatch.delenv("DASKCL_NO_CACHE", raising=False)
-    monkeypatch.delenv("DASKCL_CACHE_SHARED", raising=False)
-    program.clear_memory_cache()
-    yield d
-    program.clear_memory_cache()
-
-
 # -- a victim in another process (as nobody where asked) ------------------------------------------
 
 VICTIM = textwrap.dedent("""

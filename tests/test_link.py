@@ -27,18 +27,6 @@ from daskcl.runtime.library import ProgramSource, get_library
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """An empty disk cache and nothing in memory: a call builds what it needs."""
-    d = tmp_path / "cache"
-    monkeypatch.setenv("DASKCL_CACHE_DIR", str(d))
-    monkeypatch.delenv("DASKCL_NO_CACHE", raising=False)
-    monkeypatch.delenv("DASKCL_LINK", raising=False)
-    program.clear_memory_cache()
-    yield d
-    program.clear_memory_cache()
-
-
 def _bits(out) -> list[np.ndarray]:
     return [np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
             for a in (out if isinstance(out, tuple) else (out,))]

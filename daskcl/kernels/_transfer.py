@@ -397,11 +397,9 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                 len(slots), thread_name_prefix="daskcl-slot")
     futures = [ex.submit(run, j) for j in used]
     try:
-        concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
-        for f in futures:
-            if f.done():
-                f.result()
-        for f in futures:
+        done, _ = concurrent.futures.wait(futures,
+                                          return_when=concurrent.futures.FIRST_EXCEPTION)
+        for f in (*done, *futures):    # a failed slot's error first, while the others run
             f.result()
     except BaseException:
         # Ctrl-C here, or a piece that failed: the other slots stop after their current piece
