@@ -343,3 +343,38 @@ def test_an_envelope_found_on_a_worker_gives_the_same_store(tmp_path: Path) -> N
     assert read_info(got)["identity"] == read_info(want)["identity"]
     for name in ("intercept", "ldose", "qf", "grad"):
         np.testing.assert_array_equal(got[name][...], want[name][...])
+
+
+def test_chunk_tasks_share_one_open_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    """The chunk tasks of a run (one sweep object in a process) open the store's group once,
+    and write the same values as a run in this process; a run starting drops the group, so
+    that a store made again is opened again."""
+    from daskcl.sweep import runner
+    from daskcl.sweep.store import create_arrays, open_store
+
+    s = Sweep.from_dict(_spec())
+    url = str(tmp_path / "g.zarr")
+    s, group, done = open_store(s, url, resume=False, overwrite=False, options=None)
+    assert done is None
+    create_arrays(s, group, None, url, None)
+    ref = run(Sweep.from_dict(_spec()), tmp_path / "ref.zarr", client="sync")
+    opened: list[str] = []
+    real = runner.open_group
+
+    def counting(u: str, mode: str, options: dict | None = None) -> object:
+        opened.append(mode)
+        return real(u, mode, options)
+
+    monkeypatch.setattr(runner, "open_group", counting)
+    reports = [runner.chunk_task(s, url, None, idx) for idx in s.chunk_indices()]
+    assert opened == ["r+"] and len(reports) == 6
+    assert all(not r["skipped"] and r["points"] > 0 for r in reports)
+    assert np.array_equal(open_result(url)["pgamma"][...], ref.arrays["pgamma"])
+    # the next run's start forgets the group: a chunk task opens the store again
+    runner._forget_group(s, url, None)
+    again = runner.chunk_task(s, url, None, (0, 0))
+    assert opened == ["r+", "r+"] and again["skipped"]
+    # another sweep object (another run) opens its own
+    runner.chunk_task(Sweep.from_dict(_spec()), url, None, (0, 1))
+    assert opened == ["r+", "r+", "r+"]

@@ -22,7 +22,7 @@ double dnorm4(double x, double mu, double sigma, int give_log)
     if (sigma == 0)
         return (x == mu) ? ML_POSINF : R_D__0;
 
-    double z = (x - mu) / sigma;
+    double z = sigma == 1. ? x - mu : (x - mu) / sigma;   // dividing by 1 is exact: skipped
     if (!isfinite(z))
         return R_D__0;
     z = fabs(z);
@@ -31,7 +31,8 @@ double dnorm4(double x, double mu, double sigma, int give_log)
     if (give_log)
         return -(M_LN_SQRT_2PI + 0.5 * z * z + log(sigma));
     if (z < 5)
-        return M_1_SQRT_2PI * exp(-0.5 * z * z) / sigma;
+        return sigma == 1. ? M_1_SQRT_2PI * exp(-0.5 * z * z)
+                           : M_1_SQRT_2PI * exp(-0.5 * z * z) / sigma;
     // below the smallest denormal for z > sqrt(-2 log 2 (DBL_MIN_EXP + 1 - DBL_MANT_DIG))
     if (z > sqrt(-2 * M_LN2 * (DBL_MIN_EXP + 1 - DBL_MANT_DIG)))
         return 0.;

@@ -882,8 +882,9 @@ class ElementwiseKernel(Kernel):
             return outs, np.zeros(2, dtype=np.int32)
         status, counts = _transfer.status_buffer(bound), np.zeros(2, dtype=np.int32)
         self.enqueue(call, outs, status)
+        # a blocking read on the (in-order) queue: the launches before it are done when it
+        # returns, with no second wait for the queue to drain
         cl.enqueue_copy(queue, counts, status)
-        queue.finish()
         _transfer.release_status(bound, status)
         return outs, counts
 

@@ -28,6 +28,7 @@ import threading
 import time
 import uuid
 import warnings
+import weakref
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -44,6 +45,7 @@ from .store import (
     create_arrays,
     open_group,
     open_store,
+    read_done,
     read_info,
     record_run,
     write_chunk,
@@ -100,8 +102,8 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
     The task holds its worker's thread only while it computes: reading a marked chunk back and
     writing a computed one happen after ``distributed.secede``, so the worker's next task
     computes meanwhile.  It returns once the chunk's mark is written (or it was skipped)."""
-    group = open_group(url, "r+", options)
-    marked = chunk_marked(group, index)
+    group, done = _store_group(sweep, url, options)
+    marked = bool(done[index])
     if marked:
         _leave_thread_pool()  # reading back is no device work
         if chunk_matches(group, sweep.output_names, sweep.chunk_slices(index), index):
@@ -110,6 +112,51 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
     if not marked:
         _leave_thread_pool()
     return _write(group, sweep, index, results, report, marked)
+
+
+#: the store's group and done marks per sweep object and store, read once in a process (see
+#: _store_group)
+_GROUPS: weakref.WeakKeyDictionary[Sweep, dict[tuple[str, str], tuple[Any, np.ndarray]]] = (
+    weakref.WeakKeyDictionary())
+_GROUPS_LOCK = threading.Lock()
+
+
+def _store_key(url: str, options: dict[str, Any] | None) -> tuple[str, str]:
+    return url, repr(sorted(options.items())) if options else ""
+
+
+def _store_group(sweep: Sweep, url: str, options: dict[str, Any] | None
+                 ) -> tuple[Any, np.ndarray]:
+    """The zarr group of the store at ``url`` and its chunks' done marks as they were when
+    this process first asked, read once per process for each sweep object.
+
+    Every chunk task of a run names the same sweep object (the run's payload, held by the
+    worker), so its tasks share one open group and one reading of the marks.  Read in each
+    task, the group's metadata and the chunk's mark came again before every chunk's launch,
+    through zarr's one event-loop thread that the writes of earlier chunks keep busy (a GPU
+    sweep's worker spent 6% of its time opening the group: benchmarks/README.md, "Sweeps").
+    A chunk's mark matters only if it was set before its task ran: set by an earlier run (the
+    chunk is then checked against its checksums and skipped), or by an attempt of the same
+    task on a worker that died after writing it (computed and written again, the same values,
+    if the marks were read before).  The sweep object dies with its run (a new run sends its
+    own), and with it the entry; :func:`_forget_group` drops it where a run reuses the object
+    in this process."""
+    key = _store_key(url, options)
+    with _GROUPS_LOCK:
+        entry = _GROUPS.setdefault(sweep, {}).get(key)
+    if entry is None:
+        group = open_group(url, "r+", options)
+        entry = (group, read_done(group, sweep.grid))
+        with _GROUPS_LOCK:
+            entry = _GROUPS.setdefault(sweep, {}).setdefault(key, entry)
+    return entry
+
+
+def _forget_group(sweep: Sweep, url: str, options: dict[str, Any] | None) -> None:
+    """Drop this process's open group of ``sweep`` at ``url`` (a run starting: its store may
+    have been created again since)."""
+    with _GROUPS_LOCK:
+        _GROUPS.get(sweep, {}).pop(_store_key(url, options), None)
 
 
 def _leave_thread_pool() -> None:
@@ -329,6 +376,7 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
          progress: bool, storage_options: dict[str, Any] | None) -> SweepResult:
     sync = isinstance(client, str)
     tally = _Tally(url)
+    _forget_group(sweep, url, storage_options)   # a cluster in this process shares the object
     try:
         if fresh:
             env_info = None
