@@ -49,6 +49,14 @@ and linked (``DASKCL_LINK=1``) programs both.
 
     python3 benchmarks/bench_build.py --split --out F
 
+Tiered builds (``--tiered``): for each of ``--names`` (default the functions measured faster
+inlined: pgamma, pbeta, pf, pchisq, dpois, dgamma), in a fresh process with every cache empty or off and
+``DASKCL_NOINLINE=tiered`` (the GPU default): the first result, from the program with the heavy
+routines out of line, and the time until the inlined program, built in the background, is the
+one in use.
+
+    python3 benchmarks/bench_build.py --tiered --jobs 5 --out F
+
 A fresh node with a shared cache (``--node``): for each of ``--names``, its first result in a
 fresh process whose caches are all empty (daskcl's program cache in a new directory, the NVIDIA
 driver's compiled code under it, as daskcl sets it: ``program.share_driver_cache``), then in
@@ -196,7 +204,8 @@ def census_one(entry: str, options: tuple[str, ...]) -> dict[str, object]:
 
     built: list[dict[str, object]] = []
     plain_options = program.default_options
-    program.default_options = lambda t="CPU": plain_options(t) + options  # type: ignore[assignment]
+    program.default_options = (  # type: ignore[assignment]
+        lambda t="CPU", inlined=False: plain_options(t, inlined) + options)
     record_builds(built)
     t0 = time.perf_counter()
     device.current()
@@ -503,6 +512,51 @@ def node_bench(names: list[str], root: Path, jobs: int) -> list[dict[str, object
         return list(pool.map(one, names))
 
 
+TIERED_CHILD = textwrap.dedent("""
+    import json, os, sys, time
+    os.environ["POCL_KERNEL_CACHE"] = "0"; os.environ["CUDA_CACHE_DISABLE"] = "1"
+    os.environ["DASKCL_NOINLINE"] = "tiered"
+    sys.path.insert(0, sys.argv[1])
+    from daskcl import nmath
+    from daskcl.runtime import device, program
+    device.current()
+    from bench_build import call_entry
+    t0 = time.perf_counter()
+    call_entry(sys.argv[2])
+    first = time.perf_counter() - t0
+    program.wait_background()
+    ready = time.perf_counter() - t0
+    kernel = getattr(nmath, sys.argv[2].split(":")[-1])
+    print(json.dumps({"first_s": first, "inlined_ready_s": ready,
+                      "inlined_in_use": "-DDASKCL_NOINLINE" not in kernel.program().options}))
+""")
+
+
+def tiered_bench(names: list[str], root: Path, jobs: int) -> list[dict[str, object]]:
+    """The ``--tiered`` rows: for each of ``names``, in a fresh process with every cache empty
+    or off and ``DASKCL_NOINLINE=tiered``, the first result (from the out-of-line program) and
+    the time until the inlined program, built in the background, is in use."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    here = str(Path(__file__).resolve().parent)
+
+    def one(name: str) -> dict[str, object]:
+        env = {k: v for k, v in os.environ.items() if k != "DASKCL_NO_CACHE"}
+        env["DASKCL_CACHE_DIR"] = str(root / name)
+        r = subprocess.run([sys.executable, "-c", TIERED_CHILD, here, name], capture_output=True,
+                           text=True, env=env)
+        if r.returncode != 0:
+            raise RuntimeError(f"{name}: {r.stderr.strip()[-1500:]}")
+        row: dict[str, object] = {"function": name,
+                                  **json.loads(r.stdout.strip().splitlines()[-1])}
+        print(f"{name:10s} first result {row['first_s']:6.2f} s, inlined in use after "
+              f"{row['inlined_ready_s']:6.2f} s ({row['inlined_in_use']})", flush=True)
+        return row
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, names))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out")
@@ -522,7 +576,18 @@ def main() -> None:
                     help="cold build: source to binary against loading the binary")
     ap.add_argument("--node", action="store_true",
                     help="a fresh node, then a fresh process sharing its cache")
+    ap.add_argument("--tiered", action="store_true",
+                    help="out of line first, inlined in the background: both times, cold")
     args = ap.parse_args()
+    if args.tiered:
+        names = (args.names or "pgamma,pbeta,pf,pchisq,dpois,dgamma").split(",")
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = tiered_bench(names, Path(tmp), args.jobs)
+        info = machine()
+        path = write(f"tiered-{info['device_type'].lower()}", {"machine": info, "jobs": args.jobs,
+                                                              "results": rows}, args.out)
+        print(f"wrote {path}")
+        return
     if args.node:
         names = (args.names or "pnorm,pbeta,qbeta,pf,qf").split(",")
         with tempfile.TemporaryDirectory() as tmp:

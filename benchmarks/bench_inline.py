@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Kernel speed with the heavy library routines inlined and kept out of line
-(``DASKCL_NOINLINE=0`` and ``1``, cl/OPENCL.cl), side by side in one run, and whether the two
-give the same bits.
+(``DASKCL_NOINLINE=0`` and ``1``, cl/OPENCL.cl), and tiered (``tiered``, the GPU default: the
+program in use once the background build of the inlined one has ended), side by side in one
+run, and whether the three give the same bits.
 
 For each function of ``bench_nmath.py``'s cases: the kernel alone (inputs on the device, event
 timing, median of 10 after 2 warm-ups) on the inputs of its benchmark, built both ways.  The
@@ -91,15 +92,25 @@ def main() -> None:
                 program.clear_memory_cache()
                 os.environ["DASKCL_NOINLINE"] = env
                 out[variant] = kernel_run(kernel, inputs)
+            # tiered (the GPU default): the program in use once the background build is done
+            program.clear_memory_cache()
+            os.environ["DASKCL_NOINLINE"] = "tiered"
+            kernel.program()
+            program.wait_background()
+            out["tiered"] = kernel_run(kernel, inputs)
         (t_in, r_in), (t_out, r_out) = out["inline"], out["noinline"]
-        same = np.array_equal(r_in.view(np.int64), r_out.view(np.int64))
+        t_tier, r_tier = out["tiered"]
+        same = (np.array_equal(r_in.view(np.int64), r_out.view(np.int64))
+                and np.array_equal(r_in.view(np.int64), r_tier.view(np.int64)))
         rows.append({"function": name, "n": n, "inline_gels": n / t_in * 1e-9,
                      "noinline_gels": n / t_out * 1e-9, "noinline_speed": t_in / t_out,
+                     "tiered_gels": n / t_tier * 1e-9, "tiered_speed": t_in / t_tier,
                      "same_bits": bool(same)})
-        print(f"{name:10s} inline {n / t_in * 1e-9:8.3f}  noinline {n / t_out * 1e-9:8.3f} G el/s"
-              f"  ratio {t_in / t_out:5.2f}  same bits {same}", flush=True)
+        print(f"{name:10s} inline {n / t_in * 1e-9:8.3f}  noinline {n / t_out * 1e-9:8.3f}  "
+              f"tiered {n / t_tier * 1e-9:8.3f} G el/s  ratios {t_in / t_out:5.2f} "
+              f"{t_in / t_tier:5.2f}  same bits {same}", flush=True)
     report("inline", rows, ["function", "n", "inline_gels", "noinline_gels", "noinline_speed",
-                            "same_bits"], args.out)
+                            "tiered_gels", "tiered_speed", "same_bits"], args.out)
 
 
 if __name__ == "__main__":

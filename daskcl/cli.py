@@ -193,6 +193,7 @@ def _cache(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     before = dict(program.stats)
     warm(names)
+    program.wait_background()     # the inlined programs of kernels that tier up (GPUs)
     built = program.stats["source"] - before["source"]
     loaded = program.stats["disk"] - before["disk"]
     print(f"{len(names)} kernels on {bound.info.name}: {built} programs built, {loaded} loaded "

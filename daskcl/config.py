@@ -22,8 +22,9 @@ key                         environment variable            default     meaning
 ``cache.shared``            ``DASKCL_CACHE_SHARED``         private     ``group``: a cache shared by a
                                                                         group is trusted
 ``fp_contract``             ``DASKCL_FP_CONTRACT``          false       let compilers fuse ``a*b+c``
-``noinline``                ``DASKCL_NOINLINE``             ``auto``    heavy routines out of line
-                                                                        (``auto``: on GPUs)
+``noinline``                ``DASKCL_NOINLINE``             ``auto``    heavy routines out of line;
+                                                                        ``tiered``: and inlined later
+                                                                        (``auto``: tiered on GPUs)
 ``build.link``              ``DASKCL_LINK``                 ``auto``    units compiled separately and
                                                                         linked (``auto``: where
                                                                         measured faster)
@@ -190,9 +191,11 @@ def _auto_flag(value: Any) -> bool | str | None:
 
 def _noinline(value: Any) -> bool | str:
     chosen = _auto_flag(value)
-    if chosen is None:
-        raise _Bad("0 or 1, true or false, or auto (on for GPUs)")
-    return chosen
+    if chosen is not None:
+        return chosen
+    if isinstance(value, str) and value.strip().lower() == "tiered":
+        return "tiered"
+    raise _Bad("0 or 1, true or false, tiered, or auto (tiered on GPUs)")
 
 
 def _link(value: Any) -> bool | str:
@@ -279,7 +282,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("fp_contract", "DASKCL_FP_CONTRACT", False, _flag,
         "let the compiler fuse a*b+c into fma"),
     Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
-        "heavy library routines out of line: true, false, or auto (on for GPUs)"),
+        "heavy library routines out of line: true, false, tiered (out of line first, the "
+        "kernels measured faster inlined then built inlined in the background), or auto "
+        "(tiered on GPUs)"),
     Key("build.link", "DASKCL_LINK", "auto", _link,
         "library units compiled separately into cached objects and linked per kernel: true "
         "(an object per unit), closure (one for a kernel's units), false, or auto (per device, "

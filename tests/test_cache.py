@@ -269,6 +269,66 @@ def test_noinline_build_gives_the_same_bits(monkeypatch):
     assert np.isfinite(out[0].view(np.float64)).all()
 
 
+def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
+    """``noinline=tiered`` (the GPU default): a kernel measured faster inlined (pgamma) answers
+    from the out-of-line program, its inlined program is built in the background once and used
+    from then on, with the same bits; a kernel not measured so (qgamma) builds no second
+    program, and ``noinline=1`` never tiers."""
+    from daskcl import nmath
+    from daskcl.kernels._function import INLINE_FASTER
+
+    assert nmath.pgamma.tier_up and not nmath.qgamma.tier_up and "pgamma" in INLINE_FASTER
+    rng = np.random.default_rng(4)
+    x, a = rng.uniform(0, 30, 2048), rng.uniform(0.1, 40, 2048)
+    monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    before = program.stats["source"]
+    first = nmath.pgamma(x, a)
+    assert program.wait_background(timeout=600)
+    assert program.stats["source"] - before == 2          # out of line, then inlined
+    used = nmath.pgamma.program()
+    assert "-DDASKCL_NOINLINE" not in used.options       # the inlined one, now in memory
+    plain = program.in_memory(nmath.pgamma.source(), nmath.pgamma.build_options())
+    assert plain is not None and "-DDASKCL_NOINLINE" in plain.options
+    again = nmath.pgamma(x, a)
+    assert np.array_equal(first.view(np.int64), again.view(np.int64))
+    assert np.isfinite(first).all() and first.min() >= 0 and first.max() <= 1
+    program.build_later(nmath.pgamma.source(), nmath.pgamma.build_options(), inlined=True)
+    assert program.stats["source"] - before == 2          # built once per process
+    before = program.stats["source"]
+    nmath.qgamma(x / 31, a)
+    assert program.wait_background(timeout=600)
+    assert program.stats["source"] - before == 1
+    monkeypatch.setenv("DASKCL_NOINLINE", "1")
+    program.clear_memory_cache()
+    before = program.stats["source"] + program.stats["disk"]
+    nmath.pgamma(x, a)
+    assert program.wait_background(timeout=600)
+    assert program.stats["source"] + program.stats["disk"] - before == 1
+    assert "-DDASKCL_NOINLINE" in nmath.pgamma.program().options
+
+
+def test_a_failed_background_build_keeps_the_program_in_use(monkeypatch, cache, caplog):
+    """A background build that fails is logged; calls go on with the out-of-line program."""
+    from daskcl import nmath
+
+    monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    real = program._load_or_build
+
+    def fails_inlined(bound, source, options, key, mode="assembled"):
+        if "-DDASKCL_NOINLINE" not in options:
+            raise RuntimeError("the compiler ran out of memory")
+        return real(bound, source, options, key, mode)
+
+    monkeypatch.setattr(program, "_load_or_build", fails_inlined)
+    x = np.linspace(0.5, 5, 64)
+    with caplog.at_level("WARNING", logger="daskcl.runtime.program"):
+        got = nmath.dgamma(x, 2.0)
+        assert program.wait_background(timeout=600)
+    assert "failed (RuntimeError: the compiler ran out of memory)" in caplog.text
+    assert np.allclose(got, x * np.exp(-x), rtol=1e-14)
+    assert "-DDASKCL_NOINLINE" in nmath.dgamma.program().options
+
+
 def test_cache_commands_warm_info_clear(tmp_path, cache):
     """``daskcl cache warm`` builds ahead of time, ``info`` counts it, ``clear`` deletes only
     the files daskcl wrote."""

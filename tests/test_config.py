@@ -114,7 +114,7 @@ def test_set_without_a_block_lasts_until_undone() -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "allowed"), [
-    ("noinline", "yes", "0 or 1, true or false, or auto"),
+    ("noinline", "yes", "0 or 1, true or false, tiered, or auto"),
     ("binning", "fast", "0, 1, auto or WGxEPIrN"),
     ("binning", "0x4", "0, 1, auto or WGxEPIrN"),
     ("binning", "2048", "0, 1, auto or WGxEPIrN"),

@@ -12,7 +12,15 @@ from ._elementwise import ElementwiseDef, ElementwiseKernel, flag_value, table_c
 from ._kernel import Kernel
 from ._table import PUBLIC_MODULE, Fn
 
-__all__ = ["PUBLIC", "NmathFunction"]
+__all__ = ["INLINE_FASTER", "PUBLIC", "NmathFunction"]
+
+#: the functions whose kernels ran faster with the library routines inlined on GPUs
+#: (``benchmarks/bench_inline.py``; out of line, of their inlined speed: pgamma 0.90 / 0.85,
+#: pbeta 0.88 / 0.97, pf 0.91 / 0.88, dpois 0.74 / 0.67, dgamma 0.83 / 0.84, pchisq 0.96 / 0.88
+#: on an H100 / an H200; the others measured ran as fast or faster out of line: qbeta 1.15,
+#: dbinom 1.23).  Their inlined programs take longer to build (pf 44 s against 6 on an H200),
+#: so they are built after the out-of-line ones, in the background (``noinline`` ``tiered``).
+INLINE_FASTER = frozenset({"pgamma", "pbeta", "pf", "pchisq", "dpois", "dgamma"})
 
 class NmathFunction(ElementwiseKernel):
     """A function of :mod:`daskcl.nmath`: the elementwise kernel of one table row, called with
@@ -32,6 +40,7 @@ class NmathFunction(ElementwiseKernel):
             nonint=tuple(inputs[fn.arg_names.index(a)] for a in fn.nonint),
             tables=table_calls(fn.name, fn.c_call(), "", inputs)))
         self.input_names = fn.arg_names
+        self.tier_up = fn.name in INLINE_FASTER
         #: R's keyword names this function also takes (``rate=``, ``ncp=``, ``mu=``, ...)
         self.aliases = _docs.ALIASES.get(fn.name, {})
         optional = _docs.optional_params(fn.name)

@@ -40,6 +40,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
@@ -61,6 +62,8 @@ from . import device as _device
 from . import link as _link
 from .library import ProgramSource
 
+_logger = logging.getLogger(__name__)
+
 __all__ = [
     "BUILD_WAIT_S",
     "COMPILE_THREADS",
@@ -69,15 +72,19 @@ __all__ = [
     "BuiltProgram",
     "CacheWarning",
     "build",
+    "build_later",
     "cache_dir",
     "cache_info",
     "clear_disk_cache",
     "clear_memory_cache",
     "default_options",
+    "in_memory",
     "link_mode",
+    "noinline_mode",
     "set_args",
     "share_driver_cache",
     "stats",
+    "wait_background",
 ]
 
 _MAGIC = b"DASKCL-BINARY-2\n"
@@ -169,7 +176,7 @@ def cache_dir() -> Path | None:
     return Path(base) / "daskcl"
 
 
-def default_options(device_type: str = "CPU") -> tuple[str, ...]:
+def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[str, ...]:
     """Build options every program gets on a device of ``device_type``.
 
     ``fp_contract`` (``DASKCL_FP_CONTRACT=1``) lets the compiler fuse ``a*b+c`` into ``fma`` (see ``OPENCL.cl``);
@@ -179,15 +186,34 @@ def default_options(device_type: str = "CPU") -> tuple[str, ...]:
     default for GPUs, where it cuts cold builds 5.8x over every function (the slowest, qnf,
     from 267 s to 22 s on an H100) with the same bits; off for CPUs, where PoCL's kernels run
     slower with calls (pbeta 18%) and builds are cheap (benchmarks/README.md).  ``0`` or ``1``
-    (false or true) overrides the choice.
+    (false or true) overrides the choice; ``tiered`` (the GPU default, :func:`noinline_mode`)
+    builds out of line first and, for kernels measured faster inlined, the inlined program
+    later.  ``inlined``: the options of that later program (the routines inlined whatever the
+    mode).
     """
     opts: tuple[str, ...] = ()
     if config.get("fp_contract"):
         opts += ("-DDASKCL_FP_CONTRACT",)
-    noinline = config.get("noinline")
-    if noinline is True or (noinline == "auto" and device_type == "GPU"):
+    if not inlined and noinline_mode(device_type) != "off":
         opts += ("-DDASKCL_NOINLINE",)
     return opts
+
+
+def noinline_mode(device_type: str = "CPU") -> str:
+    """How the heavy library routines are built on a device of ``device_type``: ``"off"``
+    (inlined), ``"on"`` (out of line), or ``"tiered"``: out of line, and for a kernel measured
+    faster inlined (:attr:`~daskcl.kernels.ElementwiseKernel.tier_up`) the inlined program is
+    built in the background and used once it is there (:func:`build_later`): the first result
+    as soon as out of line, the kernel at full speed a little later, the same bits.  The config
+    key ``noinline``: ``auto`` is ``tiered`` on GPUs and ``off`` elsewhere."""
+    chosen = config.get("noinline")
+    if chosen is True:
+        return "on"
+    if chosen is False:
+        return "off"
+    if chosen == "tiered":
+        return "tiered"
+    return "tiered" if device_type == "GPU" else "off"
 
 
 _linker: dict[int, bool] = {}
@@ -232,9 +258,13 @@ def link_mode(bound: _device.BoundDevice) -> str:
 
 
 def clear_memory_cache() -> None:
-    """Forget the programs and objects built in this process (the disk cache is kept)."""
+    """Forget the programs and objects built in this process (the disk cache is kept), and
+    the background builds that have ended (:func:`build_later` may start them again)."""
     _memory.clear()
     _objects.clear()
+    with _locks_guard:
+        for mkey in [k for k, t in _later.items() if not t.is_alive()]:
+            del _later[mkey]
 
 
 @functools.lru_cache(maxsize=1024)  # the same assembled text comes back on every call
@@ -252,13 +282,15 @@ _LINKED = "\x00linked"
 _OBJECT = "\x00object"
 
 
-def build(source: ProgramSource, options: Sequence[str] = ()) -> BuiltProgram:
+def build(source: ProgramSource, options: Sequence[str] = (), *,
+          inlined: bool = False) -> BuiltProgram:
     """The program for ``source`` on the bound device, from memory, disk, or a fresh build.
 
     The fresh build compiles ``source`` whole, or (config key ``build.link``, :func:`links`)
     compiles each library unit of it into an object, cached like programs and shared by every
     kernel that uses the unit, and links those objects with the kernel's
-    (:mod:`daskcl.runtime.link`).
+    (:mod:`daskcl.runtime.link`).  ``inlined``: with the library routines inlined whatever
+    the config key ``noinline`` says (:func:`default_options`).
 
     Raises
     ------
@@ -267,10 +299,21 @@ def build(source: ProgramSource, options: Sequence[str] = ()) -> BuiltProgram:
         the library files in the program.  The message names the file and line of each error.
     """
     bound = _device.current()
-    options = tuple(options) + default_options(bound.info.type)
+    return _build(bound, source, *_resolve(bound, source, options, inlined))
+
+
+def _resolve(bound: _device.BoundDevice, source: ProgramSource, options: Sequence[str],
+             inlined: bool) -> tuple[tuple[str, ...], str, str]:
+    """The full options of ``source``'s program on ``bound``, how it is built, and its key."""
+    opts = tuple(options) + default_options(bound.info.type, inlined)
     mode = link_mode(bound)
     key = _key(bound.info.identity, source.text,
-               options if mode == "assembled" else (_LINKED + mode, *options))
+               opts if mode == "assembled" else (_LINKED + mode, *opts))
+    return opts, mode, key
+
+
+def _build(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
+           mode: str, key: str) -> BuiltProgram:
     mkey = (id(bound.context), key)
     hit = _memory.get(mkey)
     if hit is not None:
@@ -286,6 +329,61 @@ def build(source: ProgramSource, options: Sequence[str] = ()) -> BuiltProgram:
         built = _load_or_build(bound, source, options, key, mode)
         _memory[mkey] = built
         return built
+
+
+def in_memory(source: ProgramSource, options: Sequence[str] = (), *,
+              inlined: bool = False) -> BuiltProgram | None:
+    """The program :func:`build` would return, if this process already has it (no disk read,
+    no build)."""
+    bound = _device.current()
+    _, _, key = _resolve(bound, source, options, inlined)
+    return _memory.get((id(bound.context), key))
+
+
+#: background builds of this process (:func:`build_later`), by memory key
+_later: dict[tuple[int, str], threading.Thread] = {}
+
+
+def build_later(source: ProgramSource, options: Sequence[str] = (), *,
+                inlined: bool = False) -> None:
+    """Load or build the program of :func:`build` on a thread of its own, once per process,
+    and keep it in memory for :func:`in_memory`; the caller goes on meanwhile.
+
+    The build takes the disk cache's lock like any other, so a cluster sharing the cache builds
+    it once.  A build that fails leaves nothing in memory and is logged (the caller keeps the
+    program it had); a process that exits meanwhile leaves no entry behind (entries are
+    written whole).
+    """
+    bound = _device.current()
+    opts, mode, key = _resolve(bound, source, options, inlined)
+    mkey = (id(bound.context), key)
+    with _locks_guard:
+        if mkey in _memory or mkey in _later:
+            return
+        thread = threading.Thread(target=_build_quietly, args=(bound, source, opts, mode, key),
+                                  name=f"daskcl-build-{key[:8]}", daemon=True)
+        _later[mkey] = thread
+    thread.start()
+
+
+def _build_quietly(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
+                   mode: str, key: str) -> None:
+    try:
+        _build(bound, source, options, mode, key)
+    except Exception as exc:    # the caller keeps its program: say why, and go on
+        _logger.warning("daskcl: a program built in the background failed (%s: %s); the one "
+                     "already in use stays", type(exc).__name__, str(exc)[:300])
+
+
+def wait_background(timeout: float | None = None) -> bool:
+    """Wait for the background builds begun so far (:func:`build_later`); whether all ended.
+    ``daskcl cache warm`` waits for them; so can a benchmark before it times a kernel."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with _locks_guard:
+        threads = list(_later.values())
+    for t in threads:
+        t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    return not any(t.is_alive() for t in threads)
 
 
 def _disk_path(key: str, bound: _device.BoundDevice) -> Path | None:
