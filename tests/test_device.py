@@ -97,3 +97,43 @@ def test_compiler_output_does_not_reach_the_user():
         warnings.simplefilter("error")
         prg = device.build_program(cl.Program(ctx, src))
     assert prg.get_info(cl.program_info.KERNEL_NAMES) == "k"
+
+
+def test_builds_leave_other_threads_warnings_alone():
+    """A build does not swap the process's warning filters (a build on another thread, such
+    as a background build, once undid a caller's ``catch_warnings`` block, turning its warnings
+    into errors); pyopencl's compiler-output warning is dropped for the building thread only."""
+    import threading
+    import warnings
+
+    import pyopencl as cl
+
+    from daskcl.runtime import device
+
+    seen: list[object] = []
+
+    class FakeProgram:
+        def build(self, options: list[str], cache_dir: object) -> str:
+            seen.append(warnings.filters)
+            cl.compiler_output("the compiler said something")    # dropped: this thread builds
+            return "built"
+
+    before = warnings.filters
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        inside = warnings.filters
+        assert device.build_program(FakeProgram()) == "built"
+        assert seen == [inside] and warnings.filters is inside
+        done = threading.Event()
+
+        def other() -> None:
+            with device.quiet_compiler():
+                done.wait(5)
+
+        t = threading.Thread(target=other)
+        t.start()
+        cl.compiler_output("another thread's build is on")   # this thread: given
+        done.set()
+        t.join()
+    assert warnings.filters is before
+    assert [w.category for w in caught] == [cl.CompilerWarning]

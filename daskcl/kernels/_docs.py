@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import textwrap
-import warnings
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -513,10 +512,9 @@ def _reciprocal(name: str, keyword: str, value: Any) -> Any:
         return value.map_blocks(_reciprocal_block, dtype=np.float64,
                                 meta=np.empty((0,) * value.ndim, dtype=np.float64))
     if is_device_array(value):
-        import pyopencl as cl
+        from ..runtime import device
 
-        with warnings.catch_warnings():   # pyopencl warns whenever a compiler prints anything
-            warnings.simplefilter("ignore", cl.CompilerWarning)
+        with device.quiet_compiler():   # pyopencl warns whenever a compiler prints anything
             return 1.0 / value.astype(np.float64)
     out = _reciprocal_block(real_array(name, keyword, value))
     return float(out) if out.ndim == 0 else out

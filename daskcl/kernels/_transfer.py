@@ -50,7 +50,6 @@ import math
 import os
 import sys
 import threading
-import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -574,10 +573,7 @@ def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) ->
         if np.dtype(x.dtype).kind not in "biuf":
             raise TypeError(f"{fname}: argument {name!r} must be real numbers, got a device "
                             f"array of dtype {x.dtype}")
-        import pyopencl as cl
-
-        with warnings.catch_warnings():   # pyopencl warns whenever a compiler prints anything
-            warnings.simplefilter("ignore", cl.CompilerWarning)
+        with _device.quiet_compiler():   # pyopencl warns whenever a compiler prints anything
             x = x.astype(np.float64)
     if any(s % 8 or s < 0 for s in x.strides) or x.offset % 8:
         raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "

@@ -17,11 +17,11 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import threading
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,13 +161,48 @@ def list_devices() -> list[tuple[DeviceInfo, Any]]:
     return out
 
 
+#: whether this thread is in :func:`build_program` (its compiler output is not a warning)
+_building = threading.local()
+
+
+def _quiet_compiler_output(cl: Any) -> None:
+    """Wrap ``pyopencl.compiler_output`` (which pyopencl looks up at each build) once, so that
+    it says nothing for the thread that is in :func:`build_program`.  Not a
+    ``warnings.catch_warnings`` block: that swaps the process's warning filters, so that a
+    build on one thread (a background build) undid another thread's block (a caller recording
+    R's warnings), and its warnings became errors or were lost."""
+    original = getattr(cl, "compiler_output", None)
+    if original is None or getattr(original, "_daskcl_quiet", False):
+        return
+
+    def compiler_output(text: str) -> None:
+        if not getattr(_building, "on", False):
+            original(text)
+
+    compiler_output._daskcl_quiet = True  # type: ignore[attr-defined]
+    cl.compiler_output = compiler_output
+
+
 def build_program(prg: Any, options: Sequence[str] = ()) -> Any:
     """``prg.build(options)`` without pyopencl's ``CompilerWarning``: it warns whenever a
     compiler prints anything (PoCL prints notes; NVIDIA's driver prints a log for the fp64 probe);
     the log is part of the ``BuildError`` when a build fails, where it matters."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", _cl().CompilerWarning)
+    with quiet_compiler():
         return prg.build(options=list(options), cache_dir=False)
+
+
+@contextlib.contextmanager
+def quiet_compiler() -> Iterator[None]:
+    """A block of this thread in which pyopencl's ``CompilerWarning`` is not given (builds of
+    daskcl's programs, and of pyopencl's own array kernels for daskcl's calls); other threads'
+    warnings are untouched (see :func:`_quiet_compiler_output`)."""
+    _quiet_compiler_output(_cl())
+    before = getattr(_building, "on", False)
+    _building.on = True
+    try:
+        yield
+    finally:
+        _building.on = before
 
 
 def probe_fp64(device: Any) -> str | None:
