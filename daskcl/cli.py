@@ -19,6 +19,7 @@ examples:
   daskcl sweep workflows/tukey_critical/tukey.toml --out tukey.zarr
   daskcl sweep SPEC --out STORE --resume      finish an interrupted sweep
   daskcl cache warm --names qbeta,pf --glm    before scaling out a cluster on a shared cache
+  daskcl cache warm --all --glm --jobs 8      8 processes building at once
 """
 
 from __future__ import annotations
@@ -189,16 +190,46 @@ def _cache(args: argparse.Namespace) -> int:
         print("error: name the programs to build: --names pnorm,qbeta, --all, --glm",
               file=sys.stderr)
         return 2
+    if args.jobs < 1:
+        print("error: --jobs must be at least 1", file=sys.stderr)
+        return 2
     bound = device.current()
     t0 = time.perf_counter()
-    before = dict(program.stats)
-    warm(names)
-    program.wait_background()     # the inlined programs of kernels that tier up (GPUs)
-    built = program.stats["source"] - before["source"]
-    loaded = program.stats["disk"] - before["disk"]
+    if args.jobs > 1 and len(names) > 1:
+        built, loaded = _warm_in_processes(names, args.jobs)
+    else:
+        before = dict(program.stats)
+        warm(names)
+        program.wait_background()     # the inlined programs of kernels that tier up (GPUs)
+        built = program.stats["source"] - before["source"]
+        loaded = program.stats["disk"] - before["disk"]
     print(f"{len(names)} kernels on {bound.info.name}: {built} programs built, {loaded} loaded "
           f"from the cache at {program.cache_dir()}, {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+def _warm_in_processes(names: list[str], jobs: int) -> tuple[int, int]:
+    """``daskcl cache warm`` of ``names`` in ``jobs`` processes at once (each one slice, the
+    same device and cache): programs built and loaded, summed.  A process that fails is an
+    error naming its names."""
+    import re
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    slices = [names[i::jobs] for i in range(min(jobs, len(names)))]
+
+    def one(part: list[str]) -> tuple[int, int]:
+        r = subprocess.run([sys.executable, "-m", "daskcl", "cache", "warm", "--names",
+                            ",".join(part)], capture_output=True, text=True)
+        m = re.search(r"(\d+) programs built, (\d+) loaded", r.stdout)
+        if r.returncode != 0 or m is None:
+            raise RuntimeError(f"daskcl cache warm of {','.join(part)} failed: "
+                               f"{(r.stderr or r.stdout).strip()[-2000:]}")
+        return int(m.group(1)), int(m.group(2))
+
+    with ThreadPoolExecutor(len(slices)) as pool:
+        counts = list(pool.map(one, slices))
+    return sum(b for b, _ in counts), sum(d for _, d in counts)
 
 
 def _stubs(args: argparse.Namespace) -> int:
@@ -400,6 +431,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="daskcl.nmath functions, comma-separated")
     w.add_argument("--all", action="store_true", help="every daskcl.nmath function")
     w.add_argument("--glm", action="store_true", help="every f2_f3 family and link")
+    w.add_argument("--jobs", type=int, default=1,
+                   help="processes building at once (a process builds one program at a time "
+                        "on NVIDIA's OpenCL; default 1)")
     p.set_defaults(run=_cache)
     p = sub.add_parser("worker", help="start one dask worker per device of this host")
     p.add_argument("scheduler", nargs="?", default=None, help="scheduler address (tcp://host:port)")

@@ -401,3 +401,21 @@ def test_driver_cache_lives_in_the_program_cache(tmp_path):
     subprocess.run([sys.executable, "-m", "daskcl", "cache", "clear"], env=env, timeout=600,
                    check=True, capture_output=True)
     assert list((cache / "nvidia").iterdir()) == []
+
+
+def test_cache_warm_in_several_processes(cache):
+    """``daskcl cache warm --jobs N`` builds in N processes at once (NVIDIA's OpenCL builds
+    one program of a process at a time) and reports the programs of all of them."""
+    env = {**os.environ, "DASKCL_CACHE_DIR": str(cache)}
+    r = subprocess.run([sys.executable, "-m", "daskcl", "cache", "warm", "--names",
+                        "pnorm,dnorm,qnorm", "--jobs", "2"], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "3 kernels" in r.stdout and "3 programs built, 0 loaded" in r.stdout, r.stdout
+    r = subprocess.run([sys.executable, "-m", "daskcl", "cache", "warm", "--names",
+                        "pnorm,dnorm,qnorm", "--jobs", "3"], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert "0 programs built, 3 loaded" in r.stdout, r.stdout
+    r = subprocess.run([sys.executable, "-m", "daskcl", "cache", "warm", "--names", "pnorm",
+                        "--jobs", "0"], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 2 and "--jobs" in r.stderr
