@@ -51,7 +51,7 @@ and linked (``DASKCL_LINK=1``) programs both.
 
 Tiered builds (``--tiered``): for each of ``--names`` (default the functions measured faster
 inlined: pgamma, pbeta, pf, pchisq, dpois, dgamma), in a fresh process with every cache empty or off and
-``DASKCL_NOINLINE=tiered`` (the GPU default): the first result, from the program with the heavy
+``DASKCL_NOINLINE=tiered`` (the default of daskcl's GPU workers): the first result, from the program with the heavy
 routines out of line, and the time until the inlined program, built in the background, is the
 one in use.
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Kernel speed with the heavy library routines inlined and kept out of line
-(``DASKCL_NOINLINE=0`` and ``1``, cl/OPENCL.cl), and tiered (``tiered``, the GPU default: the
+(``DASKCL_NOINLINE=0`` and ``1``, cl/OPENCL.cl), and tiered (``tiered``, the default of daskcl's GPU workers: the
 program in use once the background build of the inlined one has ended), side by side in one
 run, and whether the three give the same bits.
 
@@ -92,7 +92,7 @@ def main() -> None:
                 program.clear_memory_cache()
                 os.environ["DASKCL_NOINLINE"] = env
                 out[variant] = kernel_run(kernel, inputs)
-            # tiered (the GPU default): the program in use once the background build is done
+            # tiered (daskcl's GPU workers' default): the program in use once the background build is done
             program.clear_memory_cache()
             os.environ["DASKCL_NOINLINE"] = "tiered"
             kernel.program()

@@ -24,7 +24,8 @@ key                         environment variable            default     meaning
 ``fp_contract``             ``DASKCL_FP_CONTRACT``          false       let compilers fuse ``a*b+c``
 ``noinline``                ``DASKCL_NOINLINE``             ``auto``    heavy routines out of line;
                                                                         ``tiered``: and inlined later
-                                                                        (``auto``: tiered on GPUs)
+                                                                        (``auto``: on GPUs, tiered in
+                                                                        daskcl's dask workers)
 ``build.link``              ``DASKCL_LINK``                 ``auto``    units compiled separately and
                                                                         linked (``auto``: where
                                                                         measured faster)
@@ -284,7 +285,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
         "heavy library routines out of line: true, false, tiered (out of line first, the "
         "kernels measured faster inlined then built inlined in the background), or auto "
-        "(tiered on GPUs)"),
+        "(on GPUs, tiered in daskcl's dask workers there)"),
     Key("build.link", "DASKCL_LINK", "auto", _link,
         "library units compiled separately into cached objects and linked per kernel: true "
         "(an object per unit), closure (one for a kernel's units), false, or auto (per device, "

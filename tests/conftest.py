@@ -26,7 +26,7 @@ def cache(tmp_path, monkeypatch):
 
     d = tmp_path / "cache"
     monkeypatch.setenv("DASKCL_CACHE_DIR", str(d))
-    for key in ("DASKCL_NO_CACHE", "DASKCL_LINK", "DASKCL_CACHE_SHARED"):
+    for key in ("DASKCL_NO_CACHE", "DASKCL_LINK", "DASKCL_CACHE_SHARED", "DASKCL_NOINLINE"):
         monkeypatch.delenv(key, raising=False)
     program.clear_memory_cache()
     yield d

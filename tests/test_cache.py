@@ -307,6 +307,34 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     assert "-DDASKCL_NOINLINE" in nmath.pgamma.program().options
 
 
+def test_noinline_auto_tiers_up_in_workers_only(monkeypatch):
+    """``auto``: inlined on CPUs; on GPUs out of line, and tiered in a process that serves many
+    calls (daskcl's dask workers say so with ``program.long_lived``)."""
+    monkeypatch.delenv("DASKCL_NOINLINE", raising=False)
+    monkeypatch.setattr(program, "_LONG_LIVED", False)
+    assert (program.noinline_mode("GPU"), program.noinline_mode("CPU")) == ("on", "off")
+    program.long_lived()
+    assert (program.noinline_mode("GPU"), program.noinline_mode("CPU")) == ("tiered", "off")
+    monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    assert program.noinline_mode("CPU") == "tiered"
+    monkeypatch.setenv("DASKCL_NOINLINE", "1")
+    assert program.noinline_mode("GPU") == "on"
+
+
+def test_a_process_waits_at_exit_for_its_background_builds(cache):
+    """A process that exits right after its first call lets its background build finish (the
+    interpreter's exit stopped PoCL's compiler in mid-build: the process aborted) and leaves
+    the inlined program in the cache."""
+    code = ("from daskcl import nmath\n"
+            "print(float(nmath.pbeta(0.3, 2.5, 0.75)))\n")
+    env = {**os.environ, "DASKCL_CACHE_DIR": str(cache), "DASKCL_NOINLINE": "tiered"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert abs(float(r.stdout) - 0.03280752667467535) < 1e-15   # R: pbeta(0.3, 2.5, 0.75)
+    assert len(list(cache.rglob("*.bin"))) == 2          # out of line, and inlined
+
+
 def test_a_failed_background_build_keeps_the_program_in_use(monkeypatch, cache, caplog):
     """A background build that fails is logged; calls go on with the out-of-line program."""
     from daskcl import nmath

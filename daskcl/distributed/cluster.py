@@ -46,6 +46,7 @@ from .. import config
 from ..errors import ClusterError, NoFp64DeviceError, NoMatchingDeviceError
 from ..kernels._kernel import Kernel
 from ..runtime import device as _device
+from ..runtime import program as _program
 
 __all__ = [
     "DaskclPlugin",
@@ -181,6 +182,7 @@ class DaskclPlugin(WorkerPlugin):
         if self.settings:
             self._applied.append(config.set(self.settings))
         bound = _device.bind(self.device)
+        _program.long_lived()   # a worker serves many calls: kernels tier up (noinline auto)
         names = warm(self.warm)
         _log.info("daskcl: worker %s bound to %s; warmed %s", getattr(worker, "address", "?"),
                  bound.info.describe(), ", ".join(names) or "nothing")

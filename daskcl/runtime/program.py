@@ -36,6 +36,7 @@ the daskcl version), and so is the linked program.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -80,6 +81,7 @@ __all__ = [
     "default_options",
     "in_memory",
     "link_mode",
+    "long_lived",
     "noinline_mode",
     "set_args",
     "share_driver_cache",
@@ -186,9 +188,9 @@ def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[st
     default for GPUs, where it cuts cold builds 5.8x over every function (the slowest, qnf,
     from 267 s to 22 s on an H100) with the same bits; off for CPUs, where PoCL's kernels run
     slower with calls (pbeta 18%) and builds are cheap (benchmarks/README.md).  ``0`` or ``1``
-    (false or true) overrides the choice; ``tiered`` (the GPU default, :func:`noinline_mode`)
-    builds out of line first and, for kernels measured faster inlined, the inlined program
-    later.  ``inlined``: the options of that later program (the routines inlined whatever the
+    (false or true) overrides the choice; ``tiered`` (the default of daskcl's dask workers on
+    GPUs, :func:`noinline_mode`) builds out of line first and, for kernels measured faster
+    inlined, the inlined program later.  ``inlined``: the options of that later program (the routines inlined whatever the
     mode).
     """
     opts: tuple[str, ...] = ()
@@ -199,13 +201,27 @@ def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[st
     return opts
 
 
+#: whether this process serves calls for long (a dask worker of daskcl's: :func:`long_lived`)
+_LONG_LIVED = False
+
+
+def long_lived() -> None:
+    """Say that this process serves many calls for long (daskcl's dask worker plugin does):
+    there ``noinline`` ``auto`` tiers up on GPUs (:func:`noinline_mode`)."""
+    global _LONG_LIVED
+    _LONG_LIVED = True
+
+
 def noinline_mode(device_type: str = "CPU") -> str:
     """How the heavy library routines are built on a device of ``device_type``: ``"off"``
     (inlined), ``"on"`` (out of line), or ``"tiered"``: out of line, and for a kernel measured
     faster inlined (:attr:`~daskcl.kernels.ElementwiseKernel.tier_up`) the inlined program is
     built in the background and used once it is there (:func:`build_later`): the first result
-    as soon as out of line, the kernel at full speed a little later, the same bits.  The config
-    key ``noinline``: ``auto`` is ``tiered`` on GPUs and ``off`` elsewhere."""
+    as soon as out of line, the kernel at full speed a little later, the same bits.  A process
+    waits at exit for the background builds it began (a compiler stopped in mid-build by the
+    interpreter's exit can abort the process), so tiering suits processes that serve many calls.
+    The config key ``noinline``: ``auto`` is ``tiered`` in daskcl's dask workers on GPUs
+    (:func:`long_lived`), ``on`` in other processes on GPUs, and ``off`` elsewhere."""
     chosen = config.get("noinline")
     if chosen is True:
         return "on"
@@ -213,7 +229,9 @@ def noinline_mode(device_type: str = "CPU") -> str:
         return "off"
     if chosen == "tiered":
         return "tiered"
-    return "tiered" if device_type == "GPU" else "off"
+    if device_type != "GPU":
+        return "off"
+    return "tiered" if _LONG_LIVED else "on"
 
 
 _linker: dict[int, bool] = {}
@@ -342,6 +360,8 @@ def in_memory(source: ProgramSource, options: Sequence[str] = (), *,
 
 #: background builds of this process (:func:`build_later`), by memory key
 _later: dict[tuple[int, str], threading.Thread] = {}
+#: whether :func:`wait_background` runs at the interpreter's exit
+_AT_EXIT = False
 
 
 def build_later(source: ProgramSource, options: Sequence[str] = (), *,
@@ -357,12 +377,18 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     bound = _device.current()
     opts, mode, key = _resolve(bound, source, options, inlined)
     mkey = (id(bound.context), key)
+    global _AT_EXIT
     with _locks_guard:
         if mkey in _memory or mkey in _later:
             return
         thread = threading.Thread(target=_build_quietly, args=(bound, source, opts, mode, key),
                                   name=f"daskcl-build-{key[:8]}", daemon=True)
         _later[mkey] = thread
+        if not _AT_EXIT:
+            # the interpreter's exit would stop a compiler in mid-build (PoCL's aborts the
+            # process: "terminate called without an active exception")
+            atexit.register(wait_background)
+            _AT_EXIT = True
     thread.start()
 
 
