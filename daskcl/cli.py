@@ -194,6 +194,8 @@ def _cache(args: argparse.Namespace) -> int:
         print("error: --jobs must be at least 1", file=sys.stderr)
         return 2
     bound = device.current()
+    # the programs daskcl's workers use: on GPUs also the inlined ones they tier up to
+    program.long_lived()
     t0 = time.perf_counter()
     if args.jobs > 1 and len(names) > 1:
         built, loaded = _warm_in_processes(names, args.jobs)
