@@ -42,6 +42,7 @@ __all__ = [
     "listing",
     "matches",
     "probe_fp64",
+    "quiet_compiler",
     "unbind",
 ]
 
