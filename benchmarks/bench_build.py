@@ -579,22 +579,14 @@ def main() -> None:
     ap.add_argument("--tiered", action="store_true",
                     help="out of line first, inlined in the background: both times, cold")
     args = ap.parse_args()
-    if args.tiered:
-        names = (args.names or "pgamma,pbeta,pf,pchisq,dpois,dgamma").split(",")
+    if args.tiered or args.node:
+        tag, bench, default = (("tiered", tiered_bench, "pgamma,pbeta,pf,pchisq,dpois,dgamma")
+                               if args.tiered else ("node", node_bench, "pnorm,pbeta,qbeta,pf,qf"))
         with tempfile.TemporaryDirectory() as tmp:
-            rows = tiered_bench(names, Path(tmp), args.jobs)
+            rows = bench((args.names or default).split(","), Path(tmp), args.jobs)
         info = machine()
-        path = write(f"tiered-{info['device_type'].lower()}", {"machine": info, "jobs": args.jobs,
-                                                              "results": rows}, args.out)
-        print(f"wrote {path}")
-        return
-    if args.node:
-        names = (args.names or "pnorm,pbeta,qbeta,pf,qf").split(",")
-        with tempfile.TemporaryDirectory() as tmp:
-            rows = node_bench(names, Path(tmp), args.jobs)
-        info = machine()
-        path = write(f"node-{info['device_type'].lower()}", {"machine": info, "jobs": args.jobs,
-                                                            "results": rows}, args.out)
+        path = write(f"{tag}-{info['device_type'].lower()}", {"machine": info, "jobs": args.jobs,
+                                                             "results": rows}, args.out)
         print(f"wrote {path}")
         return
     if args.link or args.sequence or args.split:

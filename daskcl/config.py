@@ -196,7 +196,8 @@ def _noinline(value: Any) -> bool | str:
         return chosen
     if isinstance(value, str) and value.strip().lower() == "tiered":
         return "tiered"
-    raise _Bad("0 or 1, true or false, tiered, or auto (tiered on GPUs)")
+    raise _Bad("0 or 1, true or false, tiered, or auto (out of line on GPUs, tiered in "
+               "daskcl's dask workers there)")
 
 
 def _link(value: Any) -> bool | str:

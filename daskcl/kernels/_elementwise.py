@@ -563,14 +563,16 @@ class ElementwiseKernel(Kernel):
         tiers up (:attr:`tier_up`, :func:`daskcl.runtime.program.noinline_mode`), the inlined
         program once this process has it, and until then the out-of-line one, with the inlined
         one loaded or built in the background: the same bits either way."""
-        if self.tier_up and _program.noinline_mode(_device.current().info.type) == "tiered":
-            fast = _program.in_memory(self.source(variant), self.build_options(variant),
-                                      inlined=True)
-            if fast is not None:
-                return fast
-            with _TIER_LOCK:
-                self._tier_later.add(variant)
-        return super().program(variant)
+        if not (self.tier_up
+                and _program.noinline_mode(_device.current().info.type) == "tiered"):
+            return super().program(variant)
+        source, options = self.source(variant), self.build_options(variant)
+        fast = _program.in_memory(source, options, inlined=True)
+        if fast is not None:
+            return fast
+        with _TIER_LOCK:
+            self._tier_later.add(variant)
+        return _program.build(source, options)
 
     def _tier_up(self) -> None:
         """Start the background builds of the inlined programs that calls asked for
@@ -833,14 +835,14 @@ class ElementwiseKernel(Kernel):
         k_place, lock_place = program.kernel(kname + "_place")
         with lock_class:
             _set_args(k_class, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
-                             np.int32(nblocks), np.int64(base), *tail)
+                      np.int32(nblocks), np.int64(base), *tail)
             cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,))
         with lock_scan:
             _set_args(k_scan, np.int32(NCLASS * nblocks), counts)
             cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,))
         with lock_place:
             _set_args(k_place, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
-                             np.int32(nblocks), perm)
+                      np.int32(nblocks), perm)
             cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,))
         with lock:
             _set_args(kernel, *head, *tail, perm)

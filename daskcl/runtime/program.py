@@ -190,8 +190,8 @@ def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[st
     slower with calls (pbeta 18%) and builds are cheap (benchmarks/README.md).  ``0`` or ``1``
     (false or true) overrides the choice; ``tiered`` (the default of daskcl's dask workers on
     GPUs, :func:`noinline_mode`) builds out of line first and, for kernels measured faster
-    inlined, the inlined program later.  ``inlined``: the options of that later program (the routines inlined whatever the
-    mode).
+    inlined, the inlined program later.  ``inlined``: the options of that later program (the
+    routines inlined whatever the mode).
     """
     opts: tuple[str, ...] = ()
     if config.get("fp_contract"):
@@ -371,8 +371,7 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
 
     The build takes the disk cache's lock like any other, so a cluster sharing the cache builds
     it once.  A build that fails leaves nothing in memory and is logged (the caller keeps the
-    program it had); a process that exits meanwhile leaves no entry behind (entries are
-    written whole).
+    program it had); the process waits for it at exit (:func:`wait_background`).
     """
     bound = _device.current()
     opts, mode, key = _resolve(bound, source, options, inlined)
@@ -398,7 +397,7 @@ def _build_quietly(bound: _device.BoundDevice, source: ProgramSource, options: t
         _build(bound, source, options, mode, key)
     except Exception as exc:    # the caller keeps its program: say why, and go on
         _logger.warning("daskcl: a program built in the background failed (%s: %s); the one "
-                     "already in use stays", type(exc).__name__, str(exc)[:300])
+                        "already in use stays", type(exc).__name__, str(exc)[:300])
 
 
 def wait_background(timeout: float | None = None) -> bool:
