@@ -13,7 +13,14 @@
 //                        Newton steps, pf, the method classifier of a sorted launch) then holds
 //                        one copy of it instead of one per site: less for the compiler to
 //                        optimise, at the cost of a call.  Chosen per device by measurement
-//                        (benchmarks/bench_build.py --census).
+//                        (benchmarks/bench_build.py --census).  It also keeps the costly math
+//                        built-ins (log, exp, log1p, expm1, pow, sin, cos, tan, atan, lgamma,
+//                        erfc) out of line in the library's units: each call of a built-in was
+//                        expanded in place, 60-100 PTX instructions for a log, which made up
+//                        half to two thirds of the GPU programs (qf: 1.95 MB of PTX, 0.63 MB so).
+//                        The same bits; kernels ran at 0.95-1.4x the speed of the expanded ones
+//                        on an H200 (benchmarks/README.md).  OPENCL_END.cl, emitted after the
+//                        units, restores the built-ins for the kernel's own code.
 
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
@@ -27,6 +34,59 @@
 #define NMATH_NOINLINE __attribute__((noinline))
 #else
 #define NMATH_NOINLINE
+#endif
+
+#ifdef DASKCL_NOINLINE
+// One out-of-line copy of each costly built-in for the library's units: the built-in's own
+// definition (a macro on some platforms, saved here and restored by OPENCL_END.cl) is used
+// once, inside the wrapper, and every later call in the units goes through the wrapper.
+#define DASKCL_OUT_OF_LINE_1(f)                                                              \
+    static __attribute__((noinline)) double daskcl_##f(double x) { return f(x); }
+DASKCL_OUT_OF_LINE_1(log)
+DASKCL_OUT_OF_LINE_1(exp)
+DASKCL_OUT_OF_LINE_1(log1p)
+DASKCL_OUT_OF_LINE_1(expm1)
+DASKCL_OUT_OF_LINE_1(sin)
+DASKCL_OUT_OF_LINE_1(cos)
+DASKCL_OUT_OF_LINE_1(tan)
+DASKCL_OUT_OF_LINE_1(atan)
+DASKCL_OUT_OF_LINE_1(lgamma)
+DASKCL_OUT_OF_LINE_1(erfc)
+static __attribute__((noinline)) double daskcl_pow(double x, double y) { return pow(x, y); }
+#undef DASKCL_OUT_OF_LINE_1
+#pragma push_macro("log")
+#pragma push_macro("exp")
+#pragma push_macro("log1p")
+#pragma push_macro("expm1")
+#pragma push_macro("sin")
+#pragma push_macro("cos")
+#pragma push_macro("tan")
+#pragma push_macro("atan")
+#pragma push_macro("lgamma")
+#pragma push_macro("erfc")
+#pragma push_macro("pow")
+#undef log
+#undef exp
+#undef log1p
+#undef expm1
+#undef sin
+#undef cos
+#undef tan
+#undef atan
+#undef lgamma
+#undef erfc
+#undef pow
+#define log(x)    daskcl_log(x)
+#define exp(x)    daskcl_exp(x)
+#define log1p(x)  daskcl_log1p(x)
+#define expm1(x)  daskcl_expm1(x)
+#define sin(x)    daskcl_sin(x)
+#define cos(x)    daskcl_cos(x)
+#define tan(x)    daskcl_tan(x)
+#define atan(x)   daskcl_atan(x)
+#define lgamma(x) daskcl_lgamma(x)
+#define erfc(x)   daskcl_erfc(x)
+#define pow(x, y) daskcl_pow(x, y)
 #endif
 
 #define ML_NAN    ((double)NAN)

@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The errors daskcl raises, one hierarchy, each message saying what to do next."""
+"""The errors daskcl raises, one hierarchy, each message saying what to do next; and R's
+warnings (NaNs produced), which a sweep's chunk records per thread."""
 
 from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 __all__ = [
     "BuildError",
@@ -20,6 +26,8 @@ __all__ = [
     "PosteriorModeError",
     "StaleIndexError",
     "SweepError",
+    "collect_r_warnings",
+    "warn_r",
 ]
 
 
@@ -100,3 +108,33 @@ class CacheWarning(DaskclWarning):
 
 class PosteriorModeError(DaskclError, ValueError):
     """The posterior mode could not be found (a singular Hessian, or no convergence)."""
+
+
+_collector = threading.local()
+
+
+def warn_r(message: str, stacklevel: int = 2) -> None:
+    """Issue R's warning ``message`` (``pgamma: 3 NaN(s) produced``) as a ``RuntimeWarning``,
+    or, inside a :func:`collect_r_warnings` block of this thread, add it to that block's list.
+
+    The block is per thread: a chunk of a sweep records its own warnings while other threads
+    of the worker (writes, builds, other tasks) warn as usual.  ``warnings.catch_warnings``
+    cannot do that: it swaps the filters of the whole process, so two threads' blocks undo
+    each other's."""
+    into: list[str] | None = getattr(_collector, "into", None)
+    if into is not None:
+        into.append(f"RuntimeWarning: {message}")
+    else:
+        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel + 1)
+
+
+@contextmanager
+def collect_r_warnings() -> Iterator[list[str]]:
+    """Collect the warnings :func:`warn_r` issues on this thread, as ``"RuntimeWarning: ..."``
+    lines, instead of issuing them (blocks nest: the innermost collects)."""
+    outer = getattr(_collector, "into", None)
+    _collector.into = into = []
+    try:
+        yield into
+    finally:
+        _collector.into = outer

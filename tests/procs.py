@@ -15,6 +15,12 @@ import sys
 from collections.abc import Mapping, Sequence
 
 
+def repo_pythonpath(root: os.PathLike[str] | str) -> str:
+    """``PYTHONPATH`` for a child that imports this checkout's daskcl: ``root`` first, then
+    whatever the parent's ``PYTHONPATH`` held (where the environment keeps its packages)."""
+    return os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def run_python(args: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None,
                cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     """``python args...`` with output captured; on timeout, fail showing the child's stacks."""

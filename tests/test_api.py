@@ -142,6 +142,38 @@ def test_nan_warning_once_per_call_with_count():
     assert np.isnan(out).tolist() == [True, False, True, True]
 
 
+def test_r_warnings_are_collected_per_thread():
+    """A sweep's chunk records R's warnings of its own thread (``collect_r_warnings``) while
+    another thread's calls warn as usual, and neither touches the process's filters."""
+    import threading
+
+    from daskcl.errors import collect_r_warnings
+
+    filters = list(warnings.filters)
+    inside, started, done = [], threading.Event(), threading.Event()
+
+    def chunk() -> None:
+        with collect_r_warnings() as caught:
+            started.set()
+            nmath.dnorm(np.array([0.0, 1.0]), 0.0, -1.0)
+            done.wait(60)
+            nmath.dnorm(0.0, 0.0, np.array([-1.0, -1.0, -1.0]))
+        inside.extend(caught)
+
+    t = threading.Thread(target=chunk)
+    t.start()
+    started.wait(60)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        nmath.qnorm(2.0)
+        done.set()
+        t.join(60)
+    assert [str(x.message) for x in w] == ["qnorm: 1 NaN(s) produced"]
+    assert inside == ["RuntimeWarning: dnorm: 2 NaN(s) produced",
+                      "RuntimeWarning: dnorm: 3 NaN(s) produced"]
+    assert warnings.filters == filters
+
+
 def test_nan_input_propagates_without_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from procs import repo_pythonpath
 
 from daskcl.runtime import device, program
 from daskcl.runtime.library import Library, ProgramSource
@@ -71,7 +72,7 @@ def run_kernel(built: program.BuiltProgram, name: str = "twice") -> list[float]:
 def entry_of(src: ProgramSource) -> Path:
     """The path of the cache entry of a program source on the bound device."""
     bound = device.current()
-    key = program._key(bound.info.identity, src.text, program.default_options())
+    key = program._resolve(bound, src, (), False)[2]    # the options of this device's builds
     path = program._disk_path(key, bound)
     assert path is not None
     return path
@@ -119,7 +120,7 @@ def run_victim(libs: list[Path], env: dict[str, str], as_nobody: list[str] | Non
             *map(str, libs)]
     full = {k: v for k, v in os.environ.items()
             if not k.startswith(("DASKCL_CACHE", "DASKCL_NO_CACHE", "XDG_CACHE"))}
-    full.update({"PYTHONPATH": str(REPO), **env})
+    full.update({"PYTHONPATH": repo_pythonpath(REPO), **env})
     try:
         r = subprocess.run(argv, env=full, capture_output=True, text=True, timeout=timeout,
                            cwd=cwd)
@@ -141,7 +142,7 @@ def nobody() -> tuple[list[str], bool]:
         pytest.skip("setpriv (util-linux) is not installed")
     prefix = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
     probe = [sys.executable, "-c", "import numpy, pyopencl, daskcl.runtime.program"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": repo_pythonpath(REPO)}
     if subprocess.run(prefix + probe, env=env, capture_output=True, cwd="/").returncode == 0:
         return prefix, False
     # nobody as the effective user (whose files it writes and whose checks the cache makes),

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from procs import run_python
+from procs import repo_pythonpath, run_python
 
 from daskcl.sweep.runner import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+ENV = {**os.environ, "PYTHONPATH": repo_pythonpath(ROOT)}
 ENV.pop("DASK_LOGGING__DISTRIBUTED", None)
 
 

@@ -37,6 +37,7 @@ import numpy as np
 import pytest
 import yaml
 from distributed import Client
+from procs import repo_pythonpath
 
 from daskcl.sweep import Sweep, open_result, run
 
@@ -262,7 +263,7 @@ def _command(container: dict[str, Any], volumes: Path, secrets: Mapping[str, dic
     program = {"dask": ["-m", "dask"], "daskcl": ["-m", "daskcl"],
                "dask-worker": ["-m", "dask", "worker"]}[argv[0]]
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DASKCL_", "DASK_", "AWS_"))}
-    env = {**base, "PYTHONPATH": str(ROOT), **{k: local(v) for k, v in cenv.items()}}
+    env = {**base, "PYTHONPATH": repo_pythonpath(ROOT), **{k: local(v) for k, v in cenv.items()}}
     return [sys.executable, *program, *argv[1:]], env
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from procs import repo_pythonpath
 
 from daskcl.sweep import Sweep, open_result, run
 
@@ -286,7 +287,7 @@ def test_group_cache_is_an_explicit_choice() -> None:
         slurm_cluster(cache_shared=True)
     r = subprocess.run([sys.executable, "-m", "daskcl.deploy", "slurm", "x.toml",
                         "--print-job-script", "--cache-shared"], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       env={**os.environ, "PYTHONPATH": repo_pythonpath(ROOT)})
     assert r.returncode == 2 and "--cache-shared needs --cache-dir" in r.stderr
 
 
@@ -305,7 +306,7 @@ def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[
     for key, value in slurm.env.items():
         monkeypatch.setenv(key, value)  # sbatch reads SLURM_CONF; jobs inherit the environment
     monkeypatch.setenv("TMPDIR", str(node_tmp))
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers import this checkout's daskcl
+    monkeypatch.setenv("PYTHONPATH", repo_pythonpath(ROOT))  # the workers import this checkout's daskcl
     with slurm_cluster(minimum=2, maximum=2, memory="2GB",
                        log_directory=str(tmp_path / "logs")) as cluster, \
             Client(cluster) as client:
@@ -339,7 +340,7 @@ def test_one_liner_runs_a_spec_on_adaptive_jobs(slurm: Slurm, reference: tuple[P
     """``python -m daskcl.deploy slurm SPEC --out STORE --maximum N``: jobs from zero, as needed."""
     spec, want = reference
     store = tmp_path / "cli.zarr"
-    env = {**slurm.env, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    env = {**slurm.env, "PYTHONPATH": repo_pythonpath(ROOT), "TMPDIR": str(tmp_path)}
     r = subprocess.run([sys.executable, "-m", "daskcl.deploy", "slurm", str(spec), "--out",
                         str(store), "--maximum", "2", "--memory", "1GB", "--quiet"],
                        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
@@ -356,7 +357,7 @@ def test_batch_script_runs_scheduler_workers_and_sweep(slurm: Slurm,
     spec, want = reference
     store = tmp_path / "batch.zarr"
     log = tmp_path / "job.log"
-    env = {**slurm.env, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    env = {**slurm.env, "PYTHONPATH": repo_pythonpath(ROOT), "TMPDIR": str(tmp_path)}
     submit = subprocess.run(
         ["sbatch", "--parsable", "--ntasks=2", "--cpus-per-task=1", "--mem-per-cpu=1G",
          "--time=00:10:00", f"--output={log}", str(SBATCH_SCRIPT), str(spec), str(store)],

@@ -273,3 +273,42 @@ def test_raw_kernel_arguments():
         k((8,), None, p, out, 7)
     with pytest.raises(ValueError, match="defines no __kernel void nope"):
         RawKernel(k.code, "nope")
+
+
+#: calls that reach the out-of-line built-ins of ``DASKCL_NOINLINE`` (cl/OPENCL.cl): log, exp,
+#: log1p, expm1, pow (the gamma and beta families), sin, cos, tan, atan (Bessel, Cauchy, t),
+#: lgamma, erfc
+_OUT_OF_LINE_CALLS = {
+    "qbeta": lambda: nmath.qbeta(np.linspace(0.0, 1.0, 257), 0.7, 4.5, log_p=False),
+    "pgamma log": lambda: nmath.pgamma(np.geomspace(1e-3, 1e3, 257), 2.5, log_p=True),
+    "pt": lambda: nmath.pt(np.linspace(-40.0, 40.0, 257), 3.5),
+    "bessel_j": lambda: nmath.bessel_j(np.linspace(0.0, 60.0, 257), 2.5),
+    "bessel_y": lambda: nmath.bessel_y(np.linspace(0.1, 60.0, 257), 0.5),
+    "qcauchy": lambda: nmath.qcauchy(np.linspace(0.0, 1.0, 257)),
+    "lgammafn": lambda: nmath.lgammafn(np.linspace(-20.5, 200.0, 257)),
+    "ptukey": lambda: nmath.ptukey(np.linspace(0.0, 8.0, 33), 1.0, 4.0, 12.0),
+    "user kernel": lambda: ElementwiseKernel(
+        "double x", "double y",
+        # a kernel's own calls of the built-ins on float and vector types (the units' wrappers
+        # take double only): OPENCL_END.cl gives the kernel the platform's built-ins back
+        "float f = log((float)x); double2 v = exp((double2)(x, 1.0)); "
+        "y = (double)f + v.s0 * v.s1 + pgamma(x, 2.0, 1.0, 1, 0);",
+        name="float_and_vector_builtins")(np.linspace(0.05, 4.0, 64)),
+}
+
+
+@pytest.mark.parametrize("case", list(_OUT_OF_LINE_CALLS))
+def test_out_of_line_builds_give_the_inlined_bits(case, cache):
+    """``noinline`` (the GPU default) keeps the heavy routines and the costly built-ins out of
+    line; every result is the same bits as the inlined build's."""
+    from daskcl import config
+    from daskcl.runtime import program
+
+    got = {}
+    for mode in (False, True):
+        program.clear_memory_cache()
+        with config.set({"noinline": mode}), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got[mode] = np.ascontiguousarray(_OUT_OF_LINE_CALLS[case]())
+    assert np.isfinite(got[True]).any()
+    np.testing.assert_array_equal(got[True].view(np.uint64), got[False].view(np.uint64))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import repo_pythonpath
 
 from daskcl.errors import (
     DependencyCycleError,
@@ -199,7 +200,7 @@ def test_dbinom_program_pulls_its_chain_only():
 def test_cli_index_check_detects_stale(tmp_path):
     root = make_lib(tmp_path / "lib", {"a": ("fa", []), "b": ("fb", ["a"])})
     cmd = [sys.executable, "-m", "daskcl", "index", "--root", str(root)]
-    env_path = {"PYTHONPATH": str(REPO)}
+    env_path = {"PYTHONPATH": repo_pythonpath(REPO)}
     import os
 
     env = {**os.environ, **env_path}

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 import pytest
+from procs import repo_pythonpath
 from rmath_oracle import r_eval
 
 from daskcl.errors import (
@@ -67,7 +68,7 @@ def logit_tree(tmp_path: Path) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": repo_pythonpath(REPO)}
     return subprocess.run([sys.executable, "-m", "daskcl", "index", *args], capture_output=True,
                           text=True, env=env, timeout=120)
 
@@ -109,7 +110,8 @@ def test_tree_units_build_and_run_against_r(tmp_path):
     assert src.files == (
         "OPENCL.cl", "shims/rmath_constants.cl", "shims/rmath_utils.cl", "shims/dpq.cl",
         "nmath/log1pexp.cl", "nmath/plogis.cl",
-        str(tree / "my_logit_cdf.cl"), str(tree / "my_logit_odds.cl"), "test_kernel",
+        str(tree / "my_logit_cdf.cl"), str(tree / "my_logit_odds.cl"), "OPENCL_END.cl",
+        "test_kernel",
     )
     x = np.concatenate([np.linspace(-30, 30, 601), [-700.0, 0.0, 1e-300, 36.0]])
     cdf, odds = run(src, "f", x, 2)
@@ -287,8 +289,8 @@ def test_extract_output_is_the_base_of_a_tree(tmp_path):
     kernel = ("__kernel void g(const long n, __global const double *x, __global double *y)\n"
               "{ const long i = get_global_id(0); if (i < n) y[i] = mix(x[i]); }\n")
     src = lib.program_source(lib.find_names(kernel), kernel, "g.cl")
-    assert src.files[-2:] == (str(tree / "mix.cl"), "g.cl")
-    assert all((ext / f).is_file() for f in src.files[:-2])
+    assert src.files[-3:] == (str(tree / "mix.cl"), "OPENCL_END.cl", "g.cl")
+    assert all((ext / f).is_file() for f in (*src.files[:-3], "OPENCL_END.cl"))
     x = np.linspace(-8, 8, 161)
     (y,) = run(src, "g", x, 1)
     want = r_eval("pnorm5", [x, 0.0, 1.0], [1, 0]) * r_eval("dbinom", [3.0, 10.0, 0.25], [0])

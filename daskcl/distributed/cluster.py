@@ -177,12 +177,14 @@ class DaskclPlugin(WorkerPlugin):
         chosen.pop("device", None)
         self.settings = chosen
         self._applied: list[Any] = []  # what setup set, undone by teardown (last first)
+        self._serving_before: bool | None = None   # program.long_lived before setup
 
     def setup(self, worker: Any) -> None:
         if self.settings:
             self._applied.append(config.set(self.settings))
         bound = _device.bind(self.device)
-        _program.long_lived()   # a worker serves many calls: kernels tier up (noinline auto)
+        # a worker serves many calls: kernels tier up (noinline auto)
+        self._serving_before = _program.long_lived(True)
         names = warm(self.warm)
         _log.info("daskcl: worker %s bound to %s; warmed %s", getattr(worker, "address", "?"),
                  bound.info.describe(), ", ".join(names) or "nothing")
@@ -191,6 +193,9 @@ class DaskclPlugin(WorkerPlugin):
         """Restore the configuration the worker had before :meth:`setup`."""
         if self._applied:
             self._applied.pop().__exit__(None, None, None)
+        if self._serving_before is not None:
+            _program.long_lived(self._serving_before)
+            self._serving_before = None
 
 
 def dask_setup(worker: Any) -> None:

@@ -26,7 +26,6 @@ import re
 import string
 import sys
 import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
+from ..errors import warn_r
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
@@ -978,12 +978,10 @@ class ElementwiseKernel(Kernel):
     def warn(self, counts: np.ndarray, stacklevel: int = 5) -> None:
         """One ``RuntimeWarning`` per kind of count: NaNs produced, non-integer arguments."""
         if counts[0]:
-            warnings.warn(f"{self.name}: {counts[0]} NaN(s) produced", RuntimeWarning,
-                          stacklevel=stacklevel)
+            warn_r(f"{self.name}: {counts[0]} NaN(s) produced", stacklevel=stacklevel)
         if len(counts) > 1 and counts[1]:
-            warnings.warn(f"{self.name}: {counts[1]} non-integer "
-                          f"{'/'.join(self._nonint_names())}", RuntimeWarning,
-                          stacklevel=stacklevel)
+            warn_r(f"{self.name}: {counts[1]} non-integer {'/'.join(self._nonint_names())}",
+                   stacklevel=stacklevel)
 
     def _nonint_names(self) -> list[str]:
         return list(self.definition.nonint)

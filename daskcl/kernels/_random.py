@@ -56,12 +56,12 @@ import math
 import numbers
 import operator
 import secrets
-import warnings
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import warn_r
 from ..runtime import device as _device
 from ..runtime.library import get_library
 from . import _docs, _transfer
@@ -190,8 +190,7 @@ class RandomKernel(ElementwiseKernel):
         """One ``RuntimeWarning`` for the NaNs produced, naming the generator's limit."""
         if counts[0]:
             note = f" ({self.fn.limit})" if self.fn.limit else ""
-            warnings.warn(f"{self.fn.name}: {counts[0]} NaN(s) produced{note}", RuntimeWarning,
-                          stacklevel=stacklevel)
+            warn_r(f"{self.fn.name}: {counts[0]} NaN(s) produced{note}", stacklevel=stacklevel)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn

@@ -6,6 +6,7 @@ The library lives in ``cl/`` (shipped inside the wheel as ``daskcl/cl``)::
     OPENCL.cl      layer 0, always first
     shims/         layer 1, always emitted whole
     nmath/         layer 2, only the units a kernel needs; nmath/kernel_dependency_index.tsv
+    OPENCL_END.cl  the close of layer 0, after the units (what OPENCL.cl set for them only)
     kernels/       layer 3, __kernel entry points naming what they call (@depends_nmath)
 
 Every unit in ``shims/`` and ``nmath/`` opens with ``// @provides: ...`` and ``// @depends: ...``.
@@ -685,6 +686,8 @@ class Library:
         for s in stems:
             unit = self.units[s]
             parts.append((unit.name, self._texts.get(unit.name) or _read_text(str(unit.path))))
+        if (self.root / "OPENCL_END.cl").is_file():     # the close of layer 0 (optional)
+            parts.append(("OPENCL_END.cl", self.read("OPENCL_END.cl")))
         parts.append((kernel_name, kernel_source))
         chunks: list[str] = []
         line_map: list[tuple[int, str]] = []
@@ -721,6 +724,8 @@ class Library:
         (dest / "shims").mkdir(parents=True, exist_ok=True)
         (dest / "nmath").mkdir(parents=True, exist_ok=True)
         shutil.copy2(self.root / "OPENCL.cl", dest / "OPENCL.cl")
+        if (self.root / "OPENCL_END.cl").is_file():
+            shutil.copy2(self.root / "OPENCL_END.cl", dest / "OPENCL_END.cl")
         for s in stems:
             unit = self.units[s]
             if unit.tree is None:

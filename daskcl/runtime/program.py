@@ -205,11 +205,14 @@ def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[st
 _LONG_LIVED = False
 
 
-def long_lived() -> None:
-    """Say that this process serves many calls for long (daskcl's dask worker plugin does):
-    there ``noinline`` ``auto`` tiers up on GPUs (:func:`noinline_mode`)."""
+def long_lived(serving: bool = True) -> bool:
+    """Say whether this process serves many calls for long (daskcl's dask worker plugin says so
+    at its setup, and takes it back at its teardown, for a worker in a process of the user's):
+    there ``noinline`` ``auto`` tiers up on GPUs (:func:`noinline_mode`).  Returns what was
+    said before."""
     global _LONG_LIVED
-    _LONG_LIVED = True
+    before, _LONG_LIVED = _LONG_LIVED, serving
+    return before
 
 
 def noinline_mode(device_type: str = "CPU") -> str:

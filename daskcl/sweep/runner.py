@@ -37,6 +37,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ..errors import collect_r_warnings
 from .spec import Sweep, SweepError, listing
 from .store import (
     DISK_FULL,
@@ -198,14 +199,13 @@ def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray
                                                             dict[str, Any]]:
     """One chunk's arrays, computed on this process's device (one chunk at a time), and what
     the task reports of it: the time it held the device, R's warnings, the device."""
-    with _EVAL_LOCK, warnings.catch_warnings(record=True) as caught:
+    with _EVAL_LOCK, collect_r_warnings() as caught:   # this thread's, not the process's
         t0 = time.perf_counter()
-        warnings.simplefilter("always")
         results = sweep.evaluate(index)
         t1 = time.perf_counter()
     return results, {
         "compute_s": t1 - t0,
-        "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
+        "warnings": caught,
         "points": math.prod(results[sweep.output_names[0]].shape), "device": _device_label()}
 
 

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The close of layer 0, emitted after the library's units and before the kernel's own code:
+// what OPENCL.cl set up for the units only.  It has no annotation block: it is not a unit.
+
+#ifdef DASKCL_NOINLINE
+// the built-ins as the platform defines them, for the kernel's code (a user's kernel may call
+// them on float or vector types, which the units' double wrappers do not take)
+#pragma pop_macro("log")
+#pragma pop_macro("exp")
+#pragma pop_macro("log1p")
+#pragma pop_macro("expm1")
+#pragma pop_macro("sin")
+#pragma pop_macro("cos")
+#pragma pop_macro("tan")
+#pragma pop_macro("atan")
+#pragma pop_macro("lgamma")
+#pragma pop_macro("erfc")
+#pragma pop_macro("pow")
+#endif
