@@ -133,7 +133,8 @@ def collect_r_warnings() -> Iterator[list[str]]:
     """Collect the warnings :func:`warn_r` issues on this thread, as ``"RuntimeWarning: ..."``
     lines, instead of issuing them (blocks nest: the innermost collects)."""
     outer = getattr(_collector, "into", None)
-    _collector.into = into = []
+    into: list[str] = []
+    _collector.into = into
     try:
         yield into
     finally:
