@@ -284,7 +284,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("fp_contract", "DASKCL_FP_CONTRACT", False, _flag,
         "let the compiler fuse a*b+c into fma"),
     Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
-        "heavy library routines out of line: true, false, tiered (out of line first, the "
+        "heavy library routines (and, in the units, the costly math built-ins) out of line: "
+        "true, false, tiered (out of line first, the "
         "kernels measured faster inlined then built inlined in the background), or auto "
         "(on GPUs, tiered in daskcl's dask workers there)"),
     Key("build.link", "DASKCL_LINK", "auto", _link,
