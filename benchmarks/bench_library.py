@@ -29,12 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import report
+from bench_inline import SLOW  # functions timed on fewer elements
 
 HERE = Path(__file__).resolve().parent
-
-#: functions whose kernels are slow per element: timed on fewer elements
-SLOW = {"ptukey": 1 << 14, "qtukey": 1 << 12, "qnbeta": 1 << 16, "qnchisq": 1 << 16,
-        "qnt": 1 << 16, "qnf": 1 << 16}
 
 CHILD = textwrap.dedent("""
     import hashlib, json, sys, warnings

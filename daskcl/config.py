@@ -190,24 +190,23 @@ def _auto_flag(value: Any) -> bool | str | None:
     return None
 
 
-def _noinline(value: Any) -> bool | str:
-    chosen = _auto_flag(value)
-    if chosen is not None:
-        return chosen
-    if isinstance(value, str) and value.strip().lower() == "tiered":
-        return "tiered"
-    raise _Bad("0 or 1, true or false, tiered, or auto (out of line on GPUs, tiered in "
-               "daskcl's dask workers there)")
+def _auto_flag_or(word: str, accepted: str) -> Callable[[Any], bool | str]:
+    """A check of a key that takes what :func:`_auto_flag` takes and ``word`` (``accepted``
+    says all of it in the error)."""
+    def check(value: Any) -> bool | str:
+        chosen = _auto_flag(value)
+        if chosen is not None:
+            return chosen
+        if isinstance(value, str) and value.strip().lower() == word:
+            return word
+        raise _Bad(accepted)
+    return check
 
 
-def _link(value: Any) -> bool | str:
-    chosen = _auto_flag(value)
-    if chosen is not None:
-        return chosen
-    if isinstance(value, str) and value.strip().lower() == "closure":
-        return "closure"
-    raise _Bad("0 or 1 (true or false), closure, or auto (linked on the devices where it was "
-               "measured to build faster)")
+_noinline = _auto_flag_or("tiered", "0 or 1, true or false, tiered, or auto (out of line on "
+                                    "GPUs, tiered in daskcl's dask workers there)")
+_link = _auto_flag_or("closure", "0 or 1 (true or false), closure, or auto (linked on the "
+                                 "devices where it was measured to build faster)")
 
 
 def _names(value: Any) -> tuple[str, ...]:
@@ -285,9 +284,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "let the compiler fuse a*b+c into fma"),
     Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
         "heavy library routines (and, in the units, the costly math built-ins) out of line: "
-        "true, false, tiered (out of line first, the "
-        "kernels measured faster inlined then built inlined in the background), or auto "
-        "(on GPUs, tiered in daskcl's dask workers there)"),
+        "true, false, tiered (out of line first, the kernels measured faster inlined then "
+        "built inlined in the background), or auto (on GPUs, tiered in daskcl's dask workers "
+        "there)"),
     Key("build.link", "DASKCL_LINK", "auto", _link,
         "library units compiled separately into cached objects and linked per kernel: true "
         "(an object per unit), closure (one for a kernel's units), false, or auto (per device, "
