@@ -50,7 +50,7 @@ and linked (``DASKCL_LINK=1``) programs both.
     python3 benchmarks/bench_build.py --split --out F
 
 Tiered builds (``--tiered``): for each of ``--names`` (default the functions measured faster
-inlined: pgamma, pbeta, pf, pchisq, dpois, dgamma), in a fresh process with every cache empty or off and
+inlined, ``INLINE_FASTER``), in a fresh process with every cache empty or off and
 ``DASKCL_NOINLINE=tiered`` (the default of daskcl's GPU workers): the first result, from the program with the heavy
 routines out of line, and the time until the inlined program, built in the background, is the
 one in use.
@@ -86,7 +86,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write
 
-from daskcl.kernels._function import NmathFunction
+from daskcl.kernels._function import INLINE_FASTER, NmathFunction
 from daskcl.kernels._nmath_table import ROWS
 from daskcl.runtime import program
 from daskcl.runtime.library import get_library
@@ -580,7 +580,7 @@ def main() -> None:
                     help="out of line first, inlined in the background: both times, cold")
     args = ap.parse_args()
     if args.tiered or args.node:
-        tag, bench, default = (("tiered", tiered_bench, "pgamma,pbeta,pf,pchisq,dpois,dgamma")
+        tag, bench, default = (("tiered", tiered_bench, ",".join(sorted(INLINE_FASTER)))
                                if args.tiered else ("node", node_bench, "pnorm,pbeta,qbeta,pf,qf"))
         with tempfile.TemporaryDirectory() as tmp:
             rows = bench((args.names or default).split(","), Path(tmp), args.jobs)

@@ -52,13 +52,22 @@ WARM = textwrap.dedent("""
 
 
 def warm(names: list[str], jobs: int) -> float:
-    """Build every program of ``names``, both ways, ``jobs`` processes at once."""
+    """Build every program of ``names``, both ways, ``jobs`` processes at once: a process per
+    function and way, the inlined builds of the slowest functions first (one process building
+    several in turn left the run waiting on the one that drew qnf)."""
     here = str(Path(__file__).resolve().parent)
+    order = sorted(((variant, name) for variant in ("0", "1") for name in names),
+                   key=lambda vn: (vn[0] != "0", vn[1] not in SLOW))
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-c", WARM, here, variant, *names[i::jobs // 2 or 1]],
-                              env={**os.environ, "DASKCL_NOINLINE": variant})
-             for variant in ("0", "1") for i in range(max(jobs // 2, 1))]
-    for p in procs:
+    running: list[subprocess.Popen[bytes]] = []
+    for variant, name in order:
+        while len(running) >= max(jobs, 1):
+            time.sleep(0.05)
+            running = [p for p in running if p.poll() is None]
+        running.append(subprocess.Popen([sys.executable, "-c", WARM, here, variant, name],
+                                        env={**os.environ, "DASKCL_NOINLINE": variant}))
+        running = [p for p in running if p.poll() is None]
+    for p in running:
         p.wait()
     return time.perf_counter() - t0
 
@@ -95,7 +104,8 @@ def main() -> None:
             # tiered (daskcl's GPU workers' default): the program in use once the background build is done
             program.clear_memory_cache()
             os.environ["DASKCL_NOINLINE"] = "tiered"
-            kernel.program()
+            kernel_run(kernel, inputs, repeat=1, warm=0)  # asks for the inlined program...
+            kernel.warm()               # ...whose build starts here, as at a call's end
             program.wait_background()
             out["tiered"] = kernel_run(kernel, inputs)
         (t_in, r_in), (t_out, r_out) = out["inline"], out["noinline"]

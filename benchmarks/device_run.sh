@@ -18,19 +18,33 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     chmod +x /tmp/site/bin/daskcl
     export PATH="/tmp/site/bin:$PATH"
     jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
-    # every program built first, in parallel (NVIDIA builds one program of a process at a time)
-    python3 -m daskcl cache warm --all --glm --jobs "$jobs" > "$OUT/warm.log" 2>&1
-    tail -n 1 "$OUT/warm.log"
+    # every program built first, in parallel (NVIDIA builds one program of a process at a time;
+    # DASKCL_WARM=0 leaves them to the tests); DASKCL_WARM_CPU=1 also warms a CPU device's
+    # (PoCL's, which the cross-device tests compare the GPU with) at the same time
+    cpu=$(python3 -m daskcl devices | awk '$2 == "CPU" {print $1; exit}')
+    if [ -n "$cpu" ] && [ "${DASKCL_WARM_CPU:-0}" = 1 ]; then
+        DASKCL_DEVICE="$cpu" python3 -m daskcl cache warm --all --glm --jobs "$jobs" \
+            > "$OUT/warm-cpu.log" 2>&1 &
+    fi
+    if [ "${DASKCL_WARM:-1}" = 1 ]; then
+        python3 -m daskcl cache warm --all --glm --jobs "$jobs" > "$OUT/warm.log" 2>&1
+        tail -n 1 "$OUT/warm.log"
+    fi
+    wait
+    [ -f "$OUT/warm-cpu.log" ] && tail -n 1 "$OUT/warm-cpu.log"
     [ $# -gt 0 ] || set -- tests
-    # failures are written as they happen (tests/failure_log.py): a run cut by the call's time
-    # limit still names them
-    : > "$OUT/failures.log"
-    DASKCL_FAILURE_LOG="$OUT/failures.log" PYTHONPATH="$PWD/tests:$PYTHONPATH" \
+    # failures are written as they happen, and every finished test's id (tests/failure_log.py):
+    # a run cut by the call's time limit still names them, and a second run given the first's
+    # done.log as DASKCL_SKIP_DONE runs what it left
+    : > "$OUT/failures.log"; : > "$OUT/done.log"
+    DASKCL_FAILURE_LOG="$OUT/failures.log" DASKCL_DONE_LOG="$OUT/done.log" \
+        PYTHONPATH="$PWD/tests:$PYTHONPATH" \
         timeout "${DASKCL_TESTS_LIMIT:-480}" python3 -m pytest -q -p no:cacheprovider -p failure_log \
         -p xdist -n "$jobs" -p timeout --timeout 300 -rfE --tb=short "$@" > "$OUT/pytest.log" 2>&1
     rc=$?
     tail -n 3 "$OUT/pytest.log"
-    echo "failures (rc $rc):"; grep "^==== " "$OUT/failures.log" | sort | head -80
+    echo "failures (rc $rc), $(wc -l < "$OUT/done.log") tests finished:"
+    grep "^==== " "$OUT/failures.log" | sort | head -80
 fi
 export DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}"
 if [ "$what" = bench ] || [ "$what" = all ]; then

@@ -309,3 +309,37 @@ def test_a_failing_piece_stops_the_stream_and_frees_its_slots(monkeypatch):
     out = np.zeros_like(src)
     _transfer.stream(bound, pieces(), [src], [out], launch)
     np.testing.assert_array_equal(out, src)
+
+
+def test_a_reused_status_is_zero_for_launches_on_other_queues():
+    """The counts of a call whose pieces launch on the slots' queues start at zero: a reused
+    status buffer is zeroed on the device's queue, which does not order the slots' launches
+    (on an H200 some calls lost their NaN counts, and R's warning, to a zeroing that ran after
+    them).  Here the device's queue is busy with a long kernel, queued before the zeroing,
+    while the buffer is read through another queue."""
+    import pyopencl as cl
+
+    from daskcl.kernels import _transfer
+
+    bound = device.current()
+    spin = cl.Program(bound.context, """
+        __kernel void spin(__global double *x, long n) {
+            double a = x[0];
+            for (long i = 0; i < n; ++i) a = a * 0.999999 + 1e-9;
+            x[0] = a;
+        }""").build().spin
+    busy = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=np.ones(1))
+    buf = _transfer.status_buffer(bound)
+    cl.enqueue_copy(bound.queue, buf, np.array([5, 7], dtype=np.int32), is_blocking=True)
+    _transfer.release_status(bound, buf)
+    spin(bound.queue, (1,), None, busy, np.int64(100_000_000))   # a fraction of a second
+    try:
+        reused = _transfer.status_buffer(bound, ready=True)
+        assert reused is buf
+        counts = np.full(2, -1, dtype=np.int32)
+        cl.enqueue_copy(cl.CommandQueue(bound.context), counts, reused, is_blocking=True)
+    finally:
+        bound.queue.finish()
+    assert counts.tolist() == [0, 0]
+    _transfer.release_status(bound, reused)

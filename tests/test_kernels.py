@@ -277,7 +277,7 @@ def test_raw_kernel_arguments():
 
 #: calls that reach the out-of-line built-ins of ``DASKCL_NOINLINE`` (cl/OPENCL.cl): log, exp,
 #: log1p, expm1, pow (the gamma and beta families), sin, cos, tan, atan (Bessel, Cauchy, t),
-#: lgamma, erfc
+#: lgamma, erfc; and the discrete quantiles' search (qdiscrete.cl)
 _OUT_OF_LINE_CALLS = {
     "qbeta": lambda: nmath.qbeta(np.linspace(0.0, 1.0, 257), 0.7, 4.5, log_p=False),
     "pgamma log": lambda: nmath.pgamma(np.geomspace(1e-3, 1e3, 257), 2.5, log_p=True),
@@ -287,6 +287,9 @@ _OUT_OF_LINE_CALLS = {
     "qcauchy": lambda: nmath.qcauchy(np.linspace(0.0, 1.0, 257)),
     "lgammafn": lambda: nmath.lgammafn(np.linspace(-20.5, 200.0, 257)),
     "ptukey": lambda: nmath.ptukey(np.linspace(0.0, 8.0, 33), 1.0, 4.0, 12.0),
+    # the discrete quantiles' search and distribution function, out of line (qdiscrete.cl)
+    "qnbinom_mu": lambda: nmath.qnbinom_mu(np.linspace(0.0, 1.0, 65), 3.5, 5000.0),
+    "qbinom log": lambda: nmath.qbinom(np.linspace(-30.0, 0.0, 65), 9000, 0.3, log_p=True),
     "user kernel": lambda: ElementwiseKernel(
         "double x", "double y",
         # a kernel's own calls of the built-ins on float and vector types (the units' wrappers

@@ -20,6 +20,11 @@
 //       quantile), a unit-step search below y = 4096, and above it steps of floor(y / 64),
 //       shrinking by 8, until a step of 1 (or one below y 1e-15) has been searched.
 //
+// Out of line (NMATH_NOINLINE: DASKCL_NOINLINE, the GPU default) the distribution function is
+// called through one wrapper, NAME_pdist, and the search is one function: the compiler gets one
+// copy of PDIST's body instead of one per call site (four, the search inlined twice into the
+// body: eight), the same bits.
+//
 // With HAS_MAX, y never exceeds a (the binomial size).  The result is the smallest y with
 // P[X <= y] >= p (lower tail), or with P[X > y] < p (upper tail), for the fuzzed p, below
 // y = 1e15; the path of the search only matters above.
@@ -31,15 +36,21 @@
 #define QDISCRETE_MAXIT (1L << 40)
 
 #define QDISCRETE_DEFINE(NAME, PDIST, HAS_MAX)                                                 \
-static double NAME##_search(double y, double *z, double p, double a, double b, double incr,   \
-                            int lower_tail, int log_p)                                         \
+static NMATH_NOINLINE double NAME##_pdist(double y, double a, double b, int lower_tail,        \
+                                          int log_p)                                           \
+{                                                                                              \
+    return PDIST(y, a, b, lower_tail, log_p);                                                  \
+}                                                                                              \
+                                                                                               \
+static NMATH_NOINLINE double NAME##_search(double y, double *z, double p, double a,            \
+                                           double b, double incr, int lower_tail, int log_p)   \
 {                                                                                              \
     int left = lower_tail ? (*z >= p) : (*z < p);                                              \
     if (left) {                                                                                \
         for (long it = 0; it < QDISCRETE_MAXIT; ++it) {                                        \
             double newz = -1.;                                                                 \
             if (y > 0)                                                                         \
-                newz = PDIST(y - incr, a, b, lower_tail, log_p);                               \
+                newz = NAME##_pdist(y - incr, a, b, lower_tail, log_p);                        \
             else if (y < 0)                                                                    \
                 y = 0;                                                                         \
             if (y == 0 || isnan(newz) || (lower_tail ? (newz < p) : (newz >= p)))              \
@@ -49,15 +60,15 @@ static double NAME##_search(double y, double *z, double p, double a, double b, d
         }                                                                                      \
         return y;                                                                              \
     }                                                                                          \
-    for (long it = 0; it < QDISCRETE_MAXIT; ++it) {                                           \
+    for (long it = 0; it < QDISCRETE_MAXIT; ++it) {                                            \
         y += incr;                                                                             \
         if (HAS_MAX) {                                                                         \
             if (y < a)                                                                         \
-                *z = PDIST(y, a, b, lower_tail, log_p);                                        \
+                *z = NAME##_pdist(y, a, b, lower_tail, log_p);                                 \
             else if (y > a)                                                                    \
                 y = a;                                                                         \
         } else {                                                                               \
-            *z = PDIST(y, a, b, lower_tail, log_p);                                            \
+            *z = NAME##_pdist(y, a, b, lower_tail, log_p);                                     \
         }                                                                                      \
         if ((HAS_MAX && y == a) || isnan(*z) || (lower_tail ? (*z >= p) : (*z < p)))           \
             return y;                                                                          \
@@ -65,7 +76,7 @@ static double NAME##_search(double y, double *z, double p, double a, double b, d
     return y;                                                                                  \
 }                                                                                              \
                                                                                                \
-static double NAME##_body(double p, double a, double b, double mu, double sigma,              \
+static double NAME##_body(double p, double a, double b, double mu, double sigma,               \
                           double gamma, int lower_tail, int log_p)                             \
 {                                                                                              \
     double z = qnorm5(p, 0., 1., lower_tail, log_p);                                           \
@@ -74,8 +85,8 @@ static double NAME##_body(double p, double a, double b, double mu, double sigma,
         y = 0.;                                                                                \
     if (!isfinite(y))    /* NaN as R; +Inf: R's search would not end */                        \
         return y;                                                                              \
-    z = PDIST(y, a, b, lower_tail, log_p);                                                     \
-    /* fuzz towards left continuity (not too much: that errs in the upper tail) */            \
+    z = NAME##_pdist(y, a, b, lower_tail, log_p);                                              \
+    /* fuzz towards left continuity (not too much: that errs in the upper tail) */             \
     if (log_p) {                                                                               \
         double e = 2 * DBL_EPSILON;                                                            \
         if (lower_tail && p > -DBL_MAX)                                                        \

@@ -867,7 +867,9 @@ class ElementwiseKernel(Kernel):
         results = [_transfer.result_array(bound, call.shape) for _ in range(nout)]
         if call.size == 0:
             return results, np.zeros(2, dtype=np.int32)
-        status, counts = _transfer.status_buffer(bound), np.zeros(2, dtype=np.int32)
+        # the pieces launch on the slots' queues: the counts zeroed before any of them
+        status = _transfer.status_buffer(bound, ready=True)
+        counts = np.zeros(2, dtype=np.int32)
         cpu = bound.info.type == "CPU"
         # streamed: large host arrays (every host array on CPU devices, which read them in place)
         resident: list[Any] = []

@@ -14,13 +14,16 @@ from ._table import PUBLIC_MODULE, Fn
 
 __all__ = ["INLINE_FASTER", "PUBLIC", "NmathFunction"]
 
-#: the functions whose kernels ran faster with the library routines inlined on GPUs
-#: (``benchmarks/bench_inline.py``; out of line, of their inlined speed: pgamma 0.90 / 0.85,
-#: pbeta 0.88 / 0.97, pf 0.91 / 0.88, dpois 0.74 / 0.67, dgamma 0.83 / 0.84, pchisq 0.96 / 0.88
-#: on an H100 / an H200; the others measured ran as fast or faster out of line: qbeta 1.15,
-#: dbinom 1.23).  Their inlined programs take longer to build (pf 44 s against 6 on an H200),
-#: so they are built after the out-of-line ones, in the background (``noinline`` ``tiered``).
-INLINE_FASTER = frozenset({"pgamma", "pbeta", "pf", "pchisq", "dpois", "dgamma"})
+#: the functions whose kernels ran more than 5% faster with the library routines inlined on
+#: GPUs (``benchmarks/bench_inline.py`` over every function of ``bench_nmath.py``, an H200,
+#: ``results/inline-all-gpu-h200.json``; out of line, of the inlined speed: dpois 0.66, qhyper
+#: 0.67, qtukey 0.82, pf 0.83, ptukey 0.84, phyper 0.84, dgamma 0.85, pgamma 0.90, pbeta 0.91,
+#: bessel_j 0.92, pchisq 0.92, pgeom 0.94; the other 40 ran within 5% or faster out of line:
+#: qbinom 1.58, qbeta 1.31, pnbeta 1.95).  Their inlined programs take longer to build (pf 44 s
+#: against 6 on an H200), so they are built after the out-of-line ones, in the background
+#: (``noinline`` ``tiered``).
+INLINE_FASTER = frozenset({"dpois", "qhyper", "qtukey", "pf", "ptukey", "phyper", "dgamma",
+                           "pgamma", "pbeta", "bessel_j", "pchisq", "pgeom"})
 
 class NmathFunction(ElementwiseKernel):
     """A function of :mod:`daskcl.nmath`: the elementwise kernel of one table row, called with

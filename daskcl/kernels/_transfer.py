@@ -473,9 +473,14 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
     return cl.Buffer(bound.context, mf.READ_ONLY | host, hostbuf=a if a.size else np.zeros(1))
 
 
-def status_buffer(bound: _device.BoundDevice) -> Any:
-    """A buffer of two ints, zeroed (on the device's queue), for a call's NaN and non-integer
-    counts; kept on a free list per device (:func:`release_status`)."""
+def status_buffer(bound: _device.BoundDevice, ready: bool = False) -> Any:
+    """A buffer of two ints, zeroed, for a call's NaN and non-integer counts; kept on a free
+    list per device (:func:`release_status`).
+
+    A reused buffer is zeroed on the device's queue, which orders it before the launches that
+    follow on that queue; ``ready``: the zeros are in place when this returns, for launches on
+    other queues (the slots of :func:`stream`), which the device's queue does not order (a
+    zeroing that ran after a launch lost that launch's counts, and R's warning with them)."""
     import pyopencl as cl
 
     with _lock:
@@ -484,7 +489,9 @@ def status_buffer(bound: _device.BoundDevice) -> Any:
     if buf is None:
         return cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                          hostbuf=np.zeros(2, dtype=np.int32))
-    cl.enqueue_fill_buffer(bound.queue, buf, np.zeros(1, dtype=np.int32), 0, 8)
+    zeroed = cl.enqueue_fill_buffer(bound.queue, buf, np.zeros(1, dtype=np.int32), 0, 8)
+    if ready:
+        zeroed.wait()
     return buf
 
 
