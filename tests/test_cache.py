@@ -322,32 +322,6 @@ def test_noinline_auto_tiers_up_in_workers_only(monkeypatch):
     assert program.noinline_mode("GPU") == "on"
 
 
-def test_noinline_auto_tiers_up_in_interactive_sessions(monkeypatch):
-    """``auto`` on GPUs tiers up in an interactive session (the Python prompt, IPython, a
-    Jupyter kernel), which serves many calls as a worker does; not in a script, even one whose
-    libraries imported IPython."""
-    import sys
-    import types
-
-    monkeypatch.delenv("DASKCL_NOINLINE", raising=False)
-    monkeypatch.setattr(program, "_LONG_LIVED", False)
-    monkeypatch.delattr(sys, "ps1", raising=False)
-    monkeypatch.delitem(sys.modules, "IPython", raising=False)
-    assert not program.interactive() and program.noinline_mode("GPU") == "on"
-    ipython = types.ModuleType("IPython")
-    ipython.get_ipython = lambda: None                   # imported, no shell running
-    monkeypatch.setitem(sys.modules, "IPython", ipython)
-    assert program.noinline_mode("GPU") == "on"
-    ipython.get_ipython = lambda: object()               # a shell or a Jupyter kernel
-    assert program.interactive() and program.noinline_mode("GPU") == "tiered"
-    assert program.noinline_mode("CPU") == "off"
-    monkeypatch.delitem(sys.modules, "IPython")
-    monkeypatch.setattr(sys, "ps1", ">>> ", raising=False)   # the Python prompt
-    assert program.noinline_mode("GPU") == "tiered"
-    monkeypatch.setenv("DASKCL_NOINLINE", "1")
-    assert program.noinline_mode("GPU") == "on"
-
-
 def test_a_worker_in_the_users_process_takes_long_lived_back(monkeypatch):
     """A dask worker in the user's own process (``LocalCluster(processes=False)``) tiers up
     while it serves, and the process is a plain one again once the worker is gone."""

@@ -46,7 +46,6 @@ import os
 import re
 import secrets
 import stat
-import sys
 import threading
 import time
 import warnings
@@ -81,7 +80,6 @@ __all__ = [
     "clear_memory_cache",
     "default_options",
     "in_memory",
-    "interactive",
     "link_mode",
     "long_lived",
     "noinline_mode",
@@ -217,19 +215,6 @@ def long_lived(serving: bool = True) -> bool:
     return before
 
 
-def interactive() -> bool:
-    """Whether this process is an interactive session: the Python prompt (``python``,
-    ``python -i``), IPython, or a Jupyter kernel.  Like daskcl's workers it serves many calls
-    for long, so ``noinline`` ``auto`` tiers up there on GPUs (:func:`noinline_mode`)."""
-    if hasattr(sys, "ps1") or sys.flags.interactive:
-        return True
-    shell = getattr(sys.modules.get("IPython"), "get_ipython", None)
-    try:     # IPython imported by a library of a script (tqdm.auto does) runs no shell
-        return shell is not None and shell() is not None
-    except Exception:      # an IPython broken or stubbed: not a session of its
-        return False
-
-
 def noinline_mode(device_type: str = "CPU") -> str:
     """How the heavy library routines are built on a device of ``device_type``: ``"off"``
     (inlined), ``"on"`` (out of line), or ``"tiered"``: out of line, and for a kernel measured
@@ -238,10 +223,8 @@ def noinline_mode(device_type: str = "CPU") -> str:
     as soon as out of line, the kernel at full speed a little later, the same bits.  A process
     waits at exit for the background builds it began (a compiler stopped in mid-build by the
     interpreter's exit can abort the process), so tiering suits processes that serve many calls.
-    The config key ``noinline``: ``auto`` is ``tiered`` on GPUs in daskcl's dask workers
-    (:func:`long_lived`) and interactive sessions (:func:`interactive`), ``on`` in other
-    processes on GPUs (a script that ends after a few calls would wait at its exit for the
-    inlined builds: up to a minute), and ``off`` elsewhere."""
+    The config key ``noinline``: ``auto`` is ``tiered`` in daskcl's dask workers on GPUs
+    (:func:`long_lived`), ``on`` in other processes on GPUs, and ``off`` elsewhere."""
     chosen = config.get("noinline")
     if chosen is True:
         return "on"
@@ -251,7 +234,7 @@ def noinline_mode(device_type: str = "CPU") -> str:
         return "tiered"
     if device_type != "GPU":
         return "off"
-    return "tiered" if _LONG_LIVED or interactive() else "on"
+    return "tiered" if _LONG_LIVED else "on"
 
 
 _linker: dict[int, bool] = {}
