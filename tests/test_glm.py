@@ -640,3 +640,35 @@ def test_distributed_cluster_factorial_grid():
         qf_c, grad_c = dask.compute(qf, grad)
     np.testing.assert_array_equal(qf_c, want[0])
     np.testing.assert_array_equal(grad_c, want[1])
+
+
+def test_first_call_waits_for_the_data_on_the_devices_queue(monkeypatch):
+    """A posterior's per-observation data are prepared by a kernel on the device's queue at its
+    first call; the grid's pieces then launch on the slots' queues, which that queue does not
+    order: they must not read the data before the kernel has written them.  Here the device's
+    queue is busy with a long kernel when the first call comes (the pieces streamed through
+    the slots, as on a GPU)."""
+    import pyopencl as cl
+
+    from daskcl.kernels import _transfer
+    from daskcl.runtime import device
+
+    args = problem("binomial", 30, 3, 64, seed=5)
+    want = reference("binomial", "logit", *args)
+    monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    bound = device.current()
+    spin = cl.Program(bound.context, """
+        __kernel void spin(__global double *x, long n) {
+            double a = x[0];
+            for (long i = 0; i < n; ++i) a = a * 0.999999 + 1e-9;
+            x[0] = a;
+        }""").build().spin
+    busy = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=np.ones(1))
+    post = Posterior("binomial", "logit", *args[1:])
+    spin(bound.queue, (1,), None, busy, np.int64(100_000_000))   # a fraction of a second
+    try:
+        got = post.f2_f3(args[0])
+    finally:
+        bound.queue.finish()
+    assert_matches(got, want)

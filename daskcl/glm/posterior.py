@@ -301,7 +301,10 @@ class Posterior:
                 kern, lock = prg.kernel("f2_f3_prepare")
                 with lock:
                     _set_args(kern, np.int32(self.l1), *bufs, obs)
-                    cl.enqueue_nd_range_kernel(queue, kern, (self.l1,), None)
+                    prepared = cl.enqueue_nd_range_kernel(queue, kern, (self.l1,), None)
+                # waited for: the grid's pieces launch on the slots' queues (_transfer.stream),
+                # which the device's queue does not order, and would read obs before it is set
+                prepared.wait()
             data = _DeviceData(obs, upload(self.mu), upload(self.P), upload(np.zeros(3)))
             self._devices[key] = data
             return data
