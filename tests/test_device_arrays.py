@@ -127,3 +127,38 @@ def test_arrays_of_another_context_are_refused():
               np.eye(2), 0.0, 1.0)
     with pytest.raises(TypeError, match="must be real numbers, got a device array of dtype"):
         nmath.pnorm(cla.to_device(device.current().queue, np.zeros(3, dtype=np.complex128)))
+
+
+def test_arrays_still_written_on_another_queue_are_waited_for():
+    """A device array of the bound context whose contents another queue is still writing (its
+    ``events``, as pyopencl records them) is read only once that work is done, by nmath and by
+    f2_f3: one in-order queue does not order another's."""
+    bound = device.current()
+    other = cl.CommandQueue(bound.context)
+    fill = cl.Program(bound.context, """
+        __kernel void fill(__global double *x, long n, long spin) {
+            double a = 1.0;
+            for (long i = 0; i < spin; ++i) a = a * 0.999999 + 1e-9;   /* a fraction of a second */
+            const long i = get_global_id(0);
+            if (i < n) x[i] = (a > 0.0) ? 0.25 * (double)i - 8.0 : 0.0;
+        }""").build().fill
+    values = 0.25 * np.arange(64.0) - 8.0
+    x = cla.zeros(other, 64, np.float64)
+    x.add_event(fill(other, (64,), None, x.data, np.int64(64), np.int64(10_000_000)))
+    try:
+        got = nmath.pnorm(x).get()
+    finally:
+        other.finish()
+    assert same(got, nmath.pnorm(values))
+    # a GLM grid on the device, the same way
+    y, xm = np.array([0.2, 0.7, 0.5]), np.array([[1.0, 0.5], [1.0, -1.0], [1.0, 2.0]])
+    args = (y, xm, np.zeros(2), np.eye(2), 0.0, 4.0)
+    b = cla.zeros(other, (32, 2), np.float64)
+    b.add_event(fill(other, (64,), None, b.data, np.int64(64), np.int64(10_000_000)))
+    try:
+        qf, grad = f2_f3("binomial", "logit", b, *args)
+        qf, grad = qf.get(), grad.get()
+    finally:
+        other.finish()
+    want_qf, want_grad = f2_f3("binomial", "logit", values.reshape(32, 2), *args)
+    assert same(qf, want_qf) and same(grad, want_grad)

@@ -440,6 +440,7 @@ class Posterior:
             arr = op.array
             if op.offset or not arr.flags.c_contiguous:
                 arr = arr.copy() if arr.flags.c_contiguous else cla.to_device(queue, arr.get())
+            _transfer.after_other_queues(queue, [arr])
             bsrc = arr.base_data
         else:
             bsrc = _transfer.upload(bound, np.ascontiguousarray(b, dtype=np.float64).reshape(-1))

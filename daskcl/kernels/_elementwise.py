@@ -969,6 +969,8 @@ class ElementwiseKernel(Kernel):
             raise ValueError(f"{self.name}: outputs must be C-contiguous float64 device arrays "
                              f"of shape {call.shape} at one offset")
         ooff = ooffs.pop()
+        _transfer.after_other_queues(
+            queue, [*(o.dev.array for o in call.operands if o.dev is not None), *outs])
         events: list[Any] = []
         for start, dims, offs in pieces(call.dims, strides, self._cap(call, bound, False)):
             events.append(self._enqueue(call, dims, [b + o for b, o in zip(base_off, offs)], bufs,

@@ -65,6 +65,7 @@ __all__ = [
     "DeviceOperand",
     "Piece",
     "PinnedPool",
+    "after_other_queues",
     "copy_parallel",
     "device_operand",
     "device_pool",
@@ -563,6 +564,19 @@ class DeviceOperand:
     def get(self) -> np.ndarray:
         """The values, copied to the host."""
         return np.asarray(self.array.get())
+
+
+def after_other_queues(queue: Any, arrays: Sequence[Any]) -> None:
+    """Order the launches that follow on ``queue`` after the work that the contents of
+    ``arrays`` (``pyopencl.array.Array``) still wait on from other queues of the context:
+    pyopencl records it in each array's ``events`` (a conversion by ``astype``, an operation
+    the user queued on a queue of their own), and one in-order queue does not order another's."""
+    import pyopencl as cl
+
+    pending = [e for a in arrays if a is not None for e in getattr(a, "events", ())
+               if e.command_queue != queue]
+    if pending:
+        cl.enqueue_barrier(queue, wait_for=pending)
 
 
 def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> DeviceOperand:
