@@ -162,3 +162,36 @@ def test_arrays_still_written_on_another_queue_are_waited_for():
         other.finish()
     want_qf, want_grad = f2_f3("binomial", "logit", values.reshape(32, 2), *args)
     assert same(qf, want_qf) and same(grad, want_grad)
+
+
+def test_sorted_launches_from_several_threads(queue):
+    """Threads calling a function of sorted launches (pbeta; binning on for any device) on
+    device arrays at once: each launch's four kernels share the queue's scratch buffers and are
+    enqueued together, so no thread's kernels come between another's (they did: wrong values,
+    and on PoCL out-of-range writes that crashed the process)."""
+    import sys
+    import threading
+
+    from daskcl import config
+
+    before = sys.getswitchinterval()
+    xs = [cla.to_device(queue, np.linspace(0.001, 0.999, 5000 + 37 * k)) for k in range(4)]
+    wrong: list[int] = []
+    with config.set({"binning": "1"}):
+        want = [nmath.pbeta(x.get(), 0.7, 45.0) for x in xs]
+
+        def work(k: int) -> None:
+            for _ in range(30):
+                if not same(nmath.pbeta(xs[k], 0.7, 45.0).get(), want[k]):
+                    wrong.append(k)
+
+        sys.setswitchinterval(1e-6)     # threads switch between any two of a launch's kernels
+        try:
+            threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            sys.setswitchinterval(before)
+    assert wrong == []

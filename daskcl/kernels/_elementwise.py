@@ -64,6 +64,8 @@ SORT_LAUNCH = 1 << 26
 RESIDENT_BYTES = 1 << 24
 #: guards the kernels' sets of inlined programs to build later (ElementwiseKernel._tier_up)
 _TIER_LOCK = threading.Lock()
+#: guards the making of each queue's sort lock (_sort_lock)
+_SORT_LOCKS_GUARD = threading.Lock()
 #: collapsed axes one program handles (more: a program for that many)
 DIMS = 4
 
@@ -826,27 +828,30 @@ class ElementwiseKernel(Kernel):
             with lock:
                 _set_args(kernel, *head, *tail)
                 return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
-        # sorted launch: class, scan, place, compute (n <= SORT_LAUNCH: see _cap)
+        # sorted launch: class, scan, place, compute (n <= SORT_LAUNCH: see _cap), enqueued
+        # together: the scratch buffers are the queue's, and another thread's launch on the
+        # same queue must not come between them
         wg, block = bins.work_group, bins.work_group * bins.elements_per_item
         nblocks = -(-n // block)
-        cls, counts, perm = _sort_scratch(bound, queue, n, nblocks)
         k_class, lock_class = program.kernel(kname + "_class")
         k_scan, lock_scan = program.kernel(kname + "_scan")
         k_place, lock_place = program.kernel(kname + "_place")
-        with lock_class:
-            _set_args(k_class, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
-                      np.int32(nblocks), np.int64(base), *tail)
-            cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,))
-        with lock_scan:
-            _set_args(k_scan, np.int32(NCLASS * nblocks), counts)
-            cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,))
-        with lock_place:
-            _set_args(k_place, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
-                      np.int32(nblocks), perm)
-            cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,))
-        with lock:
-            _set_args(kernel, *head, *tail, perm)
-            return cl.enqueue_nd_range_kernel(queue, kernel, (-(-n // wg) * wg,), (wg,))
+        with _sort_lock(bound, queue):
+            cls, counts, perm = _sort_scratch(bound, queue, n, nblocks)
+            with lock_class:
+                _set_args(k_class, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
+                          np.int32(nblocks), np.int64(base), *tail)
+                cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,))
+            with lock_scan:
+                _set_args(k_scan, np.int32(NCLASS * nblocks), counts)
+                cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,))
+            with lock_place:
+                _set_args(k_place, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
+                          np.int32(nblocks), perm)
+                cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,))
+            with lock:
+                _set_args(kernel, *head, *tail, perm)
+                return cl.enqueue_nd_range_kernel(queue, kernel, (-(-n // wg) * wg,), (wg,))
 
     def _cap(self, call: Call, bound: _device.BoundDevice, streamed: bool) -> int:
         cap = launch_elements(bound)
@@ -1108,6 +1113,16 @@ def _dummy(bound: _device.BoundDevice) -> Any:
     if buf is None:
         buf = bound.staging[("dummy", 0)] = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
     return buf
+
+
+def _sort_lock(bound: _device.BoundDevice, queue: Any) -> threading.Lock:
+    """The lock of ``queue``'s sort scratch (:func:`_sort_scratch`): held while a sorted launch
+    enqueues its four kernels."""
+    with _SORT_LOCKS_GUARD:
+        lock: threading.Lock | None = bound.staging.get(("sort_lock", id(queue)))
+        if lock is None:
+            lock = bound.staging[("sort_lock", id(queue))] = threading.Lock()
+        return lock
 
 
 def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
