@@ -11,7 +11,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 import pytest
 
-from daskcl import ElementwiseKernel, nmath
+from daskcl import ElementwiseKernel, RawKernel, nmath
 from daskcl.glm import FactorialGrid, f2_f3
 from daskcl.runtime import device
 
@@ -162,6 +162,23 @@ def test_arrays_still_written_on_another_queue_are_waited_for():
         other.finish()
     want_qf, want_grad = f2_f3("binomial", "logit", values.reshape(32, 2), *args)
     assert same(qf, want_qf) and same(grad, want_grad)
+    # a RawKernel: its device-array input waited for; its output's event recorded, so that a
+    # read on another queue waits for the launch
+    raw = RawKernel("""// @depends_nmath: pnorm
+        __kernel void raw_pnorm(__global const double *x, __global double *y, long n) {
+            const long i = get_global_id(0);
+            if (i < n) y[i] = pnorm5(x[i], 0.0, 1.0, 1, 0);
+        }""", "raw_pnorm")
+    x = cla.zeros(other, 64, np.float64)
+    x.add_event(fill(other, (64,), None, x.data, np.int64(64), np.int64(10_000_000)))
+    out = cla.zeros(bound.queue, 64, np.float64)
+    try:
+        raw((64,), None, x, out, 64, wait=False)
+        got = out.get(queue=other)
+    finally:
+        other.finish()
+        bound.queue.finish()
+    assert same(got, nmath.pnorm(values))
 
 
 def test_sorted_launches_from_several_threads(queue):

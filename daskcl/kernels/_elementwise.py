@@ -982,6 +982,9 @@ class ElementwiseKernel(Kernel):
                                         offs[-1], out_bufs, ooff + start, start, status, queue))
         if not events:
             events.append(cl.enqueue_marker(queue))
+        for o in outs:          # what the outputs' contents now wait on, as pyopencl records it
+            if hasattr(o, "add_event"):
+                o.add_event(events[-1])
         return events
 
     def warn(self, counts: np.ndarray, stacklevel: int = 5) -> None:

@@ -232,7 +232,9 @@ class RawKernel(Kernel):
         scalar, a number (converted to the parameter's C type).
 
         Returns the launch's event; with ``wait`` (the default) the launch has finished and
-        NumPy arrays hold the results.
+        NumPy arrays hold the results.  A device array's pending work on another queue of the
+        context (its ``events``) is waited for first, and the launch is added to the ``events``
+        of each non-``const`` one, so that pyopencl's operations on any queue wait for it.
         """
         import pyopencl as cl
 
@@ -271,9 +273,15 @@ class RawKernel(Kernel):
         lsize = ((local_size,) if isinstance(local_size, int) else
                  None if local_size is None else tuple(local_size))
         kernel, lock = self.program().kernel(self.name)
+        arrays = [(a, const) for (kind, _t, const), a in zip(self.params, args)
+                  if kind != "scalar" and kind != "local" and _transfer.is_device_array(a)]
+        _transfer.after_other_queues(queue, [a for a, _ in arrays])
         with lock:
             _set_args(kernel, *kargs)
             ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+        for a, const in arrays:
+            if not const:       # what the array's contents now wait on, as pyopencl records it
+                a.add_event(ev)
         for buf, a in back:
             if a.flags.c_contiguous:
                 cl.enqueue_copy(queue, a, buf)
