@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from daskcl.errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
@@ -77,6 +78,28 @@ def test_bind_is_stable_and_rebinds():
     device.unbind()
     c = device.current()
     assert c.info == a.info
+
+
+def test_programs_in_memory_belong_to_their_context():
+    """A process that binds again gets a new context: the programs this process holds in
+    memory are keyed by their context's OpenCL handle, so the new context builds or loads its
+    own (keyed by the Python object's ``id``, a released context's entry could be taken for a
+    new context's)."""
+    from daskcl import nmath
+    from daskcl.runtime import program
+
+    a = device.current()
+    x = np.linspace(-3.0, 3.0, 7)
+    want = nmath.pnorm(x)
+    src, opts = nmath.pnorm.source(), nmath.pnorm.build_options()
+    assert program.in_memory(src, opts) is not None
+    device.unbind()
+    b = device.current()
+    assert b is not a and b.context.int_ptr != a.context.int_ptr
+    assert program.context_key(b) != program.context_key(a)
+    assert program.in_memory(src, opts) is None       # a's program is not b's
+    assert np.array_equal(nmath.pnorm(x), want)
+    assert program.in_memory(src, opts) is not None
 
 
 def test_compiler_output_does_not_reach_the_user():

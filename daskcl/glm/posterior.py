@@ -282,7 +282,7 @@ class Posterior:
     def _device_data(self, bound: _device.BoundDevice, prg: _program.BuiltProgram) -> _DeviceData:
         import pyopencl as cl
 
-        key = id(bound.context)
+        key = _program.context_key(bound)
         with self._lock:
             data = self._devices.get(key)
             if data is not None:

@@ -78,6 +78,7 @@ __all__ = [
     "cache_info",
     "clear_disk_cache",
     "clear_memory_cache",
+    "context_key",
     "default_options",
     "in_memory",
     "link_mode",
@@ -288,6 +289,14 @@ def clear_memory_cache() -> None:
             del _later[mkey]
 
 
+def context_key(bound: _device.BoundDevice) -> int:
+    """The key of ``bound``'s context in this process's memory caches: its OpenCL handle, which
+    the driver cannot give to another context while a program or buffer of it lives (``id`` of
+    the Python object could be that of a context since released: rebinding made new ones)."""
+    ctx = bound.context
+    return int(getattr(ctx, "int_ptr", None) or id(ctx))
+
+
 @functools.lru_cache(maxsize=1024)  # the same assembled text comes back on every call
 def _key(identity: str, text: str, options: tuple[str, ...]) -> str:
     h = hashlib.sha256()
@@ -335,7 +344,7 @@ def _resolve(bound: _device.BoundDevice, source: ProgramSource, options: Sequenc
 
 def _build(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
            mode: str, key: str) -> BuiltProgram:
-    mkey = (id(bound.context), key)
+    mkey = (context_key(bound), key)
     hit = _memory.get(mkey)
     if hit is not None:
         _count("memory")
@@ -358,7 +367,7 @@ def in_memory(source: ProgramSource, options: Sequence[str] = (), *,
     no build)."""
     bound = _device.current()
     _, _, key = _resolve(bound, source, options, inlined)
-    return _memory.get((id(bound.context), key))
+    return _memory.get((context_key(bound), key))
 
 
 #: background builds of this process (:func:`build_later`), by memory key
@@ -378,7 +387,7 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     """
     bound = _device.current()
     opts, mode, key = _resolve(bound, source, options, inlined)
-    mkey = (id(bound.context), key)
+    mkey = (context_key(bound), key)
     global _AT_EXIT
     with _locks_guard:
         if mkey in _memory or mkey in _later:
@@ -599,7 +608,7 @@ def _object(
     import pyopencl as cl
 
     key = _key(bound.info.identity, obj.source.text, (_OBJECT, *obj.options))
-    mkey = (id(bound.context), key)
+    mkey = (context_key(bound), key)
     if not cache:
         prg, _ = _compile(bound, obj, timing)
         _count("object_source")
