@@ -45,6 +45,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     tail -n 3 "$OUT/pytest.log"
     echo "failures (rc $rc), $(wc -l < "$OUT/done.log") tests finished:"
     grep "^==== " "$OUT/failures.log" | sort | head -80
+    echo "slowest:"; sort -t "$(printf '\t')" -k2 -g -r "$OUT/done.log" | head -12
 fi
 export DASKCL_DEVICE="${DASKCL_DEVICE:-NVIDIA}"
 if [ "$what" = bench ] || [ "$what" = all ]; then

@@ -5,7 +5,7 @@
   the failure is reported (with xdist: on the controller, as each worker's report arrives, so
   each failure once), so that a run killed before pytest's summary still names its failures;
 - ``$DASKCL_DONE_LOG``: the id of each test that has finished, whatever its outcome, is
-  appended as it finishes;
+  appended as it finishes, with its seconds (set-up, call and tear-down) after a tab;
 - ``$DASKCL_SKIP_DONE``: the tests named in that file (an earlier run's done log) are
   deselected, so that a second run finishes what a cut one left.
 
@@ -26,21 +26,26 @@ def _append(var: str, text: str) -> None:
             f.write(text)
 
 
+#: seconds of each test's phases so far, by id
+_seconds: dict[str, float] = {}
+
+
 def pytest_runtest_logreport(report: Any) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):    # the controller writes the workers' reports
         return
     if report.failed:
         _append("DASKCL_FAILURE_LOG",
                 f"==== {report.nodeid} ({report.when})\n{report.longreprtext[-4000:]}\n")
+    _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + float(report.duration)
     if report.when == "teardown":
-        _append("DASKCL_DONE_LOG", f"{report.nodeid}\n")
+        _append("DASKCL_DONE_LOG", f"{report.nodeid}\t{_seconds.pop(report.nodeid):.2f}\n")
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     path = os.environ.get("DASKCL_SKIP_DONE")
     if not path or not Path(path).is_file():
         return
-    done = set(Path(path).read_text(encoding="utf-8").split("\n"))
+    done = {line.split("\t")[0] for line in Path(path).read_text(encoding="utf-8").split("\n")}
     keep = [it for it in items if it.nodeid not in done]
     skipped = [it for it in items if it.nodeid in done]
     if skipped:
