@@ -241,6 +241,12 @@ def noinline_mode(device_type: str = "CPU") -> str:
 _linker: dict[int, bool] = {}
 
 
+def _device_key(bound: _device.BoundDevice) -> int:
+    """The key of ``bound``'s device in this process's tables: its OpenCL handle."""
+    dev = bound.device
+    return int(getattr(dev, "int_ptr", None) or id(dev))
+
+
 def link_mode(bound: _device.BoundDevice) -> str:
     """How programs for ``bound``'s device are built: ``"assembled"`` (compiled whole),
     ``"unit"`` (each library unit compiled separately into an object, the objects linked) or
@@ -256,7 +262,7 @@ def link_mode(bound: _device.BoundDevice) -> str:
     mode = config.get("build.link")
     if mode is False:
         return "assembled"
-    key = id(bound.device)
+    key = _device_key(bound)
     if key not in _linker:
         import pyopencl as cl
 
