@@ -417,7 +417,7 @@ def test_link_setting(monkeypatch):
 
 def test_device_without_a_linker_builds_whole_with_a_warning(monkeypatch):
     bound = device.current()
-    monkeypatch.setitem(program._linker, program._device_key(bound), False)
+    monkeypatch.setitem(program._linker, program._handle(bound.device), False)
     monkeypatch.setattr(program, "_refused", set())
     with config.set({"build.link": True}), pytest.warns(DaskclWarning, match="no OpenCL linker"):
         assert program.link_mode(bound) == "assembled"

@@ -241,10 +241,11 @@ def noinline_mode(device_type: str = "CPU") -> str:
 _linker: dict[int, bool] = {}
 
 
-def _device_key(bound: _device.BoundDevice) -> int:
-    """The key of ``bound``'s device in this process's tables: its OpenCL handle."""
-    dev = bound.device
-    return int(getattr(dev, "int_ptr", None) or id(dev))
+def _handle(obj: Any) -> int:
+    """The key of a pyopencl object (a device, a context) in this process's tables: its OpenCL
+    handle, which the driver cannot give to another object while this one is retained (the
+    Python object's ``id`` can pass to a new object once it is released)."""
+    return int(getattr(obj, "int_ptr", None) or id(obj))
 
 
 def link_mode(bound: _device.BoundDevice) -> str:
@@ -262,7 +263,7 @@ def link_mode(bound: _device.BoundDevice) -> str:
     mode = config.get("build.link")
     if mode is False:
         return "assembled"
-    key = _device_key(bound)
+    key = _handle(bound.device)
     if key not in _linker:
         import pyopencl as cl
 
@@ -296,11 +297,10 @@ def clear_memory_cache() -> None:
 
 
 def context_key(bound: _device.BoundDevice) -> int:
-    """The key of ``bound``'s context in this process's memory caches: its OpenCL handle, which
-    the driver cannot give to another context while a program or buffer of it lives (``id`` of
-    the Python object could be that of a context since released: rebinding made new ones)."""
-    ctx = bound.context
-    return int(getattr(ctx, "int_ptr", None) or id(ctx))
+    """The key of ``bound``'s context in this process's memory caches (:func:`_handle`): the
+    programs and buffers cached hold the context, so its handle is not reused while they live
+    (a process that binds again makes a new context)."""
+    return _handle(bound.context)
 
 
 @functools.lru_cache(maxsize=1024)  # the same assembled text comes back on every call
