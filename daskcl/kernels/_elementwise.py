@@ -64,8 +64,6 @@ SORT_LAUNCH = 1 << 26
 RESIDENT_BYTES = 1 << 24
 #: guards the kernels' sets of inlined programs to build later (ElementwiseKernel._tier_up)
 _TIER_LOCK = threading.Lock()
-#: guards the making of each queue's sort lock (_sort_lock)
-_SORT_LOCKS_GUARD = threading.Lock()
 #: collapsed axes one program handles (more: a program for that many)
 DIMS = 4
 
@@ -983,8 +981,7 @@ class ElementwiseKernel(Kernel):
         if not events:
             events.append(cl.enqueue_marker(queue))
         for o in outs:          # what the outputs' contents now wait on, as pyopencl records it
-            if hasattr(o, "add_event"):
-                o.add_event(events[-1])
+            o.add_event(events[-1])
         return events
 
     def warn(self, counts: np.ndarray, stacklevel: int = 5) -> None:
@@ -1121,11 +1118,8 @@ def _dummy(bound: _device.BoundDevice) -> Any:
 def _sort_lock(bound: _device.BoundDevice, queue: Any) -> threading.Lock:
     """The lock of ``queue``'s sort scratch (:func:`_sort_scratch`): held while a sorted launch
     enqueues its four kernels."""
-    with _SORT_LOCKS_GUARD:
-        lock: threading.Lock | None = bound.staging.get(("sort_lock", id(queue)))
-        if lock is None:
-            lock = bound.staging[("sort_lock", id(queue))] = threading.Lock()
-        return lock
+    lock: threading.Lock = bound.staging.setdefault(("sort_lock", id(queue)), threading.Lock())
+    return lock
 
 
 def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int

@@ -245,6 +245,7 @@ class RawKernel(Kernel):
         queue = bound.queue
         kargs: list[Any] = []
         back: list[tuple[Any, np.ndarray]] = []
+        arrays: list[tuple[Any, bool]] = []     # the device arrays, and whether const
         mf = cl.mem_flags
         for k, ((kind, typ, const), a) in enumerate(zip(self.params, args)):
             where = f"RawKernel {self.name}: argument {k}"
@@ -257,6 +258,7 @@ class RawKernel(Kernel):
                 if a.context != bound.context:
                     raise ValueError(f"{where} is a pyopencl array of another OpenCL context")
                 kargs.append(a.base_data if a.offset == 0 else a.data)
+                arrays.append((a, const))
             elif isinstance(a, cl.MemoryObjectHolder):
                 kargs.append(a)
             elif isinstance(a, np.ndarray):
@@ -273,8 +275,6 @@ class RawKernel(Kernel):
         lsize = ((local_size,) if isinstance(local_size, int) else
                  None if local_size is None else tuple(local_size))
         kernel, lock = self.program().kernel(self.name)
-        arrays = [(a, const) for (kind, _t, const), a in zip(self.params, args)
-                  if kind != "scalar" and kind != "local" and _transfer.is_device_array(a)]
         _transfer.after_other_queues(queue, [a for a, _ in arrays])
         with lock:
             _set_args(kernel, *kargs)
