@@ -75,6 +75,7 @@ os.environ["CUDA_CACHE_DISABLE"] = "1"
 
 import argparse
 import contextlib
+import functools
 import json
 import subprocess
 import sys
@@ -514,8 +515,10 @@ def node_bench(names: list[str], root: Path, jobs: int) -> list[dict[str, object
 
 TIERED_CHILD = textwrap.dedent("""
     import json, os, sys, time
-    os.environ["POCL_KERNEL_CACHE"] = "0"; os.environ["CUDA_CACHE_DISABLE"] = "1"
-    os.environ["DASKCL_NOINLINE"] = "tiered"
+    # the driver's cache is daskcl's, in the empty cache directory (program.share_driver_cache):
+    # cold, and shared with the helper process that builds the inlined program, as in use
+    os.environ["POCL_KERNEL_CACHE"] = "0"; os.environ.pop("CUDA_CACHE_DISABLE", None)
+    os.environ.pop("CUDA_CACHE_PATH", None)
     sys.path.insert(0, sys.argv[1])
     from daskcl import nmath
     from daskcl.runtime import device, program
@@ -524,18 +527,27 @@ TIERED_CHILD = textwrap.dedent("""
     t0 = time.perf_counter()
     call_entry(sys.argv[2])
     first = time.perf_counter() - t0
+    row = {"first_s": first}
+    if len(sys.argv) > 3:             # the next function's cold first result meanwhile
+        t1 = time.perf_counter()
+        call_entry(sys.argv[3])
+        row["then"], row["then_first_s"] = sys.argv[3], time.perf_counter() - t1
     program.wait_background()
-    ready = time.perf_counter() - t0
     kernel = getattr(nmath, sys.argv[2].split(":")[-1])
-    print(json.dumps({"first_s": first, "inlined_ready_s": ready,
-                      "inlined_in_use": "-DDASKCL_NOINLINE" not in kernel.program().options}))
+    row["inlined_ready_s"] = time.perf_counter() - t0
+    row["inlined_in_use"] = "-DDASKCL_NOINLINE" not in kernel.program().options
+    print(json.dumps(row))
 """)
 
 
-def tiered_bench(names: list[str], root: Path, jobs: int) -> list[dict[str, object]]:
+def tiered_bench(names: list[str], root: Path, jobs: int,
+                 then: str | None = None) -> list[dict[str, object]]:
     """The ``--tiered`` rows: for each of ``names``, in a fresh process with every cache empty
-    or off and ``DASKCL_NOINLINE=tiered``, the first result (from the out-of-line program) and
-    the time until the inlined program, built in the background, is in use."""
+    and ``noinline`` as the environment says (``auto``: tiered on GPUs, the inlined program
+    built by a helper process), the first result (from the out-of-line program) and the time
+    until the inlined program is in use; with ``then``, that function's cold first result
+    called right after the first (whether the background build holds it back: run once with
+    ``DASKCL_NOINLINE=1`` beside, no background build at all)."""
     from concurrent.futures import ThreadPoolExecutor
 
     here = str(Path(__file__).resolve().parent)
@@ -543,13 +555,15 @@ def tiered_bench(names: list[str], root: Path, jobs: int) -> list[dict[str, obje
     def one(name: str) -> dict[str, object]:
         env = {k: v for k, v in os.environ.items() if k != "DASKCL_NO_CACHE"}
         env["DASKCL_CACHE_DIR"] = str(root / name)
-        r = subprocess.run([sys.executable, "-c", TIERED_CHILD, here, name], capture_output=True,
-                           text=True, env=env)
+        r = subprocess.run([sys.executable, "-c", TIERED_CHILD, here, name,
+                            *([then] if then else [])], capture_output=True, text=True, env=env)
         if r.returncode != 0:
             raise RuntimeError(f"{name}: {r.stderr.strip()[-1500:]}")
         row: dict[str, object] = {"function": name,
+                                  "noinline": os.environ.get("DASKCL_NOINLINE", "auto"),
                                   **json.loads(r.stdout.strip().splitlines()[-1])}
-        print(f"{name:10s} first result {row['first_s']:6.2f} s, inlined in use after "
+        after = (f", then {then} {row['then_first_s']:6.2f} s" if then else "")
+        print(f"{name:10s} first result {row['first_s']:6.2f} s{after}, inlined in use after "
               f"{row['inlined_ready_s']:6.2f} s ({row['inlined_in_use']})", flush=True)
         return row
 
@@ -578,9 +592,11 @@ def main() -> None:
                     help="a fresh node, then a fresh process sharing its cache")
     ap.add_argument("--tiered", action="store_true",
                     help="out of line first, inlined in the background: both times, cold")
+    ap.add_argument("--then", help="--tiered: a function called cold right after the first")
     args = ap.parse_args()
     if args.tiered or args.node:
-        tag, bench, default = (("tiered", tiered_bench, ",".join(sorted(INLINE_FASTER)))
+        tag, bench, default = (("tiered", functools.partial(tiered_bench, then=args.then),
+                                ",".join(sorted(INLINE_FASTER)))
                                if args.tiered else ("node", node_bench, "pnorm,pbeta,qbeta,pf,qf"))
         with tempfile.TemporaryDirectory() as tmp:
             rows = bench((args.names or default).split(","), Path(tmp), args.jobs)

@@ -203,7 +203,8 @@ def _cache(args: argparse.Namespace) -> int:
         before = dict(program.stats)
         warm(names)
         program.wait_background()     # the inlined programs of kernels that tier up (GPUs)
-        built = program.stats["source"] - before["source"]
+        built = (program.stats["source"] - before["source"]
+                 + program.stats["helper"] - before["helper"])
         loaded = program.stats["disk"] - before["disk"]
     print(f"{len(names)} kernels on {bound.info.name}: {built} programs built, {loaded} loaded "
           f"from the cache at {program.cache_dir()}, {time.perf_counter() - t0:.1f} s")

@@ -24,8 +24,9 @@ key                         environment variable            default     meaning
 ``fp_contract``             ``DASKCL_FP_CONTRACT``          false       let compilers fuse ``a*b+c``
 ``noinline``                ``DASKCL_NOINLINE``             ``auto``    heavy routines out of line;
                                                                         ``tiered``: and inlined later
-                                                                        (``auto``: on GPUs, tiered in
-                                                                        daskcl's dask workers)
+                                                                        (``auto``: on GPUs; tiered
+                                                                        there with a disk cache or
+                                                                        in daskcl's dask workers)
 ``build.link``              ``DASKCL_LINK``                 ``auto``    units compiled separately and
                                                                         linked (``auto``: where
                                                                         measured faster)
@@ -204,7 +205,8 @@ def _auto_flag_or(word: str, accepted: str) -> Callable[[Any], bool | str]:
 
 
 _noinline = _auto_flag_or("tiered", "0 or 1, true or false, tiered, or auto (out of line on "
-                                    "GPUs, tiered in daskcl's dask workers there)")
+                                    "GPUs, tiered there with a disk cache or in daskcl's "
+                                    "dask workers)")
 _link = _auto_flag_or("closure", "0 or 1 (true or false), closure, or auto (linked on the "
                                  "devices where it was measured to build faster)")
 
@@ -285,8 +287,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("noinline", "DASKCL_NOINLINE", "auto", _noinline,
         "heavy library routines (and, in the units, the costly math built-ins) out of line: "
         "true, false, tiered (out of line first, the kernels measured faster inlined then "
-        "built inlined in the background), or auto (on GPUs, tiered in daskcl's dask workers "
-        "there)"),
+        "built inlined in the background), or auto (on GPUs, tiered there with a disk cache or "
+        "in daskcl's dask workers)"),
     Key("build.link", "DASKCL_LINK", "auto", _link,
         "library units compiled separately into cached objects and linked per kernel: true "
         "(an object per unit), closure (one for a kernel's units), false, or auto (per device, "

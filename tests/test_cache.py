@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -272,9 +274,10 @@ def test_noinline_build_gives_the_same_bits(monkeypatch):
 
 def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     """``noinline=tiered`` (the GPU default): a kernel measured faster inlined (pgamma) answers
-    from the out-of-line program, its inlined program is built in the background once and used
-    from then on, with the same bits; a kernel not measured so (qgamma) builds no second
-    program, and ``noinline=1`` never tiers."""
+    from the out-of-line program; its inlined program is built once, by a helper process into
+    the disk cache, and loaded from there once the helper has ended, with the same bits; a
+    kernel not measured so (qgamma) builds no second program, and ``noinline=1`` never
+    tiers."""
     from daskcl import nmath
     from daskcl.kernels._function import INLINE_FASTER
 
@@ -282,19 +285,23 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     rng = np.random.default_rng(4)
     x, a = rng.uniform(0, 30, 2048), rng.uniform(0.1, 40, 2048)
     monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
-    before = program.stats["source"]
+    before, loaded = program.stats["source"], program.stats["helper"]
     first = nmath.pgamma(x, a)
+    assert [type(t).__name__ for t in program._later.values()] == ["_Helper"]
     assert program.wait_background(timeout=600)
-    assert program.stats["source"] - before == 2          # out of line, then inlined
+    assert program.stats["source"] - before == 1          # out of line here; inlined by the helper
+    assert program.stats["helper"] - loaded == 1          # and loaded from the disk cache
+    assert len(list(cache.rglob("*.bin"))) == 2
     used = nmath.pgamma.program()
-    assert "-DDASKCL_NOINLINE" not in used.options       # the inlined one, now in memory
+    assert "-DDASKCL_NOINLINE" not in used.options and used.origin == "disk"
     plain = program.in_memory(nmath.pgamma.source(), nmath.pgamma.build_options())
     assert plain is not None and "-DDASKCL_NOINLINE" in plain.options
     again = nmath.pgamma(x, a)
     assert np.array_equal(first.view(np.int64), again.view(np.int64))
     assert np.isfinite(first).all() and first.min() >= 0 and first.max() <= 1
     program.build_later(nmath.pgamma.source(), nmath.pgamma.build_options(), inlined=True)
-    assert program.stats["source"] - before == 2          # built once per process
+    assert program.wait_background(timeout=600)
+    assert program.stats["source"] - before == 1 and program.stats["helper"] - loaded == 1
     before = program.stats["source"]
     nmath.qgamma(x / 31, a)
     assert program.wait_background(timeout=600)
@@ -308,11 +315,34 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     assert "-DDASKCL_NOINLINE" in nmath.pgamma.program().options
 
 
-def test_noinline_auto_tiers_up_in_workers_only(monkeypatch):
-    """``auto``: inlined on CPUs; on GPUs out of line, and tiered in a process that serves many
-    calls (daskcl's dask workers say so with ``program.long_lived``)."""
+def test_tiered_without_a_disk_cache_builds_on_a_thread(monkeypatch):
+    """Without a disk cache (nowhere for a helper to leave its program) a worker's inlined
+    program is built on a thread of its own; the result is the same."""
+    from daskcl import nmath
+
+    monkeypatch.setenv("DASKCL_NO_CACHE", "1")
+    monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    program.clear_memory_cache()
+    before = program.stats["source"]
+    x = np.linspace(0.5, 5, 64)
+    got = nmath.dgamma(x, 2.0)
+    assert any(isinstance(t, threading.Thread) for t in program._later.values())
+    assert program.wait_background(timeout=600)
+    assert program.stats["source"] - before == 2          # out of line, then inlined, here
+    assert "-DDASKCL_NOINLINE" not in nmath.dgamma.program().options
+    assert np.array_equal(nmath.dgamma(x, 2.0).view(np.int64), got.view(np.int64))
+    assert np.allclose(got, x * np.exp(-x), rtol=1e-14)
+    program.clear_memory_cache()
+
+
+def test_noinline_auto_tiers_up_where_it_can(monkeypatch, cache):
+    """``auto``: inlined on CPUs; on GPUs out of line, and tiered where a helper process can
+    leave the inlined program in the disk cache, or in a process that serves many calls
+    (daskcl's dask workers say so with ``program.long_lived``)."""
     monkeypatch.delenv("DASKCL_NOINLINE", raising=False)
     monkeypatch.setattr(program, "_LONG_LIVED", False)
+    assert (program.noinline_mode("GPU"), program.noinline_mode("CPU")) == ("tiered", "off")
+    monkeypatch.setenv("DASKCL_NO_CACHE", "1")
     assert (program.noinline_mode("GPU"), program.noinline_mode("CPU")) == ("on", "off")
     program.long_lived()
     assert (program.noinline_mode("GPU"), program.noinline_mode("CPU")) == ("tiered", "off")
@@ -328,6 +358,7 @@ def test_a_worker_in_the_users_process_takes_long_lived_back(monkeypatch):
     from daskcl.distributed.cluster import DaskclPlugin
 
     monkeypatch.delenv("DASKCL_NOINLINE", raising=False)
+    monkeypatch.setenv("DASKCL_NO_CACHE", "1")
     monkeypatch.setattr(program, "_LONG_LIVED", False)
     plugin = DaskclPlugin()
     plugin.setup(worker=None)
@@ -340,10 +371,9 @@ def test_a_worker_in_the_users_process_takes_long_lived_back(monkeypatch):
     assert program.noinline_mode("GPU") == "tiered"
 
 
-def test_a_process_waits_at_exit_for_its_background_builds(cache):
-    """A process that exits right after its first call lets its background build finish (the
-    interpreter's exit stopped PoCL's compiler in mid-build: the process aborted) and leaves
-    the inlined program in the cache."""
+def test_a_helper_still_building_at_exit_finishes(cache):
+    """A process that exits right after its first call does not wait for its helper, and the
+    helper finishes: the next process finds the inlined program in the cache."""
     code = ("from daskcl import nmath\n"
             "print(float(nmath.pbeta(0.3, 2.5, 0.75)))\n")
     env = {**os.environ, "DASKCL_CACHE_DIR": str(cache), "DASKCL_NOINLINE": "tiered"}
@@ -351,14 +381,48 @@ def test_a_process_waits_at_exit_for_its_background_builds(cache):
                        timeout=600)
     assert r.returncode == 0, r.stderr
     assert abs(float(r.stdout) - 0.03280752667467535) < 1e-15   # R: pbeta(0.3, 2.5, 0.75)
+    deadline = time.monotonic() + 600
+    while len(list(cache.rglob("*.bin"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert len(list(cache.rglob("*.bin"))) == 2          # out of line, and inlined
 
 
+def test_a_process_waits_at_exit_for_its_background_threads(tmp_path):
+    """Without a disk cache the inlined build runs on a thread, which a process that exits
+    right after its first call waits for (the interpreter's exit stopped PoCL's compiler in
+    mid-build: the process aborted)."""
+    code = ("from daskcl import nmath\n"
+            "from daskcl.runtime import program\n"
+            "print(float(nmath.pbeta(0.3, 2.5, 0.75)), len(program._later))\n")
+    env = {**os.environ, "DASKCL_NO_CACHE": "1", "DASKCL_NOINLINE": "tiered"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    value, started = r.stdout.split()
+    assert abs(float(value) - 0.03280752667467535) < 1e-15 and started == "1"
+
+
 def test_a_failed_background_build_keeps_the_program_in_use(monkeypatch, cache, caplog):
-    """A background build that fails is logged; calls go on with the out-of-line program."""
+    """A background build that fails, on a thread or in a helper process, is logged with what
+    it said; calls go on with the out-of-line program."""
     from daskcl import nmath
 
     monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    monkeypatch.setattr(program, "_helper_command", lambda: [
+        sys.executable, "-c",
+        "import sys; print('the compiler ran out of memory', file=sys.stderr); sys.exit(1)"])
+    x = np.linspace(0.5, 5, 64)
+    with caplog.at_level("WARNING", logger="daskcl.runtime.program"):
+        got = nmath.dgamma(x, 2.0)
+        assert program.wait_background(timeout=600)
+        assert "-DDASKCL_NOINLINE" in nmath.dgamma.program().options
+    assert "helper process exit 1: the compiler ran out of memory" in caplog.text
+    assert np.allclose(got, x * np.exp(-x), rtol=1e-14)
+    assert np.array_equal(nmath.dgamma(x, 2.0).view(np.int64), got.view(np.int64))
+
+    monkeypatch.setenv("DASKCL_NO_CACHE", "1")
+    program.clear_memory_cache()
+    caplog.clear()
     real = program._load_or_build
 
     def fails_inlined(bound, source, options, key, mode="assembled"):
@@ -367,13 +431,12 @@ def test_a_failed_background_build_keeps_the_program_in_use(monkeypatch, cache, 
         return real(bound, source, options, key, mode)
 
     monkeypatch.setattr(program, "_load_or_build", fails_inlined)
-    x = np.linspace(0.5, 5, 64)
     with caplog.at_level("WARNING", logger="daskcl.runtime.program"):
         got = nmath.dgamma(x, 2.0)
         assert program.wait_background(timeout=600)
     assert "failed (RuntimeError: the compiler ran out of memory)" in caplog.text
-    assert np.allclose(got, x * np.exp(-x), rtol=1e-14)
     assert "-DDASKCL_NOINLINE" in nmath.dgamma.program().options
+    program.clear_memory_cache()
 
 
 def test_cache_commands_warm_info_clear(tmp_path, cache):

@@ -519,8 +519,8 @@ class ElementwiseKernel(Kernel):
     #: work-items per work-group of the plain kernel on GPUs
     gpu_wg: int = 256
     #: whether the kernel runs faster with the library routines inlined, so that where they
-    #: are built out of line first (``noinline`` ``tiered``: daskcl's GPU workers) its inlined
-    #: program is built in the background and used once there (:meth:`program`); set for the
+    #: are built out of line first (``noinline`` ``tiered``: GPUs) its inlined program is built
+    #: in the background and used once there (:meth:`program`); set for the
     #: functions of :data:`daskcl.kernels._function.INLINE_FASTER`
     tier_up: bool = False
 

@@ -136,9 +136,11 @@ def set_args(kernel: Any, *args: Any) -> None:
 
 #: counters of how programs were obtained in this process (for tests and benchmarks):
 #: ``source`` counts every program built from source, ``linked`` those of them linked from
-#: objects; ``object_*`` count the objects of linked builds by where they came from
+#: objects; ``object_*`` count the objects of linked builds by where they came from;
+#: ``helper`` counts the programs built by helper processes (:func:`build_later`) and loaded here
 stats: dict[str, int] = {"memory": 0, "disk": 0, "source": 0, "rebuilt_corrupt": 0, "waited": 0,
-                         "linked": 0, "object_memory": 0, "object_disk": 0, "object_source": 0}
+                         "linked": 0, "object_memory": 0, "object_disk": 0, "object_source": 0,
+                         "helper": 0}
 
 _stats_lock = threading.Lock()
 
@@ -221,11 +223,11 @@ def noinline_mode(device_type: str = "CPU") -> str:
     (inlined), ``"on"`` (out of line), or ``"tiered"``: out of line, and for a kernel measured
     faster inlined (:attr:`~daskcl.kernels.ElementwiseKernel.tier_up`) the inlined program is
     built in the background and used once it is there (:func:`build_later`): the first result
-    as soon as out of line, the kernel at full speed a little later, the same bits.  A process
-    waits at exit for the background builds it began (a compiler stopped in mid-build by the
-    interpreter's exit can abort the process), so tiering suits processes that serve many calls.
-    The config key ``noinline``: ``auto`` is ``tiered`` in daskcl's dask workers on GPUs
-    (:func:`long_lived`), ``on`` in other processes on GPUs, and ``off`` elsewhere."""
+    as soon as out of line, the kernel at full speed a little later, the same bits.
+    The config key ``noinline``: ``auto`` is ``tiered`` on GPUs where there is a disk cache
+    (the inlined program is then built by a helper process, :func:`build_later`) and in daskcl's
+    dask workers (:func:`long_lived`), ``on`` in other processes on GPUs, and ``off``
+    elsewhere."""
     chosen = config.get("noinline")
     if chosen is True:
         return "on"
@@ -235,7 +237,7 @@ def noinline_mode(device_type: str = "CPU") -> str:
         return "tiered"
     if device_type != "GPU":
         return "off"
-    return "tiered" if _LONG_LIVED else "on"
+    return "tiered" if _LONG_LIVED or cache_dir() is not None else "on"
 
 
 _linker: dict[int, bool] = {}
@@ -373,23 +375,130 @@ def in_memory(source: ProgramSource, options: Sequence[str] = (), *,
     no build)."""
     bound = _device.current()
     _, _, key = _resolve(bound, source, options, inlined)
-    return _memory.get((context_key(bound), key))
+    mkey = (context_key(bound), key)
+    hit = _memory.get(mkey)
+    if hit is None:
+        later = _later.get(mkey)
+        if isinstance(later, _Helper) and not later.is_alive():
+            hit = later.collect()
+    return hit
 
 
-#: background builds of this process (:func:`build_later`), by memory key
-_later: dict[tuple[int, str], threading.Thread] = {}
+class _Helper:
+    """A program built by a helper process (``python -m daskcl.runtime.builder``) into the disk
+    cache: :func:`in_memory` loads it from there once the helper has ended (a few milliseconds
+    on NVIDIA, whose compiled code the helper left in the shared driver cache).
+
+    NVIDIA's OpenCL builds one program of a process at a time, so an inlined build on a thread
+    of the process held back the process's next build (pf's inlined program takes 44 s on an
+    H200); another process builds beside it."""
+
+    def __init__(self, bound: _device.BoundDevice, source: ProgramSource,
+                 options: tuple[str, ...], key: str) -> None:
+        import subprocess
+        import tempfile
+
+        self.bound, self.source, self.options, self.key = bound, source, options, key
+        self.done = False
+        payload = {"device": bound.info.spec, "identity": bound.info.identity, "key": key,
+                   "text": source.text, "files": list(source.files),
+                   "line_map": [list(m) for m in source.line_map], "options": list(options)}
+        # files, not pipes: the caller does not wait for the helper to read, nor the helper
+        # for anyone to read what it says
+        stdin = tempfile.TemporaryFile()
+        stdin.write(json.dumps(payload).encode())
+        stdin.seek(0)
+        self.log = tempfile.TemporaryFile()
+        env = {**os.environ, **config.environ(config.explicit()),
+               "DASKCL_DEVICE": bound.info.spec}
+        try:
+            self.proc = subprocess.Popen(_helper_command(), stdin=stdin, stdout=self.log,
+                                         stderr=subprocess.STDOUT, env=env, close_fds=True)
+        finally:
+            stdin.close()
+        self.lock = threading.Lock()
+
+    def is_alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        import subprocess
+
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout)
+
+    def collect(self) -> BuiltProgram | None:
+        """The helper's program, loaded from the disk cache into memory (once); ``None``, with
+        a warning in the log, where the helper failed."""
+        mkey = (context_key(self.bound), self.key)
+        with self.lock:
+            if self.done:
+                return _memory.get(mkey)
+            self.done = True
+            built = None
+            if self.proc.returncode == 0:
+                built = _load_stored(self.bound, self.source, self.options, self.key)
+            if built is None:
+                self.log.seek(0)
+                said = self.log.read()[-600:].decode(errors="replace").strip()
+                _logger.warning("daskcl: a program built in the background failed (helper "
+                                "process exit %s: %s); the one already in use stays",
+                                self.proc.returncode, said or "no program in the cache")
+            else:
+                _memory.setdefault(mkey, built)
+            self.log.close()
+            return _memory.get(mkey)
+
+
+def _helper_command() -> list[str]:
+    """The command line of a helper process (:class:`_Helper`)."""
+    import sys
+
+    return [sys.executable, "-m", "daskcl.runtime.builder"]
+
+
+def _load_stored(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
+                 key: str) -> BuiltProgram | None:
+    """``key``'s program from the disk cache (never built here); ``None`` where it is missing
+    or cannot be used."""
+    import pyopencl as cl
+
+    with _DiskCache.open() as disk:
+        if disk is None:
+            return None
+        entry = disk.entry(key, bound.info.identity)
+        try:
+            blob = entry.read()
+            if blob is None:
+                return None
+            prg = _device.build_program(
+                cl.Program(bound.context, [bound.device], [_unpack(blob, entry.record)]), options)
+        except (OSError, _Untrusted, ValueError, cl.Error):
+            return None
+    _count("helper")
+    return BuiltProgram(prg, source, options, "disk")
+
+
+#: background builds of this process (:func:`build_later`), by memory key: threads, and
+#: helper processes
+_later: dict[tuple[int, str], threading.Thread | _Helper] = {}
 #: whether :func:`wait_background` runs at the interpreter's exit
 _AT_EXIT = False
 
 
 def build_later(source: ProgramSource, options: Sequence[str] = (), *,
                 inlined: bool = False) -> None:
-    """Load or build the program of :func:`build` on a thread of its own, once per process,
-    and keep it in memory for :func:`in_memory`; the caller goes on meanwhile.
+    """Load or build the program of :func:`build` in the background, once per process, for
+    :func:`in_memory`; the caller goes on meanwhile.
 
-    The build takes the disk cache's lock like any other, so a cluster sharing the cache builds
-    it once.  A build that fails leaves nothing in memory and is logged (the caller keeps the
-    program it had); the process waits for it at exit (:func:`wait_background`).
+    With a disk cache, an assembled program not on disk is built by a helper process
+    (:class:`_Helper`), which writes it to the cache, where :func:`in_memory` finds it once the
+    helper has ended: the builds of this process go on meanwhile, and a helper still building
+    when this process exits finishes, so the next process loads its program.  Otherwise the
+    program is loaded or built on a thread of this process, which waits for it at exit
+    (:func:`wait_background`).  The build takes the disk cache's lock like any other, so a
+    cluster sharing the cache builds it once.  A build that fails leaves nothing in memory and
+    is logged (the caller keeps the program it had).
     """
     bound = _device.current()
     opts, mode, key = _resolve(bound, source, options, inlined)
@@ -398,6 +507,13 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     with _locks_guard:
         if mkey in _memory or mkey in _later:
             return
+        if mode == "assembled" and _helper_builds(bound, key):
+            try:
+                _later[mkey] = _Helper(bound, source, opts, key)
+                return
+            except OSError as exc:       # no process to be had: a thread of this one builds
+                _logger.warning("daskcl: no helper process to build a program in the "
+                                "background (%s); a thread builds it", exc)
         thread = threading.Thread(target=_build_quietly, args=(bound, source, opts, mode, key),
                                   name=f"daskcl-build-{key[:8]}", daemon=True)
         _later[mkey] = thread
@@ -407,6 +523,18 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
             atexit.register(wait_background)
             _AT_EXIT = True
     thread.start()
+
+
+def _helper_builds(bound: _device.BoundDevice, key: str) -> bool:
+    """Whether a helper process builds ``key``'s program (:func:`build_later`): where the disk
+    cache is usable and the program is not there yet (one on disk is loaded on a thread)."""
+    with _DiskCache.open() as disk:
+        if disk is None:
+            return False
+        try:
+            return disk.entry(key, bound.info.identity).read() is None
+        except (OSError, _Untrusted, ValueError):
+            return False
 
 
 def _build_quietly(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
@@ -419,13 +547,16 @@ def _build_quietly(bound: _device.BoundDevice, source: ProgramSource, options: t
 
 
 def wait_background(timeout: float | None = None) -> bool:
-    """Wait for the background builds begun so far (:func:`build_later`); whether all ended.
-    ``daskcl cache warm`` waits for them; so can a benchmark before it times a kernel."""
+    """Wait for the background builds begun so far (:func:`build_later`), and load what the
+    helper processes among them built; whether all ended.  ``daskcl cache warm`` waits for
+    them; so can a benchmark before it times a kernel."""
     deadline = None if timeout is None else time.monotonic() + timeout
     with _locks_guard:
         threads = list(_later.values())
     for t in threads:
         t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        if isinstance(t, _Helper) and not t.is_alive():
+            t.collect()
     return not any(t.is_alive() for t in threads)
 
 
