@@ -408,6 +408,8 @@ def test_a_failed_background_build_keeps_the_program_in_use(monkeypatch, cache, 
     from daskcl import nmath
 
     monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    monkeypatch.setattr(program, "_HELPERS_FAILED", False)
+    monkeypatch.setattr(program, "_LONG_LIVED", False)
     monkeypatch.setattr(program, "_helper_command", lambda: [
         sys.executable, "-c",
         "import sys; print('the compiler ran out of memory', file=sys.stderr); sys.exit(1)"])
@@ -419,8 +421,14 @@ def test_a_failed_background_build_keeps_the_program_in_use(monkeypatch, cache, 
     assert "helper process exit 1: the compiler ran out of memory" in caplog.text
     assert np.allclose(got, x * np.exp(-x), rtol=1e-14)
     assert np.array_equal(nmath.dgamma(x, 2.0).view(np.int64), got.view(np.int64))
+    # no more helpers in this process, nor (not a worker) a build on a thread of its own
+    assert abs(float(nmath.dpois(3, 2.5)) - 0.21376301724973648) < 1e-15   # R: dpois(3, 2.5)
+    assert program.wait_background(timeout=600)
+    assert "-DDASKCL_NOINLINE" in nmath.dpois.program().options
+    assert len(program._later) == 1
 
     monkeypatch.setenv("DASKCL_NO_CACHE", "1")
+    monkeypatch.setattr(program, "_HELPERS_FAILED", False)
     program.clear_memory_cache()
     caplog.clear()
     real = program._load_or_build

@@ -663,3 +663,29 @@ def test_first_call_waits_for_the_data_on_the_devices_queue(monkeypatch):
     finally:
         bound.queue.finish()
     assert_matches(got, want)
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_streamed_pieces_in_order_or_at_once_give_the_same_bits(monkeypatch, ordered):
+    """A grid streamed through the slots in many pieces (as on a GPU), the pieces' uploads
+    and kernels one after another in order (``posterior.ORDERED``, the default) or the slots
+    at once, gives the bits of one launch over the whole grid (the device-array path)."""
+    import pyopencl.array as cla
+
+    from daskcl.glm import posterior
+    from daskcl.kernels import _transfer
+    from daskcl.runtime import device
+
+    args = problem("binomial", 40, 4, 5000, seed=11)
+    post = Posterior("binomial", "logit", *args[1:])
+    bound = device.current()
+    qd, gd = post.f2_f3(cla.to_device(bound.queue, np.ascontiguousarray(args[0])))
+    whole = (qd.get(), gd.get())
+    assert_matches(whole, reference("binomial", "logit", *args))
+    monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    monkeypatch.setattr(posterior, "ORDERED", ordered)
+    monkeypatch.setattr(posterior, "MIN_ROWS", 256)
+    monkeypatch.setattr(posterior, "PIECES", 7)          # more pieces than slots, sizes uneven
+    got = post.f2_f3(args[0])
+    np.testing.assert_array_equal(got[0].view(np.int64), whole[0].view(np.int64))
+    np.testing.assert_array_equal(got[1].view(np.int64), whole[1].view(np.int64))

@@ -78,8 +78,12 @@ def _supported() -> str:
 
 
 #: a call streamed from NumPy is cut into at least this many pieces of at least MIN_ROWS points
-PIECES = 2
+PIECES = 4
 MIN_ROWS = 8192
+#: the pieces' uploads and kernels one after another in order (``_transfer.stream``): a call's
+#: kernels take longer than its transfers, so piece k's kernel runs while piece k + 1 is
+#: uploaded and piece k - 1 comes back
+ORDERED = True
 
 
 def kernel_stem(family: str, link: str) -> str:
@@ -414,7 +418,8 @@ class Posterior:
             else:
                 self.enqueue(tun, False, e - s, 0, ins[0], None, outs[0], outs[1], queue)
 
-        _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch)
+        _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch,
+                         ordered=ORDERED)
         return qf, grad
 
     def _compute_device(self, b: Any, tuning: Tuning | None) -> tuple[Any, Any]:

@@ -439,11 +439,13 @@ class _Helper:
             if self.proc.returncode == 0:
                 built = _load_stored(self.bound, self.source, self.options, self.key)
             if built is None:
+                _helpers_failed()
                 self.log.seek(0)
                 said = self.log.read()[-600:].decode(errors="replace").strip()
                 _logger.warning("daskcl: a program built in the background failed (helper "
-                                "process exit %s: %s); the one already in use stays",
-                                self.proc.returncode, said or "no program in the cache")
+                                "process exit %s: %s); the one already in use stays, and this "
+                                "process starts no more helpers", self.proc.returncode,
+                                said or "no program in the cache")
             else:
                 _memory.setdefault(mkey, built)
             self.log.close()
@@ -479,6 +481,15 @@ def _load_stored(bound: _device.BoundDevice, source: ProgramSource, options: tup
     return BuiltProgram(prg, source, options, "disk")
 
 
+#: whether a helper process of this one failed (a device it cannot open, as in NVIDIA's
+#: exclusive-process mode): then no more are started (:func:`build_later`)
+_HELPERS_FAILED = False
+
+
+def _helpers_failed() -> None:
+    global _HELPERS_FAILED
+    _HELPERS_FAILED = True
+
 #: background builds of this process (:func:`build_later`), by memory key: threads, and
 #: helper processes
 _later: dict[tuple[int, str], threading.Thread | _Helper] = {}
@@ -507,13 +518,18 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     with _locks_guard:
         if mkey in _memory or mkey in _later:
             return
-        if mode == "assembled" and _helper_builds(bound, key):
+        if mode == "assembled" and not _HELPERS_FAILED and _helper_builds(bound, key):
             try:
                 _later[mkey] = _Helper(bound, source, opts, key)
                 return
-            except OSError as exc:       # no process to be had: a thread of this one builds
+            except OSError as exc:       # no process to be had
+                _helpers_failed()
                 _logger.warning("daskcl: no helper process to build a program in the "
-                                "background (%s); a thread builds it", exc)
+                                "background (%s)", exc)
+        if _HELPERS_FAILED and not _LONG_LIVED:
+            # a plain process after a failed helper: a build on a thread would hold back the
+            # process's next one (noinline_mode), so the kernel stays out of line
+            return
         thread = threading.Thread(target=_build_quietly, args=(bound, source, opts, mode, key),
                                   name=f"daskcl-build-{key[:8]}", daemon=True)
         _later[mkey] = thread
