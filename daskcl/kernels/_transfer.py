@@ -410,7 +410,7 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                 if stop.is_set():
                     return
                 _piece(bound, s, pieces[k], ins, outs, launch, how, pool, stage, nthreads,
-                       order and (order, k, stop))
+                       None if order is None else (order, k, stop))
         except BaseException:
             stop.set()
             if order is not None:
