@@ -238,12 +238,17 @@ _POOL_LOCK = threading.Lock()
 
 
 def _pool() -> ThreadPoolExecutor:
-    """This process's threads for checksums (zlib's CRC-32 releases the GIL), made once."""
+    """This process's threads that compress and write zarr chunks and compute checksums (Blosc
+    and zlib's CRC-32 release the GIL), made once: half the cores, at most 8.  A GPU sweep's
+    worker launches the next chunk and stages its inputs on its other threads meanwhile; with
+    more writers (the cores + 4) they took the cores from it (an H100 with 16 cores, one run
+    each: qbeta 0.83 of its bare kernel with 20 writers, 0.86 with 8, 0.73 with 4; f2_f3 0.80,
+    0.87, 0.77; dnorm 0.72, 0.74, 0.75 of the store; benchmarks/README.md, "Sweeps")."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 4),
-                                       thread_name_prefix="daskcl-checksum")
+            _POOL = ThreadPoolExecutor(max_workers=max(2, min(8, (os.cpu_count() or 2) // 2)),
+                                       thread_name_prefix="daskcl-store")
         return _POOL
 
 
