@@ -665,11 +665,10 @@ def test_first_call_waits_for_the_data_on_the_devices_queue(monkeypatch):
     assert_matches(got, want)
 
 
-@pytest.mark.parametrize("ordered", [False, True])
-def test_streamed_pieces_in_order_or_at_once_give_the_same_bits(monkeypatch, ordered):
-    """A grid streamed through the slots in many pieces (as on a GPU), the pieces' uploads
-    and kernels one after another in order (``posterior.ORDERED``, the default) or the slots
-    at once, gives the bits of one launch over the whole grid (the device-array path)."""
+def test_a_grid_streamed_in_many_pieces_gives_the_bits_of_one_launch(monkeypatch):
+    """A grid streamed through the slots in many pieces of uneven sizes (as on a GPU, the grid
+    by pageable copies) gives the bits of one launch over the whole grid (the device-array
+    path)."""
     import pyopencl.array as cla
 
     from daskcl.glm import posterior
@@ -683,7 +682,6 @@ def test_streamed_pieces_in_order_or_at_once_give_the_same_bits(monkeypatch, ord
     whole = (qd.get(), gd.get())
     assert_matches(whole, reference("binomial", "logit", *args))
     monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
-    monkeypatch.setattr(posterior, "ORDERED", ordered)
     monkeypatch.setattr(posterior, "MIN_ROWS", 256)
     monkeypatch.setattr(posterior, "PIECES", 7)          # more pieces than slots, sizes uneven
     got = post.f2_f3(args[0])

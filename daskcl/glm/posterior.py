@@ -78,12 +78,12 @@ def _supported() -> str:
 
 
 #: a call streamed from NumPy is cut into at least this many pieces of at least MIN_ROWS points
-PIECES = 4
+#: (an H100, f2_f3 from NumPy at (300, 16, 200 000) and (1000, 32, 100 000): 1, 2, 4, 8, 16
+#: pieces took 3.48, 3.07, 3.45, 4.54, 7.90 ms and 3.96, 3.63, 3.92, 5.97, 7.65; the pieces'
+#: uploads and kernels one after another in order, 3.48, 3.48, 4.33, 5.66, 10.6 and 3.74, 4.08,
+#: 5.17, 6.88, 9.39: benchmarks/README.md)
+PIECES = 2
 MIN_ROWS = 8192
-#: the pieces' uploads and kernels one after another in order (``_transfer.stream``): a call's
-#: kernels take longer than its transfers, so piece k's kernel runs while piece k + 1 is
-#: uploaded and piece k - 1 comes back
-ORDERED = True
 
 
 def kernel_stem(family: str, link: str) -> str:
@@ -418,8 +418,11 @@ class Posterior:
             else:
                 self.enqueue(tun, False, e - s, 0, ins[0], None, outs[0], outs[1], queue)
 
+        # the grid by the driver's pageable copy, not staged by host threads: a call's kernel
+        # outlasts its transfers, and the staging threads slowed it (an H100: 2.37 ms against
+        # 3.07 at (300, 16, 200 000), 3.17 against 3.63 at (1000, 32, 100 000))
         _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch,
-                         ordered=ORDERED)
+                         staging=False)
         return qf, grad
 
     def _compute_device(self, b: Any, tuning: Tuning | None) -> tuple[Any, Any]:

@@ -317,21 +317,18 @@ def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int
 
 
 def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np.ndarray | None],
-           outs: Sequence[np.ndarray], launch: Launch, ordered: bool = False) -> None:
+           outs: Sequence[np.ndarray], launch: Launch, staging: bool = True) -> None:
     """Run ``pieces`` on ``bound``: for each, the ranges of the streamed inputs ``ins`` (flat,
     contiguous float64; ``None`` for inputs not streamed) go to the device, ``launch``
     enqueues its kernels, and the output ranges come back into ``outs`` (flat, contiguous,
-    float64).  Returns when every output is complete.
-
-    ``ordered``: the pieces' host copies, uploads and kernels each one after another in the
-    pieces' order (a pipeline: piece ``k``'s kernel while piece ``k + 1`` is uploaded and
-    piece ``k - 1`` comes back), for calls bound by their kernels; otherwise the slots start
-    at once and share the link and the device (for calls bound by their transfers)."""
+    float64).  Returns when every output is complete.  ``staging=False``: in the ``pinned``
+    mode, inputs go by the driver's pageable copy rather than through pinned staging (for
+    calls whose kernels outlast their transfers)."""
     if mode(bound) == "host":
         _stream_host(bound, pieces, ins, outs, launch)
         return
     with _stream_lock:
-        _stream_device(bound, pieces, ins, outs, launch, _Order(len(pieces)) if ordered else None)
+        _stream_device(bound, pieces, ins, outs, launch, staging)
 
 
 def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
@@ -364,37 +361,14 @@ def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
     return a[lo:hi] if hi > lo else a[lo: lo + 1] if lo < a.size else np.zeros(1)
 
 
-class _Order:
-    """The order of an ``ordered`` stream's pieces (:func:`stream`): piece ``k`` stages and
-    uploads its inputs once piece ``k - 1`` has enqueued its upload, which its own waits for,
-    and launches once piece ``k - 1`` has enqueued its kernels, which its own wait for."""
-
-    def __init__(self, n: int) -> None:
-        self.staged = [threading.Event() for _ in range(n)]
-        self.launched = [threading.Event() for _ in range(n)]
-        self.up: list[Any] = [None] * n
-        self.ran: list[Any] = [None] * n
-
-    def after(self, which: list[threading.Event], k: int, stop: threading.Event) -> bool:
-        """Wait until piece ``k - 1`` has passed ``which``; whether to go on (not stopped)."""
-        if k > 0:
-            which[k - 1].wait()
-        return not stop.is_set()
-
-    def release(self) -> None:
-        """Let every waiting piece go (they stop: a piece failed)."""
-        for e in (*self.staged, *self.launched):
-            e.set()
-
-
 def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                   launch: Launch, order: _Order | None = None) -> None:
+                   launch: Launch, staging: bool = True) -> None:
     """Piece ``k`` runs on slot ``k % SLOTS``; each slot's pieces run in order on a thread of
     its own, so that whatever a driver call blocks on (NVIDIA's OpenCL returns from some
     non-blocking copies only when they are done) holds up one slot, not the pipeline."""
     how = mode(bound)
-    nthreads = _threads()
+    nthreads = _threads() if staging or how != "pinned" else 0
     slots = _slots(bound)
     pool = _pool(bound) if how == "staged" or (how == "pinned" and nthreads) else None
     # inputs staged through pinned memory (those already pinned go by DMA as they are)
@@ -405,17 +379,11 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
     def run(j: int) -> None:
         s = slots[j]
         try:
-            for k in range(j, len(pieces), len(slots)):
+            for p in pieces[j:: len(slots)]:
                 _drain(s)              # the slot's previous piece is done with its buffers
                 if stop.is_set():
                     return
-                _piece(bound, s, pieces[k], ins, outs, launch, how, pool, stage, nthreads,
-                       None if order is None else (order, k, stop))
-        except BaseException:
-            stop.set()
-            if order is not None:
-                order.release()
-            raise
+                _piece(bound, s, p, ins, outs, launch, how, pool, stage, nthreads)
         finally:
             _drain(s)
 
@@ -446,17 +414,11 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
 
 def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndarray | None],
            outs: Sequence[np.ndarray], launch: Launch, how: str, pool: PinnedPool | None,
-           stage: list[bool], nthreads: int,
-           ordered: tuple[_Order, int, threading.Event] | None = None) -> None:
-    """One piece on slot ``s``: its inputs up, its kernels, its outputs down (not waited for);
-    ``ordered``: the stream's order, this piece's index in it, and its stop."""
+           stage: list[bool], nthreads: int) -> None:
+    """One piece on slot ``s``: its inputs up, its kernels, its outputs down (not waited for)."""
     import pyopencl as cl
 
     ctx, mf, q = bound.context, cl.mem_flags, s.queue
-    order, k, stop = ordered or (None, 0, None)
-    if order is not None and stop is not None and not order.after(order.staged, k, stop):
-        return
-    before = [order.up[k - 1]] if order is not None and k > 0 and order.up[k - 1] else None
     dev_in: list[Any] = []
     for j, (a, r) in enumerate(zip(ins, p.ins)):
         if a is None or r is None:
@@ -468,24 +430,13 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
             if stage[j] and pool is not None:
                 st = _pinned_staging(s.pin_in, j, pool, hi - lo)
                 copy_parallel(st[: hi - lo], a[lo:hi], nthreads)
-                ev = cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False, wait_for=before)
+                cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False)
             else:
-                ev = cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False, wait_for=before)
-            before = [ev]
+                cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False)
         dev_in.append(buf)
     dev_out = [_grow(s.dev_out, j, hi - lo, ctx, mf.READ_WRITE)
                for j, (lo, hi) in enumerate(p.outs)]
-    if order is not None and stop is not None:
-        order.up[k] = before[0] if before else None
-        order.staged[k].set()
-        if not order.after(order.launched, k, stop):
-            return
-        if k > 0 and order.ran[k - 1] is not None:
-            cl.enqueue_barrier(q, wait_for=[order.ran[k - 1]])
     launch(p, dev_in, dev_out, q)
-    if order is not None:
-        order.ran[k] = cl.enqueue_marker(q)
-        order.launched[k].set()
     for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
         if hi <= lo:
             continue
