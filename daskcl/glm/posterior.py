@@ -84,6 +84,9 @@ def _supported() -> str:
 #: 5.17, 6.88, 9.39: benchmarks/README.md)
 PIECES = 2
 MIN_ROWS = 8192
+#: whether a grid streamed from NumPy is staged by host threads into pinned memory (the
+#: ``pinned`` transfer mode's way for inputs) rather than sent by the driver's pageable copy
+STAGE_GRID = False
 
 
 def kernel_stem(family: str, link: str) -> str:
@@ -422,7 +425,7 @@ class Posterior:
         # outlasts its transfers, and the staging threads slowed it (an H100: 2.37 ms against
         # 3.07 at (300, 16, 200 000), 3.17 against 3.63 at (1000, 32, 100 000))
         _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch,
-                         staging=False)
+                         staging=STAGE_GRID)
         return qf, grad
 
     def _compute_device(self, b: Any, tuning: Tuning | None) -> tuple[Any, Any]:
