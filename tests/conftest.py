@@ -30,4 +30,6 @@ def cache(tmp_path, monkeypatch):
         monkeypatch.delenv(key, raising=False)
     program.clear_memory_cache()
     yield d
+    # a helper process still building into the directory (a GPU's tiering) ends before it goes
+    program.wait_background(timeout=600)
     program.clear_memory_cache()

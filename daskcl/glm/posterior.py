@@ -55,7 +55,8 @@ from ..runtime.program import set_args as _set_args
 from .grid import FactorialGrid
 from .tuning import Tuning, _even
 
-__all__ = ["FAMILIES", "MIN_ROWS", "PIECES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
+__all__ = ["FAMILIES", "MIN_ROWS", "PIECES", "STAGE_GRID", "Posterior", "f2_f3", "kernel_stem",
+           "program_source"]
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {
@@ -85,8 +86,10 @@ def _supported() -> str:
 PIECES = 2
 MIN_ROWS = 8192
 #: whether a grid streamed from NumPy is staged by host threads into pinned memory (the
-#: ``pinned`` transfer mode's way for inputs) rather than sent by the driver's pageable copy
-STAGE_GRID = False
+#: ``pinned`` transfer mode's way for inputs) rather than sent by the driver's pageable copy:
+#: staged, 2 pieces, was the fastest of 1, 2, 4 pieces either way in one call on an H100 (3.02
+#: ms against 3.48 pageable at (300, 16, 200 000); 3.84 against 4.12 at (1000, 32, 100 000))
+STAGE_GRID = True
 
 
 def kernel_stem(family: str, link: str) -> str:
@@ -421,9 +424,6 @@ class Posterior:
             else:
                 self.enqueue(tun, False, e - s, 0, ins[0], None, outs[0], outs[1], queue)
 
-        # the grid by the driver's pageable copy, not staged by host threads: a call's kernel
-        # outlasts its transfers, and the staging threads slowed it (an H100: 2.37 ms against
-        # 3.07 at (300, 16, 200 000), 3.17 against 3.63 at (1000, 32, 100 000))
         _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch,
                          staging=STAGE_GRID)
         return qf, grad

@@ -22,6 +22,8 @@ from . import device as _device
 from . import program as _program
 from .library import ProgramSource
 
+__all__ = ["main"]
+
 
 def main() -> int:
     with contextlib.suppress(OSError, AttributeError):

@@ -295,7 +295,9 @@ def clear_memory_cache() -> None:
     _objects.clear()
     with _locks_guard:
         for mkey in [k for k, t in _later.items() if not t.is_alive()]:
-            del _later[mkey]
+            ended = _later.pop(mkey)
+            if isinstance(ended, _Helper):
+                ended.close()
 
 
 def context_key(bound: _device.BoundDevice) -> int:
@@ -421,6 +423,10 @@ class _Helper:
     def is_alive(self) -> bool:
         return self.proc.poll() is None
 
+    def close(self) -> None:
+        """Forget what the helper said (its log file)."""
+        self.log.close()
+
     def join(self, timeout: float | None = None) -> None:
         import subprocess
 
@@ -448,7 +454,7 @@ class _Helper:
                                 said or "no program in the cache")
             else:
                 _memory.setdefault(mkey, built)
-            self.log.close()
+            self.close()
             return _memory.get(mkey)
 
 
@@ -526,9 +532,10 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
                 _helpers_failed()
                 _logger.warning("daskcl: no helper process to build a program in the "
                                 "background (%s)", exc)
-        if _HELPERS_FAILED and not _LONG_LIVED:
-            # a plain process after a failed helper: a build on a thread would hold back the
-            # process's next one (noinline_mode), so the kernel stays out of line
+        if not _LONG_LIVED:
+            # a plain process where no helper builds (no usable disk cache, a linked build, a
+            # helper that failed): a build on a thread would hold back the process's next one
+            # (NVIDIA builds one program of a process at a time), so the kernel stays out of line
             return
         thread = threading.Thread(target=_build_quietly, args=(bound, source, opts, mode, key),
                                   name=f"daskcl-build-{key[:8]}", daemon=True)
