@@ -392,6 +392,18 @@ def test_a_helper_still_building_at_exit_finishes(cache):
     while len(list(cache.rglob("*.bin"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(list(cache.rglob("*.bin"))) == 2          # out of line, and inlined
+    # the next process loads the inlined program from the cache at its first call's end
+    code = ("from daskcl import nmath\n"
+            "from daskcl.runtime import program\n"
+            "v = float(nmath.pbeta(0.3, 2.5, 0.75))\n"
+            "print(v, '-DDASKCL_NOINLINE' in nmath.pbeta.program().options, len(program._later),"
+            " program.stats['source'], program.stats['disk'])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    value, *how = r.stdout.split()
+    assert abs(float(value) - 0.03280752667467535) < 1e-15
+    assert how == ["False", "0", "0", "2"]       # both programs from disk; no helper, no build
 
 
 def test_a_process_waits_at_exit_for_its_background_threads(tmp_path):

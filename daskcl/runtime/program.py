@@ -444,7 +444,10 @@ class _Helper:
             built = None
             if self.proc.returncode == 0:
                 built = _load_stored(self.bound, self.source, self.options, self.key)
-            if built is None:
+            if built is not None:
+                _count("helper")
+                _memory.setdefault(mkey, built)
+            else:
                 _helpers_failed()
                 self.log.seek(0)
                 said = self.log.read()[-600:].decode(errors="replace").strip()
@@ -452,8 +455,6 @@ class _Helper:
                                 "process exit %s: %s); the one already in use stays, and this "
                                 "process starts no more helpers", self.proc.returncode,
                                 said or "no program in the cache")
-            else:
-                _memory.setdefault(mkey, built)
             self.close()
             return _memory.get(mkey)
 
@@ -483,7 +484,6 @@ def _load_stored(bound: _device.BoundDevice, source: ProgramSource, options: tup
                 cl.Program(bound.context, [bound.device], [_unpack(blob, entry.record)]), options)
         except (OSError, _Untrusted, ValueError, cl.Error):
             return None
-    _count("helper")
     return BuiltProgram(prg, source, options, "disk")
 
 
@@ -508,14 +508,18 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     """Load or build the program of :func:`build` in the background, once per process, for
     :func:`in_memory`; the caller goes on meanwhile.
 
-    With a disk cache, an assembled program not on disk is built by a helper process
+    An assembled program already in the disk cache is loaded at once (milliseconds where the
+    driver's compiled code is cached too).  One not there is built by a helper process
     (:class:`_Helper`), which writes it to the cache, where :func:`in_memory` finds it once the
     helper has ended: the builds of this process go on meanwhile, and a helper still building
-    when this process exits finishes, so the next process loads its program.  Otherwise the
-    program is loaded or built on a thread of this process, which waits for it at exit
-    (:func:`wait_background`).  The build takes the disk cache's lock like any other, so a
-    cluster sharing the cache builds it once.  A build that fails leaves nothing in memory and
-    is logged (the caller keeps the program it had).
+    when this process exits finishes, so the next process loads its program.  Without a usable
+    disk cache (or for a linked build, or after a helper failed) a process that serves many
+    calls (:func:`long_lived`) loads or builds it on a thread of its own, which it waits for at
+    exit (:func:`wait_background`); any other process keeps what it has, since a build on a
+    thread would hold back its next one (NVIDIA builds one program of a process at a time).
+    The build takes the disk cache's lock like any other, so a cluster sharing the cache builds
+    it once.  A build that fails leaves nothing in memory and is logged (the caller keeps the
+    program it had).
     """
     bound = _device.current()
     opts, mode, key = _resolve(bound, source, options, inlined)
@@ -524,7 +528,16 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     with _locks_guard:
         if mkey in _memory or mkey in _later:
             return
-        if mode == "assembled" and not _HELPERS_FAILED and _helper_builds(bound, key):
+    usable = mode == "assembled" and _disk_usable()
+    stored = _load_stored(bound, source, opts, key) if usable else None
+    with _locks_guard:
+        if stored is not None:
+            _count("disk")
+            _memory.setdefault(mkey, stored)
+            return
+        if mkey in _memory or mkey in _later:      # another thread came first meanwhile
+            return
+        if usable and not _HELPERS_FAILED:
             try:
                 _later[mkey] = _Helper(bound, source, opts, key)
                 return
@@ -533,9 +546,6 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
                 _logger.warning("daskcl: no helper process to build a program in the "
                                 "background (%s)", exc)
         if not _LONG_LIVED:
-            # a plain process where no helper builds (no usable disk cache, a linked build, a
-            # helper that failed): a build on a thread would hold back the process's next one
-            # (NVIDIA builds one program of a process at a time), so the kernel stays out of line
             return
         thread = threading.Thread(target=_build_quietly, args=(bound, source, opts, mode, key),
                                   name=f"daskcl-build-{key[:8]}", daemon=True)
@@ -548,16 +558,10 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     thread.start()
 
 
-def _helper_builds(bound: _device.BoundDevice, key: str) -> bool:
-    """Whether a helper process builds ``key``'s program (:func:`build_later`): where the disk
-    cache is usable and the program is not there yet (one on disk is loaded on a thread)."""
+def _disk_usable() -> bool:
+    """Whether this process has a disk cache it trusts (:class:`_DiskCache`)."""
     with _DiskCache.open() as disk:
-        if disk is None:
-            return False
-        try:
-            return disk.entry(key, bound.info.identity).read() is None
-        except (OSError, _Untrusted, ValueError):
-            return False
+        return disk is not None
 
 
 def _build_quietly(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
