@@ -55,8 +55,7 @@ from ..runtime.program import set_args as _set_args
 from .grid import FactorialGrid
 from .tuning import Tuning, _even
 
-__all__ = ["FAMILIES", "MIN_ROWS", "PIECES", "STAGE_GRID", "Posterior", "f2_f3", "kernel_stem",
-           "program_source"]
+__all__ = ["FAMILIES", "MIN_ROWS", "PIECES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {
@@ -82,14 +81,10 @@ def _supported() -> str:
 #: (an H100, f2_f3 from NumPy at (300, 16, 200 000) and (1000, 32, 100 000): 1, 2, 4, 8, 16
 #: pieces took 3.48, 3.07, 3.45, 4.54, 7.90 ms and 3.96, 3.63, 3.92, 5.97, 7.65; the pieces'
 #: uploads and kernels one after another in order, 3.48, 3.48, 4.33, 5.66, 10.6 and 3.74, 4.08,
-#: 5.17, 6.88, 9.39: benchmarks/README.md)
+#: 5.17, 6.88, 9.39; the grid by the driver's pageable copy instead of staged, 2 pieces, 3.48
+#: against 3.02 and 4.12 against 3.84: benchmarks/README.md)
 PIECES = 2
 MIN_ROWS = 8192
-#: whether a grid streamed from NumPy is staged by host threads into pinned memory (the
-#: ``pinned`` transfer mode's way for inputs) rather than sent by the driver's pageable copy:
-#: staged, 2 pieces, was the fastest of 1, 2, 4 pieces either way in one call on an H100 (3.02
-#: ms against 3.48 pageable at (300, 16, 200 000); 3.84 against 4.12 at (1000, 32, 100 000))
-STAGE_GRID = True
 
 
 def kernel_stem(family: str, link: str) -> str:
@@ -424,8 +419,7 @@ class Posterior:
             else:
                 self.enqueue(tun, False, e - s, 0, ins[0], None, outs[0], outs[1], queue)
 
-        _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch,
-                         staging=STAGE_GRID)
+        _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch)
         return qf, grad
 
     def _compute_device(self, b: Any, tuning: Tuning | None) -> tuple[Any, Any]:

@@ -317,18 +317,16 @@ def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int
 
 
 def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np.ndarray | None],
-           outs: Sequence[np.ndarray], launch: Launch, staging: bool = True) -> None:
+           outs: Sequence[np.ndarray], launch: Launch) -> None:
     """Run ``pieces`` on ``bound``: for each, the ranges of the streamed inputs ``ins`` (flat,
     contiguous float64; ``None`` for inputs not streamed) go to the device, ``launch``
     enqueues its kernels, and the output ranges come back into ``outs`` (flat, contiguous,
-    float64).  Returns when every output is complete.  ``staging=False``: in the ``pinned``
-    mode, inputs go by the driver's pageable copy rather than through pinned staging (for
-    calls whose kernels outlast their transfers)."""
+    float64).  Returns when every output is complete."""
     if mode(bound) == "host":
         _stream_host(bound, pieces, ins, outs, launch)
         return
     with _stream_lock:
-        _stream_device(bound, pieces, ins, outs, launch, staging)
+        _stream_device(bound, pieces, ins, outs, launch)
 
 
 def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
@@ -363,12 +361,12 @@ def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
 
 def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                   launch: Launch, staging: bool = True) -> None:
+                   launch: Launch) -> None:
     """Piece ``k`` runs on slot ``k % SLOTS``; each slot's pieces run in order on a thread of
     its own, so that whatever a driver call blocks on (NVIDIA's OpenCL returns from some
     non-blocking copies only when they are done) holds up one slot, not the pipeline."""
     how = mode(bound)
-    nthreads = _threads() if staging or how != "pinned" else 0
+    nthreads = _threads()
     slots = _slots(bound)
     pool = _pool(bound) if how == "staged" or (how == "pinned" and nthreads) else None
     # inputs staged through pinned memory (those already pinned go by DMA as they are)
