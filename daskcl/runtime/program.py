@@ -237,7 +237,7 @@ def noinline_mode(device_type: str = "CPU") -> str:
         return "tiered"
     if device_type != "GPU":
         return "off"
-    return "tiered" if _LONG_LIVED or cache_dir() is not None else "on"
+    return "tiered" if _LONG_LIVED or config.get("cache.enabled") else "on"
 
 
 _linker: dict[int, bool] = {}
