@@ -207,6 +207,19 @@ def test_dask_in_dask_out():
     )
 
 
+def test_streamed_pieces_are_slabs_or_a_quarter_of_a_smaller_call():
+    """A streamed call's pieces: 2^23 elements, or a quarter of a call of fewer than four
+    slabs, down to 2^22 (so a call of a few slabs still overlaps its copies and kernels)."""
+    from daskcl.kernels import _transfer
+
+    assert _transfer.slab(1 << 27) == 1 << 23
+    assert _transfer.slab(1 << 25) == 1 << 23
+    assert _transfer.slab(3 << 23) == 3 << 21
+    assert _transfer.slab(1 << 23) == 1 << 22
+    assert _transfer.slab(3 << 22) == 1 << 22
+    assert _transfer.slab(100) == 1 << 22
+
+
 @pytest.mark.parametrize("how, threads", [("direct", 1), ("pinned", 0), ("pinned", 1),
                                           ("pinned", 3), ("staged", 3)])
 def test_streamed_paths_equal_the_host_path(monkeypatch, how, threads):
@@ -312,27 +325,37 @@ def test_a_failing_piece_stops_the_stream_and_frees_its_slots(monkeypatch):
     np.testing.assert_array_equal(out, src)
 
 
-def test_a_reused_status_is_zero_for_launches_on_other_queues():
-    """The counts of a call whose pieces launch on the slots' queues start at zero: a reused
-    status buffer is zeroed on the device's queue, which does not order the slots' launches
-    (on an H200 some calls lost their NaN counts, and R's warning, to a zeroing that ran after
-    them).  Here the device's queue is busy with a long kernel, queued before the zeroing,
-    while the buffer is read through another queue."""
+def test_a_reused_status_counts_from_zero_with_nothing_run_before_the_launches():
+    """The counts of a call start at zero on a reused status buffer, with no command run on the
+    device before the call's launches: a zeroing on the device's queue did not order the
+    launches of the slots' queues (on an H200 some calls lost their NaN counts, and R's
+    warning, to a zeroing that ran after them), so a reading counts from the last one.  Here
+    the device's queue is held by a long kernel while the reused buffer is read through
+    another queue, and the buffer's int32 counts wrap."""
     import pyopencl as cl
 
     from daskcl.kernels import _transfer
 
     bound = device.current()
-    buf = _transfer.status_buffer(bound)
-    cl.enqueue_copy(bound.queue, buf, np.array([5, 7], dtype=np.int32), is_blocking=True)
-    _transfer.release_status(bound, buf)
+    status = _transfer.status_buffer(bound)      # new, or with earlier calls' counts in it
+    status.read(bound.queue)
+    raw = np.empty(2, dtype=np.uint32)
+    cl.enqueue_copy(bound.queue, raw, status.buffer, is_blocking=True)
+    # five NaNs and 2^31 - 1 non-integers counted since
+    cl.enqueue_copy(bound.queue, status.buffer, raw + np.array([5, 2**31 - 1], dtype=np.uint32),
+                    is_blocking=True)
+    assert status.read(bound.queue).tolist() == [5, 2**31 - 1]
+    _transfer.release_status(bound, status)
+    other = cl.CommandQueue(bound.context)
     queues.hold(bound.queue)
     try:
-        reused = _transfer.status_buffer(bound, ready=True)
-        assert reused is buf
-        counts = np.full(2, -1, dtype=np.int32)
-        cl.enqueue_copy(cl.CommandQueue(bound.context), counts, reused, is_blocking=True)
+        reused = _transfer.status_buffer(bound)
+        assert reused is status
+        assert reused.read(other).tolist() == [0, 0]
+        # two more NaNs, three more non-integers: the buffer's int32 counts wrap
+        raw = raw + np.array([7, 2**31 + 2], dtype=np.uint32)
+        cl.enqueue_copy(other, reused.buffer, raw, is_blocking=True)
+        assert reused.read(other).tolist() == [2, 3]
     finally:
         bound.queue.finish()
-    assert counts.tolist() == [0, 0]
     _transfer.release_status(bound, reused)

@@ -55,7 +55,7 @@ from ..runtime.program import set_args as _set_args
 from .grid import FactorialGrid
 from .tuning import Tuning, _even
 
-__all__ = ["FAMILIES", "MIN_ROWS", "PIECES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
+__all__ = ["FAMILIES", "GLM_SLAB", "GRID_MIN_ROWS", "MIN_ROWS", "PIECES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {
@@ -85,6 +85,11 @@ def _supported() -> str:
 #: against 3.02 and 4.12 against 3.84: benchmarks/README.md)
 PIECES = 2
 MIN_ROWS = 8192
+#: doubles of results a streamed piece holds at most (the measurements above were made with it;
+#: the elementwise kernels' pieces, _transfer.SLAB, have since grown to 2^23)
+GLM_SLAB = 1 << 22
+#: grid points per piece at least of a :class:`FactorialGrid` streamed back to NumPy
+GRID_MIN_ROWS = 1 << 18
 
 
 def kernel_stem(family: str, link: str) -> str:
@@ -372,13 +377,13 @@ class Posterior:
 
     def _rows(self, bound: _device.BoundDevice, streamed: bool, m: int = 0) -> int:
         """Grid points per launch: where the data stream through a device with its own memory,
-        a piece of at most about ``_transfer.SLAB`` doubles of results and at most
+        a piece of at most about :data:`GLM_SLAB` doubles of results and at most
         ``1 / PIECES`` of the call's ``m`` points (at least ``MIN_ROWS``), so that one piece's
         upload, another's kernel and a third's download overlap; otherwise up to 2^22, within
         the device's largest buffer."""
         cap = max(1, min(1 << 22, int(bound.max_alloc) // (8 * self.l2)))
         if streamed and _transfer.mode(bound) != "host":
-            cap = min(cap, max(1, _transfer.SLAB // (self.l2 + 1)),
+            cap = min(cap, max(1, GLM_SLAB // (self.l2 + 1)),
                       max(MIN_ROWS, -(-m // PIECES)))
         return int(cap)
 
@@ -406,18 +411,22 @@ class Posterior:
             assert isinstance(b, np.ndarray)
             flat_b = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
         rows = self._rows(bound, True, m)
+        if grid is not None:
+            # nothing goes up: pieces overlap only the results' download with the next
+            # kernel, which pays for a piece's own cost (about half a millisecond) only in
+            # large calls
+            rows = min(max(rows, GRID_MIN_ROWS), self._rows(bound, False))
         l2 = self.l2
         pieces = [_transfer.Piece([None if flat_b is None else (s * l2, e * l2)],
                                   [(s, e), (s * l2, e * l2)], (s, e))
                   for s, e in ((s, min(m, s + rows)) for s in range(0, m, rows))]
 
-        def launch(p: _transfer.Piece, ins: list[Any], outs: list[Any], queue: Any) -> None:
+        def launch(p: _transfer.Piece, ins: list[Any], outs: list[Any], queue: Any) -> Any:
             s, e = p.arg
             if grid is not None:
-                self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, outs[0], outs[1],
-                             queue)
-            else:
-                self.enqueue(tun, False, e - s, 0, ins[0], None, outs[0], outs[1], queue)
+                return self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, outs[0],
+                                    outs[1], queue)
+            return self.enqueue(tun, False, e - s, 0, ins[0], None, outs[0], outs[1], queue)
 
         _transfer.stream(bound, pieces, [flat_b], [qf, grad.reshape(-1)], launch)
         return qf, grad
@@ -451,6 +460,7 @@ class Posterior:
             bsrc = _transfer.upload(bound, np.ascontiguousarray(b, dtype=np.float64).reshape(-1))
         rows = self._rows(bound, False)
         l2 = self.l2
+        events = []     # released after the finish (see _transfer._piece)
         for s in range(0, m, rows):
             e = min(m, s + rows)
             whole = s == 0 and e == m
@@ -461,11 +471,13 @@ class Posterior:
             q_out = region(qf.base_data, s, e)
             g_out = region(grad.base_data, s * l2, e * l2)
             if grid is not None:
-                self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, q_out, g_out, queue)
+                events.append(self.enqueue(tun, True, e - s, grid.start + s, vals, fdesc, q_out,
+                                           g_out, queue))
             else:
-                self.enqueue(tun, False, e - s, 0, region(bsrc, s * l2, e * l2), None, q_out,
-                             g_out, queue)
+                events.append(self.enqueue(tun, False, e - s, 0, region(bsrc, s * l2, e * l2),
+                                           None, q_out, g_out, queue))
         queue.finish()
+        del events
         return qf, grad
 
     # -- public -------------------------------------------------------------------------------

@@ -222,6 +222,9 @@ class _Launches:
 
     def __init__(self, queue: Any) -> None:
         self.queue = queue
+        #: the batch's events, released once it is done (releasing the event of a kernel still
+        #: running waits for it on NVIDIA, holding the interpreter's lock: _transfer._piece)
+        self.held: list[Any] = []
         self.budget = BATCH_WORK
         self.pending = 0
         self.launches = 0
@@ -235,7 +238,8 @@ class _Launches:
         gsize = ((items + wg - 1) // wg) * wg if wg else items
         with lock:
             _set_args(kernel, *args)
-            cl.enqueue_nd_range_kernel(self.queue, kernel, (gsize,), (wg,) if wg else None)
+            self.held.append(cl.enqueue_nd_range_kernel(self.queue, kernel, (gsize,),
+                                                        (wg,) if wg else None))
         self.launches += 1
         self.pending += work
         if self.pending >= self.budget:
@@ -243,6 +247,7 @@ class _Launches:
 
     def check(self) -> None:
         self.queue.finish()
+        self.held.clear()
         dt = time.perf_counter() - self.t0
         if dt < BATCH_SECONDS / 2:
             self.budget = min(self.budget * 2, 1 << 40)

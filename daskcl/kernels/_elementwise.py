@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
-#: _transfer.SLAB for streamed NumPy data).  A larger call is computed in launches of at most
+#: _transfer.slab() for streamed NumPy data).  A larger call is computed in launches of at most
 #: this many elements, so that the host returns to Python between them and Ctrl-C
 #: (KeyboardInterrupt) stops a call within one launch; no launch needs a buffer above the
 #: device's maximum allocation either.
@@ -805,8 +805,9 @@ class ElementwiseKernel(Kernel):
                  buffers: list[Any], coff: int, outs: list[Any], ooff: int, base: int,
                  status: Any, queue: Any) -> Any:
         """Enqueue the kernels of one launch: ``dims`` elements starting at flat index ``base``
-        of the call, outputs written from element ``ooff`` of ``outs``; returns the event of
-        its last kernel."""
+        of the call, outputs written from element ``ooff`` of ``outs``; returns the events of
+        its kernels, the last one's last (keep them until it is done: releasing the event of
+        a kernel still running waits for it on NVIDIA, holding the interpreter's lock)."""
         import pyopencl as cl
 
         bound = _device.current()
@@ -825,7 +826,7 @@ class ElementwiseKernel(Kernel):
                 gsize = -(-n // self.gpu_wg) * self.gpu_wg
             with lock:
                 _set_args(kernel, *head, *tail)
-                return cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)
+                return [cl.enqueue_nd_range_kernel(queue, kernel, (gsize,), local)]
         # sorted launch: class, scan, place, compute (n <= SORT_LAUNCH: see _cap), enqueued
         # together: the scratch buffers are the queue's, and another thread's launch on the
         # same queue must not come between them
@@ -836,25 +837,28 @@ class ElementwiseKernel(Kernel):
         k_place, lock_place = program.kernel(kname + "_place")
         with _sort_lock(bound, queue):
             cls, counts, perm = _sort_scratch(bound, queue, n, nblocks)
+            events = []
             with lock_class:
                 _set_args(k_class, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
                           np.int32(nblocks), np.int64(base), *tail)
-                cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,))
+                events.append(cl.enqueue_nd_range_kernel(queue, k_class, (nblocks * wg,), (wg,)))
             with lock_scan:
                 _set_args(k_scan, np.int32(NCLASS * nblocks), counts)
-                cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,))
+                events.append(cl.enqueue_nd_range_kernel(queue, k_scan, (wg,), (wg,)))
             with lock_place:
                 _set_args(k_place, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
                           np.int32(nblocks), perm)
-                cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,))
+                events.append(cl.enqueue_nd_range_kernel(queue, k_place, (nblocks * wg,), (wg,)))
             with lock:
                 _set_args(kernel, *head, *tail, perm)
-                return cl.enqueue_nd_range_kernel(queue, kernel, (-(-n // wg) * wg,), (wg,))
+                events.append(cl.enqueue_nd_range_kernel(queue, kernel, (-(-n // wg) * wg,),
+                                                         (wg,)))
+            return events
 
     def _cap(self, call: Call, bound: _device.BoundDevice, streamed: bool) -> int:
         cap = launch_elements(bound)
         if streamed and _transfer.mode(bound) != "host":
-            cap = min(cap, _transfer.SLAB)
+            cap = min(cap, _transfer.slab(call.size))
         if self._variant(len(call.dims))[1] is not None:
             cap = min(cap, SORT_LAUNCH)
         if call.cap is not None:
@@ -863,16 +867,13 @@ class ElementwiseKernel(Kernel):
 
     def _run_host(self, call: Call) -> tuple[list[np.ndarray], np.ndarray]:
         """NumPy in, NumPy out, through :func:`._transfer.stream`."""
-        import pyopencl as cl
 
         bound = _device.current()
         nout = len(self.definition.outputs)
         results = [_transfer.result_array(bound, call.shape) for _ in range(nout)]
         if call.size == 0:
             return results, np.zeros(2, dtype=np.int32)
-        # the pieces launch on the slots' queues: the counts zeroed before any of them
-        status = _transfer.status_buffer(bound, ready=True)
-        counts = np.zeros(2, dtype=np.int32)
+        status = _transfer.status_buffer(bound)
         cpu = bound.info.type == "CPU"
         # streamed: large host arrays (every host array on CPU devices, which read them in place)
         resident: list[Any] = []
@@ -897,7 +898,7 @@ class ElementwiseKernel(Kernel):
                    for j, a in enumerate(streamed)]
             plan.append(_transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs)))
 
-        def launch(p: _transfer.Piece, dev_in: list[Any], dev_out: list[Any], queue: Any) -> None:
+        def launch(p: _transfer.Piece, dev_in: list[Any], dev_out: list[Any], queue: Any) -> Any:
             start, dims, offs = p.arg
             bufs, boffs = [], []
             for j, _o in enumerate(call.operands):
@@ -910,17 +911,17 @@ class ElementwiseKernel(Kernel):
                 else:
                     bufs.append(dummy)
                     boffs.append(0)
-            self._enqueue(call, dims, boffs, bufs, offs[-1], dev_out, 0, start, status, queue)
+            return self._enqueue(call, dims, boffs, bufs, offs[-1], dev_out, 0, start,
+                                 status.buffer, queue)
 
         _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch)
-        cl.enqueue_copy(bound.queue, counts, status)
-        bound.queue.finish()
+        # every slot is drained: the launches are done
+        counts = status.read(bound.queue)
         _transfer.release_status(bound, status)
         return results, counts
 
     def _run_device(self, call: Call) -> tuple[list[Any], np.ndarray]:
         """Device arrays out (:meth:`enqueue`); the status is read once at the end."""
-        import pyopencl as cl
         import pyopencl.array as cla
 
         bound = _device.current()
@@ -930,12 +931,13 @@ class ElementwiseKernel(Kernel):
                 for _ in self.definition.outputs]
         if call.size == 0:
             return outs, np.zeros(2, dtype=np.int32)
-        status, counts = _transfer.status_buffer(bound), np.zeros(2, dtype=np.int32)
-        self.enqueue(call, outs, status)
+        status = _transfer.status_buffer(bound)
+        events = self.enqueue(call, outs, status.buffer)
         # a blocking read on the (in-order) queue: the launches before it are done when it
-        # returns, with no second wait for the queue to drain
-        cl.enqueue_copy(queue, counts, status)
+        # returns, with no second wait for the queue to drain; their events go after it
+        counts = status.read(queue)
         _transfer.release_status(bound, status)
+        del events
         return outs, counts
 
     def enqueue(self, call: Call, outs: Sequence[Any], status: Any,
@@ -976,7 +978,7 @@ class ElementwiseKernel(Kernel):
             queue, [*(o.dev.array for o in call.operands if o.dev is not None), *outs])
         events: list[Any] = []
         for start, dims, offs in pieces(call.dims, strides, self._cap(call, bound, False)):
-            events.append(self._enqueue(call, dims, [b + o for b, o in zip(base_off, offs)], bufs,
+            events.extend(self._enqueue(call, dims, [b + o for b, o in zip(base_off, offs)], bufs,
                                         offs[-1], out_bufs, ooff + start, start, status, queue))
         if not events:
             events.append(cl.enqueue_marker(queue))

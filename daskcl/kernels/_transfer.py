@@ -61,10 +61,13 @@ from .. import config
 from ..runtime import device as _device
 
 __all__ = [
+    "PIECES_MIN",
     "SLAB",
+    "SLAB_MIN",
     "DeviceOperand",
     "Piece",
     "PinnedPool",
+    "Status",
     "after_other_queues",
     "copy_parallel",
     "device_operand",
@@ -74,15 +77,26 @@ __all__ = [
     "mode",
     "release_status",
     "result_array",
+    "slab",
     "status_buffer",
     "stream",
     "upload",
 ]
 
-#: elements of float64 per piece of a streamed call on devices with their own memory (2^21 to
-#: 2^23 measured on an H200: 2^22 and 2^23 about 25% faster than 2^21 for NumPy inputs staged
-#: through pinned memory; a slot's buffers hold a piece of every input and output)
-SLAB = 1 << 22
+#: elements of float64 per piece of a streamed call on devices with their own memory, at most
+#: (a slot's buffers hold a piece of every input and output).  Measured on an H100 (from NumPy,
+#: two runs each, benchmarks/README.md, "Pieces"): pieces of 2^23 against 2^22 took 13.2-15.0
+#: against 15.6-15.8 ms (pnorm at 2^25 elements) and 48.0-48.2 against 55.9-57.3 (pnorm at
+#: 2^27); 2^21 and 2^20 were slower still.  Each piece costs a few tenths of a millisecond of
+#: its own (its threads' hand-offs, the driver's calls).
+SLAB = 1 << 23
+#: elements per piece at least: a call of fewer than :data:`PIECES_MIN` slabs is cut into that
+#: many pieces down to this size, so that its uploads, kernels and downloads still overlap (at
+#: 2^23 elements: two pieces of 2^22 took 4.8-5.6 ms, pnorm and qnorm, and 12.8-13.8 ms, pbeta,
+#: against 5.4-6.0 and 17.4-17.7 in one piece, and 5.8-6.1 and 16.5-17.4 in four of 2^21)
+SLAB_MIN = 1 << 22
+#: pieces a call is cut into at least, where its size allows pieces of :data:`SLAB_MIN`
+PIECES_MIN = 4
 #: results smaller than this many bytes are never pinned (the pool's overhead is not worth it)
 PIN_MIN_BYTES = 1 << 20
 #: slots (queues with their device buffers) a streamed call cycles through
@@ -91,6 +105,12 @@ SLOTS = 3
 _lock = threading.RLock()
 #: one streamed call at a time per process (its slots and staging buffers are the device's)
 _stream_lock = threading.Lock()
+
+
+def slab(total: int) -> int:
+    """Elements per piece of a streamed call of ``total`` elements: :data:`SLAB`, or less for a
+    call of fewer than :data:`PIECES_MIN` slabs (at least :data:`SLAB_MIN`)."""
+    return max(1, min(SLAB, max(SLAB_MIN, -(-total // PIECES_MIN))))
 
 
 def mode(bound: _device.BoundDevice) -> str:
@@ -272,8 +292,9 @@ class Piece:
 
 #: ``launch(piece, inputs, outputs, queue)`` enqueues a piece's kernels on ``queue``:
 #: ``inputs[j]`` is the device buffer holding input ``j``'s range (None where not streamed),
-#: ``outputs[k]`` the buffer receiving output ``k``'s range, both starting at element 0.
-Launch = Callable[[Piece, list[Any], list[Any], Any], None]
+#: ``outputs[k]`` the buffer receiving output ``k``'s range, both starting at element 0; it
+#: returns the event of its last kernel (kept until the piece is done), or None.
+Launch = Callable[[Piece, list[Any], list[Any], Any], Any]
 
 
 @dataclass
@@ -284,6 +305,9 @@ class _Slot:
     pin_in: list[np.ndarray] = field(default_factory=list)
     pin_out: list[np.ndarray] = field(default_factory=list)
     busy: list[Any] = field(default_factory=list)     # (event, finish) of its last piece
+    #: the events of its last piece's uploads and kernels, released only once the piece is done
+    #: (see :func:`_piece`)
+    held: list[Any] = field(default_factory=list)
 
 
 def _slots(bound: _device.BoundDevice) -> list[_Slot]:
@@ -428,13 +452,18 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
             if stage[j] and pool is not None:
                 st = _pinned_staging(s.pin_in, j, pool, hi - lo)
                 copy_parallel(st[: hi - lo], a[lo:hi], nthreads)
-                cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False)
+                s.held.append(cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False))
             else:
-                cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False)
+                s.held.append(cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False))
         dev_in.append(buf)
     dev_out = [_grow(s.dev_out, j, hi - lo, ctx, mf.READ_WRITE)
                for j, (lo, hi) in enumerate(p.outs)]
-    launch(p, dev_in, dev_out, q)
+    # The events are kept until the piece is done: NVIDIA's OpenCL returns from releasing the
+    # event of a copy or kernel still running only when it has finished, and pyopencl releases
+    # an event as its last reference goes, holding the interpreter's lock.  Dropped at once,
+    # each upload's event stopped every thread of the process for its DMA (1.4-2 ms a piece of
+    # 2^23 doubles on an H100, benchmarks/README.md, "Pieces").
+    s.held.append(launch(p, dev_in, dev_out, q))
     for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
         if hi <= lo:
             continue
@@ -456,12 +485,14 @@ def _copier(dst: np.ndarray, src: np.ndarray, nthreads: int) -> Callable[[], Non
 def _drain(slot: _Slot) -> None:
     """Wait for the slot's outstanding work and finish it (staged copies out)."""
     busy, slot.busy = slot.busy, []
+    held, slot.held = slot.held, []
     for ev, finish in busy:
         ev.wait()
         if finish is not None:
             finish()
     if busy:
         slot.queue.finish()
+    del held                           # released now that they are done
 
 
 def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
@@ -474,34 +505,52 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
     return cl.Buffer(bound.context, mf.READ_ONLY | host, hostbuf=a if a.size else np.zeros(1))
 
 
-def status_buffer(bound: _device.BoundDevice, ready: bool = False) -> Any:
-    """A buffer of two ints, zeroed, for a call's NaN and non-integer counts; kept on a free
-    list per device (:func:`release_status`).
+class Status:
+    """A buffer of two ints that the kernels of a call count into (NaNs produced, non-integer
+    arguments), from a free list per device (:func:`status_buffer`, :func:`release_status`).
 
-    A reused buffer is zeroed on the device's queue, which orders it before the launches that
-    follow on that queue; ``ready``: the zeros are in place when this returns, for launches on
-    other queues (the slots of :func:`stream`), which the device's queue does not order (a
-    zeroing that ran after a launch lost that launch's counts, and R's warning with them)."""
+    A reused buffer is not zeroed: :meth:`read` gives what it counted since the last reading.
+    So nothing has to run on the device before a call's launches (the zeroing was an extra
+    command on every call, and on the device's queue it did not order the launches of the
+    slots' queues: it once ran after a launch and lost its counts, and R's warning with them)."""
+
+    def __init__(self, buffer: Any, base: np.ndarray) -> None:
+        #: the ``cl.Buffer`` the kernels take
+        self.buffer = buffer
+        self._base = base
+
+    def read(self, queue: Any) -> np.ndarray:
+        """The counts since the last reading (int32), read by a blocking copy on ``queue``:
+        call it once the call's launches are done or are on ``queue`` (an in-order queue)."""
+        import pyopencl as cl
+
+        raw = np.empty(2, dtype=np.uint32)
+        cl.enqueue_copy(queue, raw, self.buffer, is_blocking=True)
+        # the kernels add with 32-bit atomics, which wrap: the difference modulo 2^32
+        counts: np.ndarray = (raw - self._base).view(np.int32)
+        self._base = raw
+        return counts
+
+
+def status_buffer(bound: _device.BoundDevice) -> Status:
+    """A :class:`Status` for one call, from the device's free list (or new)."""
     import pyopencl as cl
 
     with _lock:
-        free: list[Any] = bound.staging.setdefault(("status", 0), [])
-        buf = free.pop() if free else None
-    if buf is None:
-        return cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                         hostbuf=np.zeros(2, dtype=np.int32))
-    zeroed = cl.enqueue_fill_buffer(bound.queue, buf, np.zeros(1, dtype=np.int32), 0, 8)
-    if ready:
-        zeroed.wait()
-    return buf
+        free: list[Status] = bound.staging.setdefault(("status", 0), [])
+        if free:
+            return free.pop()
+    zeros = np.zeros(2, dtype=np.uint32)
+    return Status(cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=zeros), zeros)
 
 
-def release_status(bound: _device.BoundDevice, buf: Any) -> None:
-    """Give a status buffer back once its counts have been read."""
+def release_status(bound: _device.BoundDevice, status: Status) -> None:
+    """Give a :class:`Status` back once its counts have been read."""
     with _lock:
-        free: list[Any] = bound.staging.setdefault(("status", 0), [])
+        free: list[Status] = bound.staging.setdefault(("status", 0), [])
         if len(free) < 8:
-            free.append(buf)
+            free.append(status)
 
 
 def device_pool(bound: _device.BoundDevice) -> Any:
