@@ -7,9 +7,12 @@ of N(0, 3) (pnorm's inputs in ``bench_nmath.py``), timed alone with OpenCL event
 10 after 2 warm-ups): ``copy`` (the template reading and writing, the memory bound), one
 division, one ``exp``, two, a Horner loop of 16 operations, the same with each coefficient
 chosen by a select on a range (as pnorm's and qnorm's single rational function does), then the
-library's ``pnorm_both``, ``pnorm5``, ``qnorm5`` and ``dnorm4``.  CuPy's ``ndtr`` and an
-``exp`` expression are timed with CUDA events on the same values.  The differences between rows
-say what each part costs (benchmarks/README.md, "Cheap kernels").
+library's ``pnorm_both``, ``pnorm5``, ``qnorm5`` and ``dnorm4``; the device's ``erfc`` (of
+x and of |x|), and ``sl_shape``: the operations of an erfc in one piece after Shepherd and
+Laframboise (1981), ``(1 + 2x) exp(x^2) erfc(x)`` as one polynomial of ``(x - K) / (x + K)``
+(two divisions, 26 Horner steps, one ``exp``; dummy coefficients, its cost only).  CuPy's
+``ndtr``, ``erfc`` and an ``exp`` expression are timed with CUDA events on the same values.
+The differences between rows say what each part costs (benchmarks/README.md, "Cheap kernels").
 
 Run:  python benchmarks/bench_cheap.py [--n 33554432] [--out FILE]
 """
@@ -39,6 +42,11 @@ VARIANTS = {
     "pnorm5": "y = pnorm5(x, 0., 1., 1, 0);",
     "qnorm5": "y = qnorm5(x > 0 ? 1.0 / (1.0 + x) : 0.5, 0., 1., 1, 0);",
     "dnorm4": "y = dnorm4(x, 0., 1., 0);",
+    "erfc": "y = erfc(x);",
+    "erfc_abs": "y = erfc(fabs(x));",
+    "sl_shape": "double a = fabs(x); double t = (a - 2.5) / (a + 2.5); double s = 0.; "
+                "for (int k = 0; k < 26; k++) { s = s * t + 0.01 * k; } "
+                "double h = a * a; y = s / (1. + a) * exp(-0.5 * h) * (1. - 0.5 * fma(a, a, -h));",
 }
 
 
@@ -63,7 +71,8 @@ def _cupy(values: np.ndarray) -> dict[str, float]:
         return {}
     xc = cp.asarray(values)
     out = {}
-    for name, f in (("cupy_ndtr", cs.ndtr), ("cupy_exp", lambda a: cp.exp(-0.5 * a * a))):
+    for name, f in (("cupy_ndtr", cs.ndtr), ("cupy_exp", lambda a: cp.exp(-0.5 * a * a)),
+                    ("cupy_erfc", cs.erfc)):
         f(xc)
         cp.cuda.Device().synchronize()
         start, end = cp.cuda.Event(), cp.cuda.Event()
