@@ -19,14 +19,15 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     export PATH="/tmp/site/bin:$PATH"
     jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
     # every program built first, in parallel (NVIDIA builds one program of a process at a time;
-    # DASKCL_WARM=0 leaves them to the tests); DASKCL_WARM_CPU=1 also warms a CPU device's
+    # DASKCL_TESTS_WARM=0 leaves them to the tests; not DASKCL_WARM, the config key worker.warm
+    # that the tests' workers read); DASKCL_WARM_CPU=1 also warms a CPU device's
     # (PoCL's, which the cross-device tests compare the GPU with) at the same time
     cpu=$(python3 -m daskcl devices | awk '$2 == "CPU" {print $1; exit}')
     if [ -n "$cpu" ] && [ "${DASKCL_WARM_CPU:-0}" = 1 ]; then
         DASKCL_DEVICE="$cpu" python3 -m daskcl cache warm --all --glm --jobs "$jobs" \
             > "$OUT/warm-cpu.log" 2>&1 &
     fi
-    if [ "${DASKCL_WARM:-1}" = 1 ]; then
+    if [ "${DASKCL_TESTS_WARM:-1}" = 1 ]; then
         python3 -m daskcl cache warm --all --glm --jobs "$jobs" > "$OUT/warm.log" 2>&1
         tail -n 1 "$OUT/warm.log"
     fi
