@@ -207,6 +207,35 @@ def test_dask_in_dask_out():
     )
 
 
+def test_a_host_copy_is_cut_into_parts_of_a_megabyte_at_least(monkeypatch):
+    """Staging copies hand each part to a thread, which costs tens of microseconds: a copy is
+    cut into at most as many parts as it has megabytes (2^17 doubles), the bits unchanged."""
+    import concurrent.futures
+
+    from daskcl.kernels import _transfer
+
+    class Pool:
+        calls = 0
+
+        def submit(self, f, *args):
+            self.calls += 1
+            f(*args)
+            done = concurrent.futures.Future()
+            done.set_result(None)
+            return done
+
+    pool = Pool()
+    monkeypatch.setitem(_transfer._copiers, 8, pool)
+    for n, parts in ((1 << 17, 0), ((1 << 18) - 1, 0), (1 << 18, 2), (3 << 17, 3),
+                     (1 << 22, 8)):
+        pool.calls = 0
+        src = np.arange(n, dtype=np.float64)
+        dst = np.empty_like(src)
+        _transfer.copy_parallel(dst, src, 8)
+        assert pool.calls == parts, n
+        np.testing.assert_array_equal(dst, src)
+
+
 def test_streamed_pieces_are_slabs_or_a_quarter_of_a_smaller_call():
     """A streamed call's pieces: 2^23 elements, or a quarter of a call of fewer than four
     slabs, down to 2^22 (so a call of a few slabs still overlaps its copies and kernels)."""

@@ -60,8 +60,11 @@ LAUNCH_OTHER = 1 << 26
 #: elements per sorted launch: a larger piece is sorted and computed in launches of this size
 SORT_LAUNCH = 1 << 26
 #: host arrays up to this many bytes are uploaded whole once per call on devices with their
-#: own memory (larger ones are streamed piece by piece)
-RESIDENT_BYTES = 1 << 24
+#: own memory (larger ones are streamed piece by piece, through pinned staging).  An upload
+#: whole is a new buffer and the driver's pageable copy: on an H100, pbeta from NumPy at 2^21
+#: elements (three inputs of 16 MB, uploaded whole under the 16 MB this was) took 36-47 ms
+#: against 7.7-9.3 at 2^22, streamed (benchmarks/README.md, "The host path's own costs")
+RESIDENT_BYTES = 1 << 20
 #: guards the kernels' sets of inlined programs to build later (ElementwiseKernel._tier_up)
 _TIER_LOCK = threading.Lock()
 #: collapsed axes one program handles (more: a program for that many)
