@@ -261,6 +261,42 @@ def test_a_large_host_input_of_a_device_call_goes_through_pinned_staging(monkeyp
     assert staged == ([n] if how == "pinned" else [])
 
 
+def test_a_piece_keeps_its_upload_and_kernel_events_until_it_is_drained(monkeypatch):
+    """The events of a piece's uploads and kernels live until the piece is drained: NVIDIA's
+    OpenCL returns from releasing the event of a copy or kernel still running only once it has
+    finished, and pyopencl releases it holding the interpreter's lock (an upload's dropped
+    event stopped every thread of the process for its DMA)."""
+    import pyopencl as cl
+
+    from daskcl.kernels import _transfer
+
+    rng = np.random.default_rng(5)
+    n = 5 * 1000 + 17
+    q, sd = rng.normal(0, 3, n), rng.uniform(0.5, 2.0, n)
+    want = nmath.pnorm(q, 1.0, sd)
+    monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    monkeypatch.setattr(_transfer, "SLAB", 1000)
+    monkeypatch.setattr(ew, "RESIDENT_BYTES", 4000)      # q and sd streamed
+    held = []
+    real_drain = _transfer._drain
+
+    def drain(slot):
+        events = []
+        for e in slot.held:
+            events += e if isinstance(e, list) else [e]
+        held.append(events)
+        real_drain(slot)
+        assert slot.held == []
+
+    monkeypatch.setattr(_transfer, "_drain", drain)
+    got = nmath.pnorm(q, 1.0, sd)
+    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+    pieces = [h for h in held if h]
+    assert len(pieces) == 6                      # six pieces of at most 1000
+    # two uploads (q, sd) and the kernel of each piece
+    assert all(len(h) == 3 and all(isinstance(e, cl.Event) for e in h) for h in pieces)
+
+
 def test_streamed_pieces_are_slabs_or_a_quarter_of_a_smaller_call():
     """A streamed call's pieces: 2^23 elements, or a quarter of a call of fewer than four
     slabs, down to 2^22 (so a call of a few slabs still overlaps its copies and kernels)."""
