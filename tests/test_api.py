@@ -355,11 +355,12 @@ def test_streamed_paths_equal_the_host_path(monkeypatch, how, threads):
     assert _pinned(got) == (how == "pinned")
     # staged copies: pnorm's q and sd in 6 pieces each, dnorm's q and its sd in 6 each; on a CPU
     # device every host input is streamed (pbeta's x and shape in 13 pieces, dnorm's mean in
-    # 6), elsewhere those small ones are uploaded whole; in staged mode also each piece's
-    # result (6 + 13 + 6); then qnorm: in pinned mode only sd (the pinned result goes by DMA
-    # as it is), in staged mode both inputs and the result
+    # 6), elsewhere those small ones are uploaded whole, pbeta's x (2400 bytes, above
+    # PIN_MIN_BYTES) through staging; in staged mode also each piece's result (6 + 13 + 6);
+    # then qnorm: in pinned mode only sd (the pinned result goes by DMA as it is), in staged
+    # mode both inputs and the result
     assert all(t == threads for _, t in copies)
-    first = 56 if device.current().info.type == "CPU" else 24
+    first = 56 if device.current().info.type == "CPU" else 25
     if how == "direct" or threads == 0:
         assert copies == []
     elif how == "pinned":

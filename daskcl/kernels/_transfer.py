@@ -506,8 +506,9 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
     devices the buffer aliases ``a``), there when this returns.
 
     On devices with their own memory an array above :data:`PIN_MIN_BYTES` goes as a stream's
-    input does (``pinned`` and ``staged`` modes): copied into pinned staging by the staging
-    threads, then by DMA; a buffer made with the array's contents (``COPY_HOST_PTR``) took
+    input does (``pinned`` mode with staging threads, and ``staged``): copied into pinned
+    staging by the staging threads, then by DMA; a buffer made with the array's contents
+    (``COPY_HOST_PTR``, as the other modes and small arrays have it) took
     NVIDIA's OpenCL about 13 ms for 16 MB, a tenth of the link's speed."""
     import pyopencl as cl
 
@@ -516,7 +517,8 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
     if how == "host":
         return cl.Buffer(bound.context, mf.READ_ONLY | mf.USE_HOST_PTR,
                          hostbuf=a if a.size else np.zeros(1))
-    if a.nbytes <= PIN_MIN_BYTES or how not in ("pinned", "staged"):
+    threads = _threads()
+    if a.nbytes <= PIN_MIN_BYTES or not (how == "staged" or (how == "pinned" and threads)):
         return cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=a if a.size else np.zeros(1))
     buf = cl.Buffer(bound.context, mf.READ_ONLY, a.nbytes)
@@ -524,7 +526,7 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
     src = a
     if not pool.holds(a):
         src = _pinned_array(pool, (a.size,))
-        copy_parallel(src, a, max(1, _threads()))
+        copy_parallel(src, a, max(1, threads))
     cl.enqueue_copy(bound.queue, buf, src, is_blocking=True)
     return buf
 
