@@ -107,10 +107,15 @@ def test_rsignrank_at_its_limit_has_the_exact_moments():
 CTRL_C_CHILD = textwrap.dedent("""
     import math, sys, time
     from daskcl import nmath
+    from daskcl.runtime import device
     nmath.rsignrank(2, 2.0**10, seed=1)                  # built
+    # the device's pace over as many launches as run at once (a GPU's three slots, each launch
+    # at least one variate per compute unit), so that a larger call scales from it
+    info = device.current().info
+    first = 64 if info.type == "CPU" else 3 * max(1, info.compute_units)
     t = time.perf_counter()
-    nmath.rsignrank(64, 2.0**28, seed=1)                 # ~ 64 x 4e6 words: the device's pace
-    size = 64 * max(1, math.ceil(10.0 / (time.perf_counter() - t)))   # a call of ~10 s
+    nmath.rsignrank(first, 2.0**28, seed=1)              # ~ first x 4e6 words
+    size = first * max(1, math.ceil(10.0 / (time.perf_counter() - t)))   # a call of ~10 s
     print("ready", flush=True)
     t = time.perf_counter()
     try:
