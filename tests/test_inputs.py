@@ -223,7 +223,8 @@ def test_launches_are_bounded_for_ctrl_c(monkeypatch):
     calls: list = []
     spy(monkeypatch, calls)
     assert same(nmath.pnorm(q, 0.5, 2.0), want)
-    assert [n for what, n in calls if what == "launch"] == [1000] * 5 + [3]
+    # in any order: on devices with their own memory the pieces launch from three slot threads
+    assert sorted(n for what, n in calls if what == "launch") == [3] + [1000] * 5
 
 
 @pytest.mark.parametrize("mode", ["host", "direct"])
