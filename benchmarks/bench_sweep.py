@@ -27,7 +27,7 @@ that many workers (one GPU each): efficiency = rate(n) / (n * rate(1)).
 On a CPU device (PoCL) the kernel and the compression share the same cores: there the sweep
 comes to about 1 / (1 / bare + 1 / store), not to the lower of the two.
 
-Run:  python benchmarks/bench_sweep.py [--size gpu|cpu] [--gpus 1,2] [--threads 1]
+Run:  python benchmarks/bench_sweep.py [--size gpu|cpu] [--gpus 1,2] [--threads 1] [--repeat 3]
       [--compressor blosc-lz4] [--tmp DIR] [--out FILE]
 """
 
@@ -38,6 +38,7 @@ import logging
 import math
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -168,6 +169,8 @@ def main() -> None:
                     help=f"the stores' codec (default {DEFAULT_COMPRESSOR})")
     ap.add_argument("--store-seconds", type=float, default=3.0,
                     help="time of each store measurement")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each case (bare, store and sweep measured again in each)")
     ap.add_argument("--tmp", default=None, help="directory for the stores (default: a temp dir)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -182,18 +185,6 @@ def main() -> None:
              if k in args.cases.split(",")}
     writers = max(8, runner._WINDOW_PER_THREAD * args.threads)  # one worker's window
     rows: list[dict[str, Any]] = []
-    bare_rate: dict[str, float] = {}
-    store_rate: dict[str, dict[str, float]] = {}
-    for name, spec in specs.items():
-        s = Sweep.from_dict(spec)
-        bare_rate[name], kept = bare(s)
-        store_rate[name] = absorb(s, kept, writers, tmp, args.store_seconds)
-        del kept
-        print(f"{name}: {math.prod(s.shape)} points, {s.n_chunks} chunks of "
-              f"{math.prod(s.chunks)}; bare {bare_rate[name]:.4g} points/s; store "
-              f"{store_rate[name]['points_per_s']:.4g} points/s "
-              f"({store_rate[name]['MB_per_s']:.4g} MB/s, ratio "
-              f"{store_rate[name]['ratio']:.3g}, {writers} chunks at a time)", flush=True)
     one: dict[str, float] = {}
     devices: dict[int, list[str]] = {}
     for n in [int(g) for g in args.gpus.split(",")]:
@@ -203,30 +194,49 @@ def main() -> None:
             client.wait_for_workers(n, timeout=300)
             devices[n] = sorted(f"{d['name']} pci {d.get('pci', '?')}"
                                 for d in worker_devices(client).values())
-            for name, spec in specs.items():
-                swept(small(spec), client, tmp)  # warm: the sweep's programs, the store path
-                got = swept(spec, client, tmp)
-                rate = got["points_per_s"]
-                if n == 1:
-                    one[name] = rate
-                st = store_rate[name]["points_per_s"]
-                bound = min(bare_rate[name], st)
-                row: dict[str, Any] = {
-                    "case": name, "workers": n, **got, "bare_points_per_s": bare_rate[name],
-                    "store_points_per_s": st, "store_MB_per_s": store_rate[name]["MB_per_s"],
-                    "bound": "kernel" if bare_rate[name] <= st else "store"}
-                if n == 1:
-                    row.update({"sweep_over_bare": rate / bare_rate[name],
-                                "sweep_over_store": rate / st,
-                                "sweep_over_bound": rate / bound})
-                else:
-                    row["efficiency"] = rate / (n * one[name]) if name in one else ""
-                rows.append(row)
-                print(table([row], list(row)), flush=True)
+            # each run measures the bare kernel, the store and the sweep again, one after the
+            # other: the three vary from run to run on a shared host, and a ratio is only
+            # as good as the runs it comes from
+            for run in range(1, args.repeat + 1):
+                for name, spec in specs.items():
+                    s = Sweep.from_dict(spec)
+                    bare_rate, kept = bare(s)
+                    store = absorb(s, kept, writers, tmp, args.store_seconds)
+                    del kept
+                    swept(small(spec), client, tmp)  # warm: the sweep's programs, the store path
+                    got = swept(spec, client, tmp)
+                    rate = got["points_per_s"]
+                    if n == 1:
+                        one[name] = rate
+                    st = store["points_per_s"]
+                    bound = min(bare_rate, st)
+                    row: dict[str, Any] = {
+                        "case": name, "workers": n, "run": run, **got,
+                        "bare_points_per_s": bare_rate, "store_points_per_s": st,
+                        "store_MB_per_s": store["MB_per_s"],
+                        "bound": "kernel" if bare_rate <= st else "store"}
+                    if n == 1:
+                        row.update({"sweep_over_bare": rate / bare_rate,
+                                    "sweep_over_store": rate / st,
+                                    "sweep_over_bound": rate / bound})
+                    else:
+                        row["efficiency"] = rate / (n * one[name]) if name in one else ""
+                    rows.append(row)
+                    print(table([row], list(row)), flush=True)
+    if args.repeat > 1:
+        for name in specs:
+            for n in sorted({r["workers"] for r in rows}):
+                key = "sweep_over_bound" if n == 1 else "efficiency"
+                got = sorted(r[key] for r in rows if r["case"] == name and r["workers"] == n
+                             and r.get(key) != "")
+                if got:
+                    print(f"{name}, {n} worker(s): {key} median {statistics.median(got):.3f}, "
+                          f"range {got[0]:.3f}-{got[-1]:.3f} over {len(got)} runs", flush=True)
     m = machine()
     m.update({"load_average": load, "threads_per_worker": args.threads,
               "compressor": args.compressor,
-              "size": args.size, "cpu": cpu_name(), "store_dir": filesystem(tmp),
+              "size": args.size, "repeat": args.repeat, "cpu": cpu_name(),
+              "store_dir": filesystem(tmp),
               "store_writers": writers, "worker_devices": "; ".join(
                   f"{n}: {', '.join(d)}" for n, d in devices.items())})
     report("sweep", rows, list(dict.fromkeys(k for r in rows for k in r)), args.out, info=m,
