@@ -870,7 +870,6 @@ class ElementwiseKernel(Kernel):
 
     def _run_host(self, call: Call) -> tuple[list[np.ndarray], np.ndarray]:
         """NumPy in, NumPy out, through :func:`._transfer.stream`."""
-
         bound = _device.current()
         nout = len(self.definition.outputs)
         results = [_transfer.result_array(bound, call.shape) for _ in range(nout)]

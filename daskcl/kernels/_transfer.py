@@ -85,10 +85,10 @@ __all__ = [
 
 #: elements of float64 per piece of a streamed call on devices with their own memory, at most
 #: (a slot's buffers hold a piece of every input and output).  Measured on an H100 (from NumPy,
-#: two runs each, benchmarks/README.md, "Pieces"): pieces of 2^23 against 2^22 took 13.2-15.0
-#: against 15.6-15.8 ms (pnorm at 2^25 elements) and 48.0-48.2 against 55.9-57.3 (pnorm at
-#: 2^27); 2^21 and 2^20 were slower still.  Each piece costs a few tenths of a millisecond of
-#: its own (its threads' hand-offs, the driver's calls).
+#: two runs each, benchmarks/README.md, "The host path's own costs"): pieces of 2^23 against
+#: 2^22 took 13.2-15.0 against 15.6-15.8 ms (pnorm at 2^25 elements) and 48.0-48.2 against
+#: 55.9-57.3 (pnorm at 2^27); 2^21 and 2^20 were slower still.  Each piece costs a few tenths
+#: of a millisecond of its own (its threads' hand-offs, the driver's calls).
 SLAB = 1 << 23
 #: elements per piece at least: a call of fewer than :data:`PIECES_MIN` slabs is cut into that
 #: many pieces down to this size, so that its uploads, kernels and downloads still overlap (at
@@ -299,7 +299,7 @@ class Piece:
 #: ``launch(piece, inputs, outputs, queue)`` enqueues a piece's kernels on ``queue``:
 #: ``inputs[j]`` is the device buffer holding input ``j``'s range (None where not streamed),
 #: ``outputs[k]`` the buffer receiving output ``k``'s range, both starting at element 0; it
-#: returns the event of its last kernel (kept until the piece is done), or None.
+#: returns its kernels' events (an event, a list of them, or None), kept until the piece is done.
 Launch = Callable[[Piece, list[Any], list[Any], Any], Any]
 
 
@@ -468,7 +468,7 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
     # event of a copy or kernel still running only when it has finished, and pyopencl releases
     # an event as its last reference goes, holding the interpreter's lock.  Dropped at once,
     # each upload's event stopped every thread of the process for its DMA (1.4-2 ms a piece of
-    # 2^23 doubles on an H100, benchmarks/README.md, "Pieces").
+    # 2^23 doubles on an H100, benchmarks/README.md, "The host path's own costs").
     s.held.append(launch(p, dev_in, dev_out, q))
     for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
         if hi <= lo:
