@@ -651,7 +651,15 @@ def after_other_queues(queue: Any, arrays: Sequence[Any]) -> None:
     pending = [e for a in arrays if a is not None for e in getattr(a, "events", ())
                if e.command_queue != queue]
     if pending:
-        cl.enqueue_barrier(queue, wait_for=pending)
+        barrier = cl.enqueue_barrier(queue, wait_for=pending)
+        done = cl.command_execution_status.COMPLETE
+        with _lock:   # kept until done, as a piece's events are (see _piece)
+            _barriers[:] = [e for e in _barriers if e.command_execution_status != done]
+            _barriers.append(barrier)
+
+
+#: the barriers of :func:`after_other_queues`, which nobody waits for, kept until they are done
+_barriers: list[Any] = []
 
 
 def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> DeviceOperand:
