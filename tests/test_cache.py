@@ -315,6 +315,35 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     assert "-DDASKCL_NOINLINE" in nmath.pgamma.program().options
 
 
+def test_a_helper_still_building_at_exit_finishes_for_the_next_process(tmp_path):
+    """A process that ends while its helper still builds the inlined program leaves it to
+    finish: no warning that a subprocess still runs, no unclosed file, and the program is in
+    the disk cache for the next process.  (The helper here waits 3 s before it builds.)"""
+    d = tmp_path / "cache"
+    code = textwrap.dedent("""
+        import sys, numpy as np
+        from daskcl import nmath
+        from daskcl.runtime import program
+        program._helper_command = lambda: [sys.executable, "-c",
+            "import runpy, time; time.sleep(3); "
+            "runpy.run_module('daskcl.runtime.builder', run_name='__main__')"]
+        nmath.pgamma(np.linspace(0.5, 5, 64), 2.0)
+        print("alive", [t.is_alive() for t in program._later.values()])
+    """)
+    env = {**os.environ, "DASKCL_CACHE_DIR": str(d), "DASKCL_NOINLINE": "tiered"}
+    for key in ("DASKCL_NO_CACHE", "DASKCL_LINK", "DASKCL_CACHE_SHARED"):
+        env.pop(key, None)
+    r = subprocess.run([sys.executable, "-X", "dev", "-W", "always::ResourceWarning", "-c", code],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "alive [True]" in r.stdout              # the helper outlived the process
+    assert "ResourceWarning" not in r.stderr and "still running" not in r.stderr, r.stderr
+    deadline = time.monotonic() + 600
+    while len(list(d.rglob("*.bin"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert len(list(d.rglob("*.bin"))) == 2       # out of line, and the helper's inlined one
+
+
 def test_tiered_without_a_disk_cache_builds_on_a_thread(monkeypatch):
     """Without a disk cache (nowhere for a helper to leave its program) a worker's inlined
     program is built on a thread of its own; the result is the same.  A plain process keeps

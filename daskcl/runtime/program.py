@@ -427,6 +427,14 @@ class _Helper:
         """Forget what the helper said (its log file)."""
         self.log.close()
 
+    def detach(self) -> None:
+        """At this process's exit: a helper still building goes on and writes its program for
+        the next process; its log is closed, and the ``Popen`` no longer answers for it (else,
+        collected at exit, it warns that the process still runs).  The system reaps it."""
+        self.close()
+        if self.proc.poll() is None:
+            self.proc.returncode = 0     # not waited for by this process, which is ending
+
     def join(self, timeout: float | None = None) -> None:
         import subprocess
 
@@ -501,6 +509,8 @@ def _helpers_failed() -> None:
 _later: dict[tuple[int, str], threading.Thread | _Helper] = {}
 #: whether :func:`wait_background` runs at the interpreter's exit
 _AT_EXIT = False
+#: whether :func:`_detach_helpers` is registered to run at exit
+_AT_EXIT_HELPERS = False
 
 
 def build_later(source: ProgramSource, options: Sequence[str] = (), *,
@@ -524,7 +534,7 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
     bound = _device.current()
     opts, mode, key = _resolve(bound, source, options, inlined)
     mkey = (context_key(bound), key)
-    global _AT_EXIT
+    global _AT_EXIT, _AT_EXIT_HELPERS
     with _locks_guard:
         if mkey in _memory or mkey in _later:
             return
@@ -540,6 +550,9 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
         if usable and not _HELPERS_FAILED:
             try:
                 _later[mkey] = _Helper(bound, source, opts, key)
+                if not _AT_EXIT_HELPERS:
+                    atexit.register(_detach_helpers)
+                    _AT_EXIT_HELPERS = True
                 return
             except OSError as exc:       # no process to be had
                 _helpers_failed()
@@ -556,6 +569,14 @@ def build_later(source: ProgramSource, options: Sequence[str] = (), *,
             atexit.register(wait_background)
             _AT_EXIT = True
     thread.start()
+
+
+def _detach_helpers() -> None:
+    """At exit: the helpers still building finish on their own (:meth:`_Helper.detach`)."""
+    with _locks_guard:
+        helpers = [t for t in _later.values() if isinstance(t, _Helper)]
+    for h in helpers:
+        h.detach()
 
 
 def _disk_usable() -> bool:
