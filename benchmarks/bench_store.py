@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import machine, report, table
 
-from daskcl.sweep import Sweep, store
+from daskcl.sweep import Sweep, runner, store
 from daskcl.sweep.spec import parse_compressor
 
 #: every codec, measured alone; the store part writes the fast ones (``--codecs``)
@@ -118,7 +118,8 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
            seconds: float, shards: bool = False) -> dict[str, float]:
     """Write the arrays ``chunks`` (full chunks of ``sweep``, cycled; cut to size at the
     edges) as the sweep's chunks, in order, ``writers`` at a time, through
-    ``daskcl.sweep.store.write_chunk`` into a fresh store under ``tmp``, until every chunk of
+    ``daskcl.sweep.store.write_chunk`` (each array opened once, as a sweep's worker has them)
+    into a fresh store under ``tmp``, until every chunk of
     the sweep is written or ``seconds`` have passed (the first chunk, of a sweep of several,
     warms the threads and is not timed).  Returns points/s, MB/s of float64 absorbed, the
     compression ratio and files per chunk."""
@@ -127,6 +128,7 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
     url = str(out)
     sweep, group, _ = store.open_store(sweep, url, resume=False, overwrite=False, options=None)
     store.create_arrays(sweep, group, None, url, None, shards=shards)
+    arrays = runner._Arrays(group)    # each array opened once, as a sweep's worker has them
 
     def values(k: int, idx: tuple[int, ...]) -> dict[str, np.ndarray]:
         cut = tuple(slice(0, s.stop - s.start) for s in sweep.chunk_slices(idx))
@@ -137,12 +139,12 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
     written = points = nbytes = 0
     with ThreadPoolExecutor(writers) as pool:
         for i in warm:
-            store.write_chunk(group, sweep, i, values(0, i))
+            store.write_chunk(arrays, sweep, i, values(0, i))
         t0 = time.perf_counter()
         pending = []
         for k, idx in enumerate(indices):
             data = values(k, idx)
-            pending.append(pool.submit(store.write_chunk, group, sweep, idx, data))
+            pending.append(pool.submit(store.write_chunk, arrays, sweep, idx, data))
             points += data[sweep.output_names[0]].size
             nbytes += sum(a.nbytes for a in data.values())
             written += 1
