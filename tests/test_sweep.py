@@ -246,9 +246,9 @@ def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
     json.dumps(read_info(open_result(tmp_path / "o.zarr")))  # plain JSON attributes
 
 
-def test_automatic_chunks_are_even_and_bounded() -> None:
+def test_automatic_chunks_are_even_and_bounded(tmp_path: Path) -> None:
     """Without [sweep] chunks, leading axes are split into equal pieces of at most 2^22
-    elements (2^16 GLM points), so that workers get equal tasks and no short last chunk."""
+    elements (2^18 GLM points), so that workers get equal tasks and no short last chunk."""
     s = Sweep.from_dict({"sweep": {"function": "qbeta"},
                          "axes": {"p": {"linspace": [0.01, 0.99, 1000]},
                                   "shape1": {"logspace": [-1, 1, 100]},
@@ -257,6 +257,14 @@ def test_automatic_chunks_are_even_and_bounded() -> None:
     assert s.chunks == (334, 100, 100) and s.grid == (3, 1, 1)
     small = Sweep.from_dict({"sweep": {"function": "dnorm"}, "axes": {"x": {"arange": [0, 10]}}})
     assert small.chunks == (10,) and small.n_chunks == 1
+    (tmp_path / "d.csv").write_text("y,x\n1,0.5\n3,1.5\n0,-1\n")
+    glm = Sweep.from_dict({"sweep": {"function": "glm.f2_f3"},
+                           "glm": {"family": "poisson", "link": "log", "data": "d.csv",
+                                   "response": "y", "predictors": ["x"]},
+                           "axes": {"intercept": {"linspace": [-1, 1, 100]},
+                                    "x": {"linspace": [-1, 1, 10_000]}}}, tmp_path)
+    # 2^18 // 10^4 = 26 rows at most: 4 pieces of 25 rows
+    assert glm.chunks == (25, 10_000) and glm.grid == (4, 1)
 
 
 def test_cli_version_and_bare_command_print_plain_help():

@@ -130,7 +130,12 @@ COMPRESSORS: dict[str, tuple[int, int, int] | None] = {
 #: default level
 DEFAULT_COMPRESSOR = "blosc-lz4:5"
 _TARGET_ELEMENTS = 2**22  # default chunk size: 32 MiB of float64
-_TARGET_GLM_POINTS = 2**16  # GLM points cost l1 * l2 each: smaller default chunks
+#: default GLM chunk: 2^18 points (a point costs l1 * l2, an output l2 + 1 values).  The store
+#: has a cost per chunk (files, checksums, the mark), and a GLM chunk's outputs are small beside
+#: its compute: with 2^16 points an f2_f3 sweep on an H100 reached 0.82-0.84 of its bare kernel
+#: and its store absorbed 7.7e6 points/s; with 2^18, 0.96-0.97 and 2.9e7 (the bare kernel itself
+#: 27% faster: benchmarks/README.md, "Sweeps")
+_TARGET_GLM_POINTS = 2**18
 _STORE_CHUNK_ELEMENTS = 2**20  # zarr chunks of at most 8 MiB: a task's are encoded in parallel
 _MAX_AXIS = 2**27  # values of one axis (1 GiB of coordinates, held by every task)
 _MAX_POINTS = 2**50  # points of a sweep (8 PiB of float64 per output)
