@@ -133,3 +133,36 @@ def test_kernel_inputs_are_checked_against_axes_and_args(tmp_path: Path):
     with pytest.raises(SweepError, match="has no parameter 'nu'"):
         Sweep.from_dict({**SPEC, "args": {"log_scale": 0, "nu": 1.0}}, tmp_path)
     assert _Func.from_kernel(SPEC["kernel"], tmp_path, "x").params == ("q", "df", "log_scale")
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_ctrl_c_lost_in_a_finalizer_still_stops_the_run(tmp_path: Path, monkeypatch):
+    """Python swallows an exception raised while a finalizer runs (the CLI's Ctrl-C once
+    landed in a distributed future's ``__del__``, and the sweep ran to its end, exit 0): the
+    run notices the Ctrl-C at the next finished chunk, and the chunks done are kept."""
+    import signal
+
+    s = Sweep.from_dict(SPEC, tmp_path)
+    out = tmp_path / "t.zarr"
+    done = []
+    real = Sweep.evaluate
+
+    class CtrlCWhileFinalized:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)   # its KeyboardInterrupt is lost here
+
+    def evaluate(self, index):
+        done.append(index)
+        if len(done) == 2:
+            obj = CtrlCWhileFinalized()
+            del obj
+        return real(self, index)
+
+    monkeypatch.setattr(Sweep, "evaluate", evaluate)
+    with pytest.raises(KeyboardInterrupt):
+        run(s, out, client="sync")
+    assert len(done) < s.n_chunks
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    monkeypatch.setattr(Sweep, "evaluate", real)
+    res = run(s, out, client="sync", resume=True)
+    assert res.skipped >= 1 and res.computed + res.skipped == s.n_chunks

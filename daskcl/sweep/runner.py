@@ -19,10 +19,12 @@ as the chunk done, comes only once its mark is written.  A sweep computed in thi
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -391,6 +393,42 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     return _run(sweep, url, client, group, done is None, t0, progress, storage_options)
 
 
+#: set by the Ctrl-C handler of a run in the main thread (:func:`_noticing_ctrl_c`)
+_INTERRUPTED = threading.Event()
+
+
+@contextlib.contextmanager
+def _noticing_ctrl_c() -> Iterator[None]:
+    """Ctrl-C stops the run even where its ``KeyboardInterrupt`` is lost: Python swallows an
+    exception raised while a finalizer runs (a ``distributed`` future's ``__del__``, when the
+    client drops a finished chunk's future), and the sweep then ran to its end.  The handler
+    also sets :data:`_INTERRUPTED`, which the run checks as each chunk finishes
+    (:func:`_stop_if_interrupted`).  Only in the main thread, and only where Python's own
+    handler is in place (a user's handler is left alone)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        _INTERRUPTED.set()
+        raise KeyboardInterrupt
+
+    _INTERRUPTED.clear()
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _INTERRUPTED.clear()
+
+
+def _stop_if_interrupted() -> None:
+    """Raise the ``KeyboardInterrupt`` of a Ctrl-C that was lost (:func:`_noticing_ctrl_c`)."""
+    if _INTERRUPTED.is_set():
+        raise KeyboardInterrupt
+
+
 def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float,
          progress: bool, storage_options: dict[str, Any] | None) -> SweepResult:
     sync = isinstance(client, str)
@@ -405,10 +443,12 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
             create_arrays(sweep, group, env_info, url, storage_options)
         # Every chunk is a task: those marked done check their data and skip themselves.
         bar = Progress(sweep.n_chunks, math.prod(sweep.chunks)) if progress else None
-        if sync:
-            _run_here(sweep, url, storage_options, sweep.chunk_indices(), bar, tally)
-        else:
-            _run_client(sweep, url, storage_options, client, sweep.chunk_indices(), bar, tally)
+        with _noticing_ctrl_c():
+            if sync:
+                _run_here(sweep, url, storage_options, sweep.chunk_indices(), bar, tally)
+            else:
+                _run_client(sweep, url, storage_options, client, sweep.chunk_indices(), bar,
+                            tally)
         seconds = time.perf_counter() - t0
         record_run(group, tally.devices, {
             "resumed": not fresh, "chunks_computed": tally.computed,
@@ -449,6 +489,7 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
         tally.add(r)
         if bar:
             bar.update()
+        _stop_if_interrupted()
 
     with ThreadPoolExecutor(_SYNC_WRITES, thread_name_prefix="daskcl-writer") as writer:
         for idx in todo:
@@ -535,6 +576,7 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
             tally.add(r)
             if bar:
                 bar.update()
+            _stop_if_interrupted()
             submit(1)
     finally:
         client.cancel([f for _, f in pending.values() if not f.done()])
