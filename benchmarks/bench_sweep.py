@@ -57,11 +57,11 @@ from daskcl.sweep.spec import DEFAULT_COMPRESSOR, parse_compressor
 from daskcl.sweep.store import read_info
 
 SIZES = {  # (dnorm x, dnorm mean), (qbeta p, shapes), (glm l1, values per coefficient), chunks
-    # 2^28 dnorm points (64 chunks), 2^21 * 128 qbeta points, 18^6 GLM points: about 1 to 7 s
-    # of one H200 each, the sweep's automatic chunks (0)
+    # 2^28 dnorm points, 2^21 * 128 qbeta points (16 automatic chunks each), 18^6 GLM points
+    # (162): about 1 to 7 s of one H200 each, the sweep's automatic chunks (0)
     "gpu": ((65536, 4096), (16384, 128), (20000, 18), 0),
-    # 4x the points of dnorm and qbeta (2^30 each, 256 chunks): the steady state, past the
-    # sweep's fixed start and end
+    # 4x the points of dnorm and qbeta (2^30 each, 64 automatic chunks): the steady state, past
+    # the sweep's fixed start and end
     "gpu-large": ((65536, 16384), (16384, 256), (20000, 18), 0),
     # PoCL on a small CPU: about 1 to 4 s each
     "cpu": ((8192, 1024), (512, 16), (2000, 5), 16),

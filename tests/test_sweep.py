@@ -247,14 +247,14 @@ def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
 
 
 def test_automatic_chunks_are_even_and_bounded(tmp_path: Path) -> None:
-    """Without [sweep] chunks, leading axes are split into equal pieces of at most 2^22
+    """Without [sweep] chunks, leading axes are split into equal pieces of at most 2^24
     elements (2^18 GLM points), so that workers get equal tasks and no short last chunk."""
     s = Sweep.from_dict({"sweep": {"function": "qbeta"},
-                         "axes": {"p": {"linspace": [0.01, 0.99, 1000]},
+                         "axes": {"p": {"linspace": [0.01, 0.99, 4000]},
                                   "shape1": {"logspace": [-1, 1, 100]},
                                   "shape2": {"logspace": [-1, 1, 100]}}})
-    # 2^22 // 10^4 = 419 rows at most: 3 pieces of 334 rows (not 419 + 419 + 162)
-    assert s.chunks == (334, 100, 100) and s.grid == (3, 1, 1)
+    # 2^24 // 10^4 = 1677 rows at most: 3 pieces of 1334 rows (not 1677 + 1677 + 646)
+    assert s.chunks == (1334, 100, 100) and s.grid == (3, 1, 1)
     small = Sweep.from_dict({"sweep": {"function": "dnorm"}, "axes": {"x": {"arange": [0, 10]}}})
     assert small.chunks == (10,) and small.n_chunks == 1
     (tmp_path / "d.csv").write_text("y,x\n1,0.5\n3,1.5\n0,-1\n")

@@ -129,7 +129,11 @@ COMPRESSORS: dict[str, tuple[int, int, int] | None] = {
 #: (results/store-*.json), which stores smooth float64 fields about as small as zstd at its
 #: default level
 DEFAULT_COMPRESSOR = "blosc-lz4:5"
-_TARGET_ELEMENTS = 2**22  # default chunk size: 32 MiB of float64
+#: default chunk: 2^24 elements (128 MiB of float64).  The store and the task have costs per
+#: chunk: on an H100, sweeps of 2^30 points of qbeta and dnorm delivered 2.0-2.1e8, 2.4-2.5e8
+#: and 2.6e8 points/s (qbeta) and 2.1-2.3e8, 2.7-2.8e8 and 3.0-3.1e8 (dnorm) with chunks of
+#: 2^22, 2^23 and 2^24 elements (benchmarks/README.md, "Sweeps")
+_TARGET_ELEMENTS = 2**24
 #: default GLM chunk: 2^18 points (a point costs l1 * l2, an output l2 + 1 values).  The store
 #: has a cost per chunk (files, checksums, the mark), and a GLM chunk's outputs are small beside
 #: its compute: with 2^16 points an f2_f3 sweep on an H100 reached 0.82-0.84 of its bare kernel
