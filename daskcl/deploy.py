@@ -76,6 +76,26 @@ def cache_prologue(cache_dir: str = NODE_LOCAL_CACHE, shared: bool = False) -> l
     return [f'DASKCL_CACHE_DIR="{cache_dir}"', _PRIVATE_CACHE, "export DASKCL_CACHE_DIR"]
 
 
+def _slurm_cluster_class() -> Any:
+    """``dask_jobqueue.SLURMCluster``, imported without the SIGINT handler that dask-jobqueue's
+    runner module installs as it is imported (``sys.exit()`` on Ctrl-C: a sweep stopped with
+    Ctrl-C exited 0 without a word instead of keeping its chunks and saying so, exit 130).
+    The handler of the main thread from before the import is put back."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError as exc:
+        raise ClusterError("SLURM clusters need dask-jobqueue: pip install dask-jobqueue") from exc
+    finally:
+        if before is not None and signal.getsignal(signal.SIGINT) is not before:
+            signal.signal(signal.SIGINT, before)
+    return SLURMCluster
+
+
 def slurm_cluster(
     n_workers: int = 0,
     *,
@@ -136,10 +156,7 @@ def slurm_cluster(
     if cache_shared and cache_dir == NODE_LOCAL_CACHE:
         raise ValueError("slurm_cluster: cache_shared=True needs cache_dir=, the directory "
                          "prepared for your group's cache")
-    try:
-        from dask_jobqueue import SLURMCluster
-    except ImportError as exc:
-        raise ClusterError("SLURM clusters need dask-jobqueue: pip install dask-jobqueue") from exc
+    SLURMCluster = _slurm_cluster_class()
 
     directives = [f"--gres={gres}"] if gres else []
     directives += list(options.pop("job_extra_directives", None) or ())
@@ -234,7 +251,7 @@ def slurm_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run_slurm(args: argparse.Namespace) -> int:
     """Run the command that :func:`slurm_arguments` parsed: 0 done, 1 an error, 2 a usage
-    error (each said in one line on stderr)."""
+    error, 130 stopped by Ctrl-C (each said in one line on stderr)."""
     usage = None
     if not args.print_job_script and not args.out:
         usage = "--out STORE is needed"
@@ -252,6 +269,10 @@ def run_slurm(args: argparse.Namespace) -> int:
     except DaskclError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:   # as `daskcl sweep` says it (the jobs end with the cluster)
+        print("\ninterrupted: finished chunks are kept; run again with --resume",
+              file=sys.stderr)
+        return 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -383,3 +383,36 @@ def test_batch_script_runs_scheduler_workers_and_sweep(slurm: Slurm,
     _check_store(store, want)
     assert not list(tmp_path.glob("daskcl-scheduler-*.json"))  # cleaned up
 
+
+
+def test_a_slurm_cluster_leaves_ctrl_c_to_python() -> None:
+    """dask-jobqueue installs a SIGINT handler as it is imported (``sys.exit()``: a sweep
+    stopped with Ctrl-C exited 0 without a word); making a SLURM cluster leaves the process's
+    own handler in place, so Ctrl-C stops a sweep with KeyboardInterrupt (exit 130)."""
+    code = (
+        "import signal\n"
+        "from daskcl.deploy import slurm_cluster\n"
+        "with slurm_cluster(device='NVIDIA', queue='gpu') as c:\n"
+        "    c.job_script()\n"
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": repo_pythonpath(ROOT)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_ctrl_c_in_a_slurm_sweep_says_one_line_and_exits_130(monkeypatch, capsys) -> None:
+    import argparse
+
+    from daskcl import deploy
+
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deploy, "_slurm", interrupted)
+    args = deploy.slurm_arguments(argparse.ArgumentParser()).parse_args(
+        ["spec.toml", "--out", "o.zarr", "--workers", "2"])
+    assert deploy.run_slurm(args) == 130
+    assert capsys.readouterr().err.strip() == ("interrupted: finished chunks are kept; run "
+                                               "again with --resume")
