@@ -55,7 +55,8 @@ from ..runtime.program import set_args as _set_args
 from .grid import FactorialGrid
 from .tuning import Tuning, _even
 
-__all__ = ["FAMILIES", "GLM_SLAB", "GRID_MIN_ROWS", "MIN_ROWS", "PIECES", "Posterior", "f2_f3", "kernel_stem", "program_source"]
+__all__ = ["FAMILIES", "GLM_SLAB", "GRID_MIN_ROWS", "MIN_ROWS", "PIECES", "Posterior", "f2_f3",
+           "kernel_stem", "program_source"]
 
 #: (family, link) -> kernel file stem in cl/kernels
 FAMILIES: dict[tuple[str, str], str] = {

@@ -77,8 +77,7 @@ class NmathFunction(ElementwiseKernel):
         # the common call (arguments by position, R's flags by keyword) without inspect's
         # binding (14 us of a device-resident call's 200); anything else goes the full way
         given = len(args)
-        if given <= len(self._arg_defaults) and all(a is not None for a in args) and all(
-                k in self._flag_names for k in kwargs):
+        if given <= len(self._arg_defaults) and all(k in self._flag_names for k in kwargs):
             vals = [*args, *self._arg_defaults[given:]]
             if all(v is not None for v in vals):
                 flags = list(self._flag_defaults)

@@ -122,6 +122,12 @@ def mode(bound: _device.BoundDevice) -> str:
     return "pinned" if chosen == "auto" else chosen
 
 
+def _stages(how: str, nthreads: int) -> bool:
+    """Whether host inputs go through pinned staging in mode ``how`` with ``nthreads`` staging
+    threads (``staged``; ``pinned`` with threads; otherwise the driver's pageable copies)."""
+    return how == "staged" or (how == "pinned" and nthreads > 0)
+
+
 def _threads() -> int:
     """Host threads copying into and out of pinned staging (0: inputs by pageable copies)."""
     n = config.get("transfer.threads")
@@ -398,7 +404,7 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
     how = mode(bound)
     nthreads = _threads()
     slots = _slots(bound)
-    pool = _pool(bound) if how == "staged" or (how == "pinned" and nthreads) else None
+    pool = _pool(bound) if _stages(how, nthreads) else None
     # inputs staged through pinned memory (those already pinned go by DMA as they are)
     stage = [pool is not None and a is not None and not pool.holds(a) for a in ins]
 
@@ -518,7 +524,7 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
         return cl.Buffer(bound.context, mf.READ_ONLY | mf.USE_HOST_PTR,
                          hostbuf=a if a.size else np.zeros(1))
     threads = _threads()
-    if a.nbytes <= PIN_MIN_BYTES or not (how == "staged" or (how == "pinned" and threads)):
+    if a.nbytes <= PIN_MIN_BYTES or not _stages(how, threads):
         return cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=a if a.size else np.zeros(1))
     buf = cl.Buffer(bound.context, mf.READ_ONLY, a.nbytes)
