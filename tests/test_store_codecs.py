@@ -6,6 +6,7 @@ every piece and the checksum."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,56 @@ def test_a_glm_gradient_is_split_like_its_qf(tmp_path: Path, monkeypatch: Any) -
     want = {k: np.concatenate([s.evaluate((i, 0))[k] for i in range(2)]) for k in ("qf", "grad")}
     assert np.array_equal(g["qf"][...], want["qf"])
     assert np.array_equal(g["grad"][...], want["grad"])
+
+
+_MAPPED = """
+import ctypes, sys
+import numpy as np
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+def mapped(nbytes):  # bytes glibc maps from the kernel for one buffer of nbytes
+    base = libc.mallinfo2().hblkhd
+    a = np.empty(nbytes, np.uint8)
+    got = libc.mallinfo2().hblkhd - base
+    del a
+    return got
+before = mapped(8 << 20)
+from daskcl.sweep import store
+kept = store.keep_freed_buffers()
+print(kept, before, mapped(8 << 20), mapped(40 << 20))
+"""
+
+
+@pytest.mark.parametrize("trim", ["65536", None])
+def test_a_dask_worker_keeps_the_buffers_its_writes_free(trim: str | None) -> None:
+    """dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc map
+    every buffer of 128 KiB or more from the kernel and unmap it when freed (the writes' zarr
+    chunks page-faulted in again each time); the store's first write sets glibc's largest
+    dynamic thresholds instead.  Without the variable nothing is changed."""
+    import ctypes
+
+    from procs import repo_pythonpath, run_python
+
+    if not hasattr(ctypes.CDLL(None), "mallinfo2"):
+        pytest.skip("not glibc 2.33 or later (no mallinfo2)")
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+    env["PYTHONPATH"] = repo_pythonpath(Path(__file__).resolve().parent.parent)
+    if trim:
+        env["MALLOC_TRIM_THRESHOLD_"] = trim
+    r = run_python(["-c", _MAPPED], timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    kept, before, after, large = r.stdout.split()
+    mib = 1 << 20
+    if trim:
+        assert kept == "True"
+        assert int(before) >= 8 * mib      # mapped: the variable's doing
+        assert int(after) == 0             # from the heap now
+        assert int(large) >= 40 * mib      # beyond 32 MiB still mapped
+    else:  # glibc's own dynamic threshold: the first such buffer mapped, the next from the heap
+        assert kept == "False"
+        assert int(before) >= 8 * mib
+        assert int(after) == 0
+        assert int(large) >= 40 * mib
