@@ -360,7 +360,8 @@ class _FakeAsCompleted:
             yield self.queue.pop(0)
 
 
-def _report(sweep: Sweep, url: str, options: Any, index: tuple[int, ...]) -> dict[str, Any]:
+def _report(sweep: Sweep, url: str, options: Any, index: tuple[int, ...], fresh: bool = False
+            ) -> dict[str, Any]:
     """A chunk task that computes and writes nothing, only reports."""
     return {"index": index, "skipped": False, "device": "stub", "warnings": []}
 
@@ -405,7 +406,8 @@ _SCHEDULER: list[Any] = []
 _HELD: list[int] = []
 
 
-def _count_tasks(sweep: Sweep, url: str, options: Any, index: tuple[int, ...]) -> dict[str, Any]:
+def _count_tasks(sweep: Sweep, url: str, options: Any, index: tuple[int, ...],
+                 fresh: bool = False) -> dict[str, Any]:
     """A chunk task that notes how many tasks the (in-process) scheduler holds."""
     _HELD.append(len(_SCHEDULER[0].tasks))
     return {"index": index, "skipped": False, "device": "stub", "warnings": []}

@@ -353,6 +353,44 @@ def test_an_envelope_found_on_a_worker_gives_the_same_store(tmp_path: Path) -> N
         np.testing.assert_array_equal(got[name][...], want[name][...])
 
 
+def test_a_fresh_run_reads_no_marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that creates its store knows no chunk is marked: its chunk tasks do not read the
+    marks (a read per chunk: 1 s for 4096 chunks on a local disk, a request each on an object
+    store) and write the same values; a resumed run reads them once per worker and skips every
+    chunk done.  The same in this process (``client="sync"``)."""
+    import distributed
+
+    from daskcl.sweep import runner
+
+    read: list[tuple[int, ...]] = []
+    marked: list[tuple[int, ...]] = []
+    real_read, real_marked = runner.read_done, runner.chunk_marked
+
+    def reading(group: object, grid: tuple[int, ...]) -> np.ndarray:
+        read.append(grid)
+        return real_read(group, grid)
+
+    def asking(group: object, index: tuple[int, ...]) -> bool:
+        marked.append(index)
+        return real_marked(group, index)
+
+    monkeypatch.setattr(runner, "read_done", reading)
+    monkeypatch.setattr(runner, "chunk_marked", asking)
+    ref = run(Sweep.from_dict(_spec()), tmp_path / "ref.zarr", client="sync")
+    assert ref.computed == 6 and marked == []
+    again = run(Sweep.from_dict(_spec()), tmp_path / "ref.zarr", client="sync", resume=True)
+    assert again.computed == 0 and len(marked) == 6
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        out = tmp_path / "c.zarr"
+        res = run(Sweep.from_dict(_spec()), out, client)
+        assert res.computed == 6 and read == []
+        np.testing.assert_array_equal(res.arrays["pgamma"], ref.arrays["pgamma"])
+        res = run(Sweep.from_dict(_spec()), out, client, resume=True)
+        assert res.computed == 0 and res.skipped == 6 and read == [(3, 2)]
+
+
 def test_chunk_tasks_share_one_open_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
     """The chunk tasks of a run (one sweep object in a process) open the store's group once,

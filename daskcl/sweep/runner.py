@@ -98,14 +98,15 @@ def _device_label() -> str:
 
 
 def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
-               index: tuple[int, ...]) -> dict[str, Any]:
+               index: tuple[int, ...], fresh: bool = False) -> dict[str, Any]:
     """Compute and write one chunk (runs on a dask worker); a chunk already marked done is
-    read back and skipped if it matches its checksums.
+    read back and skipped if it matches its checksums.  ``fresh``: the run created the store,
+    so no chunk was marked before it (the marks are not read).
 
     The task holds its worker's thread only while it computes: reading a marked chunk back and
     writing a computed one happen after ``distributed.secede``, so the worker's next task
     computes meanwhile.  It returns once the chunk's mark is written (or it was skipped)."""
-    group, done = _store_group(sweep, url, options)
+    group, done = _store_group(sweep, url, options, fresh)
     marked = bool(done[index])
     if marked:
         _leave_thread_pool()  # reading back is no device work
@@ -119,8 +120,8 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
 
 #: the store's group and done marks per sweep object and store, read once in a process (see
 #: _store_group)
-_GROUPS: weakref.WeakKeyDictionary[Sweep, dict[tuple[str, str], tuple[Any, np.ndarray]]] = (
-    weakref.WeakKeyDictionary())
+_GROUPS: weakref.WeakKeyDictionary[
+    Sweep, dict[tuple[str, str], Future[tuple[Any, np.ndarray]]]] = weakref.WeakKeyDictionary()
 _GROUPS_LOCK = threading.Lock()
 
 
@@ -147,10 +148,13 @@ class _Arrays:
         return getattr(self._group, name)
 
 
-def _store_group(sweep: Sweep, url: str, options: dict[str, Any] | None
+def _store_group(sweep: Sweep, url: str, options: dict[str, Any] | None, fresh: bool = False
                  ) -> tuple[Any, np.ndarray]:
     """The zarr group of the store at ``url`` and its chunks' done marks as they were when
-    this process first asked, read once per process for each sweep object.
+    this process first asked, read once per process for each sweep object; none set, without
+    reading them, where the run is ``fresh`` (it created the store).  Reading them reads every
+    chunk's mark (one file or request each): 1 s for 4096 chunks of a new store on a local
+    disk, before the first chunk of every worker could compute.
 
     Every chunk task of a run names the same sweep object (the run's payload, held by the
     worker), so its tasks share one open group and one reading of the marks.  Read in each
@@ -162,16 +166,27 @@ def _store_group(sweep: Sweep, url: str, options: dict[str, Any] | None
     task on a worker that died after writing it (computed and written again, the same values,
     if the marks were read before).  The sweep object dies with its run (a new run sends its
     own), and with it the entry; :func:`_forget_group` drops it where a run reuses the object
-    in this process."""
+    in this process.  The first task to ask opens and reads; a task asking meanwhile (the
+    worker's other thread) waits for that, and if it fails, both fail (dask retries them)."""
     key = _store_key(url, options)
     with _GROUPS_LOCK:
-        entry = _GROUPS.setdefault(sweep, {}).get(key)
-    if entry is None:
-        group = _Arrays(open_group(url, "r+", options))
-        entry = (group, read_done(group, sweep.grid))
-        with _GROUPS_LOCK:
-            entry = _GROUPS.setdefault(sweep, {}).setdefault(key, entry)
-    return entry
+        entries = _GROUPS.setdefault(sweep, {})
+        entry = entries.get(key)
+        mine = entry is None
+        if entry is None:
+            entry = entries[key] = Future()
+    if mine:
+        try:
+            group = _Arrays(open_group(url, "r+", options))
+            entry.set_result((group, np.zeros(sweep.grid, dtype=bool) if fresh
+                              else read_done(group, sweep.grid)))
+        except BaseException as exc:
+            with _GROUPS_LOCK:
+                if entries.get(key) is entry:
+                    del entries[key]
+            entry.set_exception(exc)
+            raise
+    return entry.result()
 
 
 def _forget_group(sweep: Sweep, url: str, options: dict[str, Any] | None) -> None:
@@ -445,10 +460,11 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
         bar = Progress(sweep.n_chunks, math.prod(sweep.chunks)) if progress else None
         with _noticing_ctrl_c():
             if sync:
-                _run_here(sweep, url, storage_options, sweep.chunk_indices(), bar, tally)
+                _run_here(sweep, url, storage_options, sweep.chunk_indices(), bar, tally,
+                          fresh)
             else:
                 _run_client(sweep, url, storage_options, client, sweep.chunk_indices(), bar,
-                            tally)
+                            tally, fresh)
         seconds = time.perf_counter() - t0
         record_run(group, tally.devices, {
             "resumed": not fresh, "chunks_computed": tally.computed,
@@ -477,11 +493,13 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
 
 
 def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
-              todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally) -> None:
+              todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally,
+              fresh: bool = False) -> None:
     """Every chunk of ``todo`` computed in this process, chunk after chunk; each computed
     chunk is written on a writer thread while the next computes, at most
     :data:`_SYNC_WRITES` at once, and counted (in order) once its mark is written.  An error
-    stops the computing; the writes begun finish (each marked only once complete)."""
+    stops the computing; the writes begun finish (each marked only once complete).  A
+    ``fresh`` run (it created the store) reads no marks."""
     group = open_group(url, "r+", options)
     writing: deque[Future[dict[str, Any]]] = deque()
 
@@ -493,7 +511,7 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
 
     with ThreadPoolExecutor(_SYNC_WRITES, thread_name_prefix="daskcl-writer") as writer:
         for idx in todo:
-            marked = chunk_marked(group, idx)
+            marked = not fresh and chunk_marked(group, idx)
             if marked and chunk_matches(group, sweep.output_names, sweep.chunk_slices(idx),
                                         idx):
                 writing.append(_finished({"index": idx, "skipped": True}))
@@ -521,8 +539,10 @@ def _warm_names(sweep: Sweep) -> list[Any]:
 
 
 def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: Any,
-                todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally) -> None:
-    """Run ``chunk_task`` for every index of ``todo`` on the client's workers.
+                todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally,
+                fresh: bool = False) -> None:
+    """Run ``chunk_task`` for every index of ``todo`` on the client's workers (``fresh``: the
+    run created the store, and the tasks need not read its marks).
 
     The sweep is the result of one task, which every chunk task names: it is copied to every
     worker present (so that no worker draws the chunk tasks to itself), later workers fetch it
@@ -555,7 +575,8 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
 
     def submit(n: int) -> None:
         for idx in itertools.islice(queue, n):
-            fut = client.submit(chunk_task, payload, url, options, idx, pure=False, retries=2,
+            fut = client.submit(chunk_task, payload, url, options, idx, fresh, pure=False,
+                                retries=2,
                                 key=f"{token}-{'.'.join(map(str, idx))}")
             pending[fut.key] = (idx, fut)
             running.add(fut)

@@ -661,30 +661,33 @@ def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None,
     compressors = codecs(sweep.compressor)
     call = _function_call(sweep)
     sharded = shards and sweep.store_chunks != sweep.chunks
+    # each array's attributes go with its metadata: one write of it, not two
     for o in sweep.outputs:
-        arr = group.create_array(o.name, shape=o.shape, chunks=o.store_chunks,
-                                 shards=o.chunks if sharded else None,
-                                 dtype="float64", fill_value=float("nan"),
-                                 dimension_names=list(o.dims), compressors=compressors)
         if sweep.glm is None:
-            arr.attrs["long_name"] = call
+            long_name = call
         elif o.name == "qf":
-            arr.attrs["long_name"] = "quadratic form of the GLM's log posterior (f2)"
+            long_name = "quadratic form of the GLM's log posterior (f2)"
         else:
-            arr.attrs["long_name"] = "gradient of qf by coefficient (f3)"
+            long_name = "gradient of qf by coefficient (f3)"
+        group.create_array(o.name, shape=o.shape, chunks=o.store_chunks,
+                           shards=o.chunks if sharded else None,
+                           dtype="float64", fill_value=float("nan"),
+                           dimension_names=list(o.dims), compressors=compressors,
+                           attributes={"long_name": long_name})
     for a in sweep.axes:
         values = _coordinate(a)
         arr = group.create_array(a.name, shape=values.shape, chunks=values.shape,
-                                 dtype=values.dtype, dimension_names=[a.name])
+                                 dtype=values.dtype, dimension_names=[a.name],
+                                 attributes={"long_name": (
+                                     f"coefficient {a.name}" if sweep.glm is not None
+                                     else f"{a.name} (argument of {sweep.function})")})
         arr[...] = values
-        arr.attrs["long_name"] = (f"coefficient {a.name}" if sweep.glm is not None
-                                  else f"{a.name} (argument of {sweep.function})")
     if sweep.glm is not None:
         names = [str(n) for n in sweep.glm.names]
         arr = group.create_array("coefficient", shape=(len(names),), chunks=(len(names),),
-                                 dtype=str, dimension_names=["coefficient"])
+                                 dtype=str, dimension_names=["coefficient"],
+                                 attributes={"long_name": "coefficient of the GLM"})
         arr[...] = np.array(names)
-        arr.attrs["long_name"] = "coefficient of the GLM"
     book = group.create_group(_BOOK)
     chunk_dims = [f"{a.name}_chunk" for a in sweep.axes]
     book.create_array("done", shape=sweep.grid, chunks=(1,) * len(sweep.grid), dtype="uint8",
