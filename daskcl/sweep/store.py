@@ -49,6 +49,7 @@ from __future__ import annotations
 import ctypes
 import datetime as _dt
 import errno
+import functools
 import itertools
 import json
 import logging
@@ -262,10 +263,9 @@ def _pool() -> ThreadPoolExecutor:
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _MMAP_THRESHOLD = 32 << 20
 _TRIM_THRESHOLD = 64 << 20
-_KEPT: list[bool] = []
-_KEPT_LOCK = threading.Lock()
 
 
+@functools.cache
 def keep_freed_buffers() -> bool:
     """In a process started with ``MALLOC_TRIM_THRESHOLD_`` (dask's nanny sets 65536 in every
     worker it spawns, ``distributed.nanny.pre-spawn-environ``), let glibc keep the buffers that
@@ -280,20 +280,15 @@ def keep_freed_buffers() -> bool:
     benchmarks/README.md, "Sweeps").  The thresholds set are glibc's dynamic ones at their
     largest: allocations up to 32 MiB from the heap, freed memory up to 64 MiB kept at the top of
     a heap.  Not glibc, or no such variable: nothing is done."""
-    with _KEPT_LOCK:
-        if _KEPT:
-            return _KEPT[0]
-        done = False
-        if sys.platform.startswith("linux") and "MALLOC_TRIM_THRESHOLD_" in os.environ:
-            try:
-                mallopt = ctypes.CDLL(None).mallopt   # glibc; musl has none
-                mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-                done = bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-                            and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
-            except (OSError, AttributeError):
-                done = False
-        _KEPT.append(done)
-        return done
+    if not sys.platform.startswith("linux") or "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt   # glibc; musl has none
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+                and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
 
 
 def _writable(arr: Any) -> Any:
