@@ -16,7 +16,7 @@ Two measurements:
 * ``codec``: one chunk of 2^20 values encoded by the codec alone, on one thread, in memory
   (MB/s of float64 in, compression ratio);
 * ``store``: whole task chunks (2^22 values, 32 MiB) written by ``daskcl.sweep.store.write_chunk``
-  (zarr chunks of 2^20 values, one zarr shard per task or one file per zarr chunk, the CRC-32 of
+  (zarr chunks of 2^20 values, one zarr shard per task or one file per zarr chunk, the CRC-32C of
   each chunk, its mark) to a fresh store on local disk, ``--writers`` chunks at a time (a
   sweep's worker writes several chunks while the next computes), with zarr's thread pool
   limited to ``threads`` threads (``zarr.config`` ``threading.max_workers``, one process per

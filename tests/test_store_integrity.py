@@ -93,7 +93,7 @@ def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path
     out = tmp_path / "o.zarr"
     run(Sweep.from_dict(_spec()), out, client="sync")
     info = read_info(open_result(out))
-    assert info["format"] == "daskcl-sweep/2"
+    assert info["format"] == "daskcl-sweep/3"
     # A file the user put inside the store: daskcl did not write it, so it is not deleted.
     (out / "notes.txt").write_text("keep me")
     other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})

@@ -6,6 +6,7 @@ history."""
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 import zarr
 
 from daskcl import nmath
-from daskcl.sweep import Sweep, open_result, run, verify
+from daskcl.sweep import Sweep, open_result, run, store, verify
 from daskcl.sweep.store import read_info
 
 xr = pytest.importorskip("xarray")
@@ -48,7 +49,7 @@ def test_store_opens_in_xarray_with_typed_labelled_coordinates(tmp_path: Path) -
     assert all("long_name" in ds[c].attrs for c in ds.coords)
     assert ds.attrs["Conventions"] == "CF-1.10"
     assert ds.attrs["daskcl_function"] == "ptukey"
-    assert ds.attrs["daskcl_format"] == "daskcl-sweep/2"
+    assert ds.attrs["daskcl_format"] == "daskcl-sweep/3"
     assert json.loads(ds.attrs["daskcl_spec"])["axes"]["nmeans"] == {"arange": [2, 6]}
     assert all(isinstance(v, (str, int, float)) for v in ds.attrs.values())
     # the bookkeeping is there for daskcl, not a variable
@@ -106,10 +107,89 @@ def test_a_resumed_store_keeps_every_run_in_its_history(tmp_path: Path) -> None:
     assert [(r["resumed"], r["chunks_computed"]) for r in runs] == [(False, 4), (True, 1)]
 
 
+def _crc32_store(out: Path, fmt: str) -> np.ndarray:
+    """Rewrite the checksums of the store at ``out`` as daskcl wrote them before CRC-32C (zlib's
+    CRC-32 of each chunk's values, no ``algorithm`` attribute), its format ``fmt``, without
+    consolidated metadata; returns the values."""
+    g = zarr.open_group(str(out), mode="r+")
+    values = g["ptukey"][...]
+    sums = g["_daskcl/checksum"]
+    for idx in np.ndindex(*sums.shape[:-1]):
+        block = values[idx[0] * 3:idx[0] * 3 + 3, idx[1] * 2:idx[1] * 2 + 2]
+        sums[idx] = [zlib.crc32(np.ascontiguousarray(block).data)]
+    meta_path = out / "_daskcl" / "checksum" / "zarr.json"
+    meta = json.loads(meta_path.read_text())
+    meta.pop("attributes", None)
+    meta_path.write_text(json.dumps(meta))
+    info = read_info(g)
+    assert info is not None
+    info["format"] = fmt
+    root = json.loads((out / "zarr.json").read_text())
+    root.pop("consolidated_metadata", None)
+    root["attributes"]["daskcl"] = json.dumps(info)
+    (out / "zarr.json").write_text(json.dumps(root))
+    return np.asarray(values)
+
+
+def test_a_store_of_crc32_checksums_still_resumes_and_verifies(tmp_path: Path) -> None:
+    """A ``daskcl-sweep/2`` store (CRC-32 checksums) is verified and resumed with its own
+    algorithm: a corrupted chunk is found and written again with a CRC-32, nothing else is."""
+    out = tmp_path / "t.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    assert store.algorithm(open_result(out)["_daskcl/checksum"]) == store.new_algorithm()
+    want = _crc32_store(out, "daskcl-sweep/2")
+    assert store.algorithm(open_result(out)["_daskcl/checksum"]) == "crc32"
+    assert verify(str(out)) == (4, [], [])
+    zarr.open_group(str(out), mode="r+")["ptukey"][3:4, 2:4] = -1.0
+    assert verify(str(out)) == (4, [(1, 1, 0)], [])
+    with pytest.warns(RuntimeWarning, match=r"1 finished chunk\(s\) no longer matched"):
+        res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
+    assert (res.computed, res.skipped) == (1, 3)
+    g = open_result(out)
+    np.testing.assert_array_equal(g["ptukey"][...], want)
+    assert int(g["_daskcl/checksum"][1, 1, 0, 0]) == zlib.crc32(
+        np.ascontiguousarray(want[3:4, 2:4]).data)
+    assert verify(str(out)) == (4, [], [])
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_checksums_are_crc32c_of_the_values(native: bool, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    """CRC-32C (Castagnoli) of the values' bytes: the check value of its catalogue entry, and
+    one computed bit by bit here; NaNs of any payload count as the same NaN.  Through the
+    library called by ctypes (which releases the interpreter's lock: new stores use it), and
+    through its Python binding (where the library is not found: verifying an existing store)."""
+    assert store._crc32c_native() is not None and store.new_algorithm() == "crc32c"
+    if not native:
+        monkeypatch.setattr(store, "_crc32c_native", lambda: None)
+        assert store.new_algorithm() == "crc32"
+
+    def bitwise(data: bytes) -> int:
+        crc = 0xFFFFFFFF
+        for byte in data:
+            crc ^= byte
+            for _ in range(8):
+                crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        return crc ^ 0xFFFFFFFF
+
+    assert bitwise(b"123456789") == 0xE3069283
+    x = np.array([[0.5, -2.0, np.inf], [1e-300, 3.0, -0.0]])
+    assert store.checksum(x, "crc32c") == bitwise(x.tobytes())
+    assert store.checksum(x, "crc32") == zlib.crc32(x.tobytes())
+    assert store.checksum(x[:, ::2], "crc32c") == bitwise(np.ascontiguousarray(x[:, ::2]).tobytes())
+    nan2 = np.array([1.0, 2.0]).view(np.int64)
+    nan2[1] = 0x7FF0000000000001          # a NaN with another payload
+    assert store.checksum(nan2.view(np.float64), "crc32c") == bitwise(
+        np.array([1.0, np.nan]).tobytes())
+    assert store.checksum(np.empty((0, 3)), "crc32c") == 0
+    with pytest.raises(ValueError, match="unknown checksum algorithm 'md5'"):
+        store.algorithm(type("A", (), {"attrs": {"algorithm": "md5"}})())
+
+
 def test_a_store_of_the_first_layout_still_resumes_and_verifies(tmp_path: Path) -> None:
     out = tmp_path / "t.zarr"
     run(Sweep.from_dict(_spec()), out, client="sync")
-    want = open_result(out)["ptukey"][...]
+    want = _crc32_store(out, "daskcl-sweep/2")
     # the first layout: bookkeeping at the top, one nested attribute, no consolidated metadata
     info = read_info(open_result(out))
     assert info is not None

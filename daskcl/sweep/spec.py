@@ -64,7 +64,7 @@ their errors never quote what the files hold.  ``glm.f2_f3`` takes a ``[glm]`` t
 axes around the posterior mode -- and writes ``qf`` and ``grad``.
 
 The result is a zarr v3 group: the result array(s) with ``dimension_names`` the axis names and
-the spec's chunks, one coordinate array per axis, the bookkeeping ``_daskcl/checksum`` (a CRC-32
+the spec's chunks, one coordinate array per axis, the bookkeeping ``_daskcl/checksum`` (a CRC-32C
 per chunk and output) and ``_daskcl/done`` (one ``uint8`` per chunk: 1 once that chunk is
 written), and CF-style attributes with the spec and provenance as JSON strings (the layout:
 :mod:`daskcl.sweep.store`).  Each chunk is one task that
