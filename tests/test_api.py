@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import inspect
 import math
+import threading
 import warnings
 from pathlib import Path
 
@@ -414,6 +416,79 @@ def test_a_failing_piece_stops_the_stream_and_frees_its_slots(monkeypatch):
     out = np.zeros_like(src)
     _transfer.stream(bound, pieces(), [src], [out], launch)
     np.testing.assert_array_equal(out, src)
+
+
+def test_calls_of_several_threads_stream_on_slots_of_their_own(monkeypatch):
+    """Streamed calls of several threads at once (a dask array's chunks) each take slots of
+    their own, so that their copies and kernels overlap: two one-piece calls launch at the same
+    time on two queues (with one call at a time, the second never reaches its launch while
+    the first waits for it); a call of many pieces started while they hold two slots runs on
+    the third alone; every value arrives; and afterwards a call has every slot again."""
+    import threading
+
+    import pyopencl as cl
+
+    from daskcl.kernels import _transfer
+
+    monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    bound = device.current()
+    both = threading.Barrier(3, timeout=20)   # the two calls and this thread
+    queues_of: dict[str, set] = {"a": set(), "b": set(), "c": set()}
+    third_started = threading.Event()
+
+    def stream(name: str, n: int, piece: int) -> np.ndarray:
+        src = np.arange(n, dtype=np.float64) + {"a": 0.25, "b": 0.5, "c": 0.75}[name]
+        out = np.zeros_like(src)
+
+        def launch(p: _transfer.Piece, ins: list, outs: list, queue: object) -> None:
+            queues_of[name].add(queue)
+            if name != "c":
+                both.wait()                   # both one-piece calls are in their launch
+                third_started.wait(20)        # and stay, holding their slots, until c runs
+            else:
+                third_started.set()
+            k = p.ins[0][1] - p.ins[0][0]
+            cl.enqueue_copy(queue, outs[0], ins[0], byte_count=k * 8)
+
+        pieces = [_transfer.Piece([(a, min(a + piece, n))], [(a, min(a + piece, n))])
+                  for a in range(0, n, piece)]
+        _transfer.stream(bound, pieces, [src], [out], launch)
+        np.testing.assert_array_equal(out, src)
+        return out
+
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        a = ex.submit(stream, "a", 3000, 3000)
+        b = ex.submit(stream, "b", 2000, 2000)
+        both.wait()
+        stream("c", 9000, 1000)               # 9 pieces on the one slot left
+        a.result(), b.result()
+    assert len(queues_of["a"] | queues_of["b"]) == 2 and len(queues_of["c"]) == 1
+    assert not (queues_of["c"] & (queues_of["a"] | queues_of["b"]))
+    # afterwards one call has all three slots
+    queues_of["c"].clear()
+    third_started.set()
+    stream("c", 9000, 1000)
+    assert len(queues_of["c"]) == _transfer.SLOTS
+
+
+def test_the_slot_threads_are_all_started_with_their_pool(monkeypatch):
+    """The slots' threads exist before any call submits to them: a pool that started a thread
+    at a call's ``submit`` kept the call there while its other slots ran, and Ctrl-C raised
+    there left those slots running the rest of the call."""
+    from daskcl.kernels import _transfer
+
+    bound = device.current()
+    monkeypatch.delitem(bound.staging, ("slot_threads", 0), raising=False)
+    ex = _transfer._slot_threads(bound)
+    try:
+        assert ex is _transfer._slot_threads(bound)
+        threads = list(ex._threads)
+        assert len(threads) == _transfer.SLOTS and all(t.is_alive() for t in threads)
+        # work submitted now runs on those threads: no new one is started
+        seen = {f.result() for f in [ex.submit(threading.get_ident) for _ in range(12)]}
+        assert seen <= {t.ident for t in threads} and len(ex._threads) == _transfer.SLOTS
+    finally:
+        ex.shutdown()
 
 
 def test_a_reused_status_counts_from_zero_with_nothing_run_before_the_launches():

@@ -11,7 +11,8 @@ device, its kernel runs, and its outputs come back.  How depends on the device:
 * Devices with their own memory (GPUs) run the pieces through a few slots, each with its own
   in-order queue and device buffers (kept per device and reused across calls), so that one
   piece's upload, another's kernel and a third's download overlap wherever the driver overlaps
-  them.  The config key ``transfer.mode`` (``DASKCL_TRANSFER``) chooses how the host side moves:
+  them.  A call takes only the slots it has pieces for, so the calls of several threads (a
+  dask array's chunks, one piece each) overlap in the same way.  The config key ``transfer.mode`` (``DASKCL_TRANSFER``) chooses how the host side moves:
 
   ``direct``
       pageable copies both ways, straight from the input arrays and into the result;
@@ -103,8 +104,8 @@ PIN_MIN_BYTES = 1 << 20
 SLOTS = 3
 
 _lock = threading.RLock()
-#: one streamed call at a time per process (its slots and staging buffers are the device's)
-_stream_lock = threading.Lock()
+#: notified when a call gives its slots back (:func:`_take_slots`)
+_slot_freed = threading.Condition(_lock)
 
 
 def slab(total: int) -> int:
@@ -332,6 +333,28 @@ def _slots(bound: _device.BoundDevice) -> list[_Slot]:
     return slots
 
 
+def _take_slots(bound: _device.BoundDevice, want: int) -> list[int]:
+    """The indices of up to ``want`` of the device's slots, at least one, for one call alone
+    (a slot's queue, buffers and staging memory serve one piece at a time): as many as are
+    free, waiting for one where none is.  Calls of other threads (a dask array's chunks) run
+    on the other slots meanwhile, so that one chunk's upload, another's kernel and a third's
+    download overlap as a large call's pieces do."""
+    with _slot_freed:
+        free: list[int] = bound.staging.setdefault(("free_slots", 0), list(range(SLOTS)))
+        while not free:
+            _slot_freed.wait()
+        taken = free[:max(1, want)]
+        del free[:len(taken)]
+        return taken
+
+
+def _give_slots(bound: _device.BoundDevice, taken: list[int]) -> None:
+    """Give back slots of :func:`_take_slots` (their work done)."""
+    with _slot_freed:
+        bound.staging[("free_slots", 0)].extend(taken)
+        _slot_freed.notify_all()
+
+
 def _grow(bufs: list[Any], j: int, nelem: int, ctx: Any, flags: Any) -> Any:
     """Device buffer ``j`` of a slot, replaced by a larger one where it holds fewer than
     ``nelem`` doubles."""
@@ -361,8 +384,12 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
     if mode(bound) == "host":
         _stream_host(bound, pieces, ins, outs, launch)
         return
-    with _stream_lock:
-        _stream_device(bound, pieces, ins, outs, launch)
+    _slots(bound)
+    taken = _take_slots(bound, min(SLOTS, len(pieces)))
+    try:
+        _stream_device(bound, pieces, ins, outs, launch, taken)
+    finally:
+        _give_slots(bound, taken)
 
 
 def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
@@ -397,13 +424,14 @@ def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
 
 def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                   launch: Launch) -> None:
-    """Piece ``k`` runs on slot ``k % SLOTS``; each slot's pieces run in order on a thread of
-    its own, so that whatever a driver call blocks on (NVIDIA's OpenCL returns from some
-    non-blocking copies only when they are done) holds up one slot, not the pipeline."""
+                   launch: Launch, taken: list[int]) -> None:
+    """Piece ``k`` runs on the ``k % len(taken)``-th slot taken; each slot's pieces run in
+    order on a thread of its own, so that whatever a driver call blocks on (NVIDIA's OpenCL
+    returns from some non-blocking copies only when they are done) holds up one slot, not the
+    pipeline."""
     how = mode(bound)
     nthreads = _threads()
-    slots = _slots(bound)
+    slots = [_slots(bound)[i] for i in taken]
     pool = _pool(bound) if _stages(how, nthreads) else None
     # inputs staged through pinned memory (those already pinned go by DMA as they are)
     stage = [pool is not None and a is not None and not pool.holds(a) for a in ins]
@@ -426,13 +454,11 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
         for j in used:
             run(j)
         return
-    with _lock:
-        ex: concurrent.futures.ThreadPoolExecutor | None = bound.staging.get(("slot_threads", 0))
-        if ex is None:
-            ex = bound.staging[("slot_threads", 0)] = concurrent.futures.ThreadPoolExecutor(
-                len(slots), thread_name_prefix="daskcl-slot")
-    futures = [ex.submit(run, j) for j in used]
+    ex = _slot_threads(bound)
+    futures: list[concurrent.futures.Future[None]] = []
     try:
+        for j in used:
+            futures.append(ex.submit(run, j))
         done, _ = concurrent.futures.wait(futures,
                                           return_when=concurrent.futures.FIRST_EXCEPTION)
         for f in (*done, *futures):    # a failed slot's error first, while the others run
@@ -440,10 +466,28 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
     except BaseException:
         # Ctrl-C here, or a piece that failed: the other slots stop after their current piece
         # and are waited for, so that no thread of this call still uses the slots' buffers
-        # when the next call starts
+        # when they are given to the next call
         stop.set()
         concurrent.futures.wait(futures)
         raise
+
+
+def _slot_threads(bound: _device.BoundDevice) -> concurrent.futures.ThreadPoolExecutor:
+    """The device's threads that run the slots' pieces: one per slot (the slots of every call
+    at once), all started when the pool is made.  A pool starts a thread when work finds none
+    idle, and ``submit`` returns only once it runs: on an H100, a call's ``submit`` of its third
+    slot waited there about a second while its other slots' pieces ran (a thread dump:
+    ``Thread.start`` in ``submit``), and Ctrl-C arriving then left those slots running the
+    rest of the call (3 s more in the Ctrl-C test's call, against 0.1 s)."""
+    with _lock:
+        ex: concurrent.futures.ThreadPoolExecutor | None = bound.staging.get(("slot_threads", 0))
+        if ex is None:
+            ex = concurrent.futures.ThreadPoolExecutor(SLOTS, thread_name_prefix="daskcl-slot")
+            ready = threading.Barrier(SLOTS)
+            for f in [ex.submit(ready.wait) for _ in range(SLOTS)]:
+                f.result()             # each waits for all: SLOTS threads, every one started
+            bound.staging[("slot_threads", 0)] = ex
+        return ex
 
 
 def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndarray | None],
