@@ -423,18 +423,30 @@ def test_calls_of_several_threads_stream_on_slots_of_their_own(monkeypatch):
     their own, so that their copies and kernels overlap: two one-piece calls launch at the same
     time on two queues (with one call at a time, the second never reaches its launch while
     the first waits for it); a call of many pieces started while they hold two slots runs on
-    the third alone; every value arrives; and afterwards a call has every slot again."""
+    the third alone, copying its small inputs on its own thread; every value arrives; and
+    afterwards a call has every slot again, and copies in parts."""
     import threading
 
     import pyopencl as cl
 
+    from daskcl import config
     from daskcl.kernels import _transfer
 
     monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
     bound = device.current()
     both = threading.Barrier(3, timeout=20)   # the two calls and this thread
+    phase = {"now": ""}
+    copies: dict[str, list[int]] = {"beside": [], "alone": []}
+    real_copy = _transfer.copy_parallel
+
+    def copy(dst: np.ndarray, src: np.ndarray, nthreads: int) -> None:
+        if phase["now"]:
+            copies[phase["now"]].append(nthreads)
+        real_copy(dst, src, nthreads)
+
+    monkeypatch.setattr(_transfer, "copy_parallel", copy)
     queues_of: dict[str, set] = {"a": set(), "b": set(), "c": set()}
-    third_started = threading.Event()
+    c_done = threading.Event()
 
     def stream(name: str, n: int, piece: int) -> np.ndarray:
         src = np.arange(n, dtype=np.float64) + {"a": 0.25, "b": 0.5, "c": 0.75}[name]
@@ -444,9 +456,7 @@ def test_calls_of_several_threads_stream_on_slots_of_their_own(monkeypatch):
             queues_of[name].add(queue)
             if name != "c":
                 both.wait()                   # both one-piece calls are in their launch
-                third_started.wait(20)        # and stay, holding their slots, until c runs
-            else:
-                third_started.set()
+                c_done.wait(20)               # and stay, holding their slots, until c is done
             k = p.ins[0][1] - p.ins[0][0]
             cl.enqueue_copy(queue, outs[0], ins[0], byte_count=k * 8)
 
@@ -456,19 +466,27 @@ def test_calls_of_several_threads_stream_on_slots_of_their_own(monkeypatch):
         np.testing.assert_array_equal(out, src)
         return out
 
-    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+    with config.set({"transfer.threads": 3}), \
+            concurrent.futures.ThreadPoolExecutor(2) as ex:
         a = ex.submit(stream, "a", 3000, 3000)
         b = ex.submit(stream, "b", 2000, 2000)
         both.wait()
+        phase["now"] = "beside"
         stream("c", 9000, 1000)               # 9 pieces on the one slot left
+        phase["now"] = ""
+        c_done.set()
         a.result(), b.result()
-    assert len(queues_of["a"] | queues_of["b"]) == 2 and len(queues_of["c"]) == 1
-    assert not (queues_of["c"] & (queues_of["a"] | queues_of["b"]))
-    # afterwards one call has all three slots
-    queues_of["c"].clear()
-    third_started.set()
-    stream("c", 9000, 1000)
+        assert len(queues_of["a"] | queues_of["b"]) == 2 and len(queues_of["c"]) == 1
+        assert not (queues_of["c"] & (queues_of["a"] | queues_of["b"]))
+        # afterwards one call has all three slots
+        queues_of["c"].clear()
+        phase["now"] = "alone"
+        stream("c", 9000, 1000)
+        phase["now"] = ""
     assert len(queues_of["c"]) == _transfer.SLOTS
+    # beside other calls, small inputs are copied on the piece's thread; alone, in parts
+    assert copies == {"beside": [1] * 9, "alone": [3] * 9}
+    assert _transfer._copy_threads(3, _transfer.ALONE_COPY_MAX + 1) == 3
 
 
 def test_the_slot_threads_are_all_started_with_their_pool(monkeypatch):

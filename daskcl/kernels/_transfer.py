@@ -62,6 +62,7 @@ from .. import config
 from ..runtime import device as _device
 
 __all__ = [
+    "ALONE_COPY_MAX",
     "PIECES_MIN",
     "SLAB",
     "SLAB_MIN",
@@ -106,6 +107,8 @@ SLOTS = 3
 _lock = threading.RLock()
 #: notified when a call gives its slots back (:func:`_take_slots`)
 _slot_freed = threading.Condition(_lock)
+#: streamed calls in progress in this process (on devices with their own memory)
+_streaming = [0]
 
 
 def slab(total: int) -> int:
@@ -386,9 +389,13 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
         return
     _slots(bound)
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
+    with _lock:
+        _streaming[0] += 1
     try:
         _stream_device(bound, pieces, ins, outs, launch, taken)
     finally:
+        with _lock:
+            _streaming[0] -= 1
         _give_slots(bound, taken)
 
 
@@ -507,7 +514,7 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
         if hi > lo:
             if stage[j] and pool is not None:
                 st = _pinned_staging(s.pin_in, j, pool, hi - lo)
-                copy_parallel(st[: hi - lo], a[lo:hi], nthreads)
+                copy_parallel(st[: hi - lo], a[lo:hi], _copy_threads(nthreads, hi - lo))
                 s.held.append(cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False))
             else:
                 s.held.append(cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False))
@@ -532,6 +539,21 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
             s.busy.append((ev, None))
     if not s.busy:
         s.busy.append((cl.enqueue_marker(q), None))
+
+
+#: elements of a piece's input that, beside another streamed call, are copied into staging on
+#: the piece's own thread in one part
+ALONE_COPY_MAX = 1 << 20
+
+
+def _copy_threads(nthreads: int, n: int) -> int:
+    """Threads for a piece's staging copy of ``n`` elements: ``nthreads``, or one beside
+    another streamed call (a dask array's chunks) for up to :data:`ALONE_COPY_MAX` elements.
+    Such calls already copy side by side, and small parts handed to the copy threads cost more
+    than they gained: on an H100's host, dask chunks of 2^20 elements took 3.3 ms a copy in
+    eight parts, three calls at a time, and whole computes 8-20% less time in one part; chunks
+    of 2^22 were 10-25% slower in one (benchmarks/README.md, "Dask arrays")."""
+    return 1 if _streaming[0] > 1 and n <= ALONE_COPY_MAX else nthreads
 
 
 def _copier(dst: np.ndarray, src: np.ndarray, nthreads: int) -> Callable[[], None]:
