@@ -12,7 +12,8 @@ device, its kernel runs, and its outputs come back.  How depends on the device:
   in-order queue and device buffers (kept per device and reused across calls), so that one
   piece's upload, another's kernel and a third's download overlap wherever the driver overlaps
   them.  A call takes only the slots it has pieces for, so the calls of several threads (a
-  dask array's chunks, one piece each) overlap in the same way.  The config key ``transfer.mode`` (``DASKCL_TRANSFER``) chooses how the host side moves:
+  dask array's chunks, one piece each) overlap in the same way.  The config key
+  ``transfer.mode`` (``DASKCL_TRANSFER``) chooses how the host side moves:
 
   ``direct``
       pageable copies both ways, straight from the input arrays and into the result;

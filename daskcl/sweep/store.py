@@ -11,7 +11,7 @@ Layout (``format`` ``daskcl-sweep/3``), as ``xr.open_zarr(store)`` reads it with
   the coefficients' names;
 - the bookkeeping, in the sub-group ``_daskcl/`` (which xarray does not show as data):
   ``_daskcl/checksum`` (a checksum per chunk and output, of the algorithm its ``algorithm``
-  attribute names: ``crc32c``, or ``crc32`` where Google's CRC-32C extension is missing) and
+  attribute names: ``crc32c``, or ``crc32`` where Google's CRC-32C library is not found) and
   ``_daskcl/done`` (one ``uint8`` mark per chunk);
 - the group's attributes, every one a string or a number as NetCDF takes them:
   ``Conventions = "CF-1.10"``, ``title``, ``source``, ``history`` (one line per run, resumes
