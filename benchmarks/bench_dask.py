@@ -9,16 +9,17 @@ For each function and chunk size (seconds per ``compute()``, median):
 - ``one_call``: ``fn(*inputs)`` on the whole NumPy arrays (the host path's own pieces);
 - ``dask_numpy``: the same graph with each chunk's inputs summed in NumPy instead: what dask
   itself costs here (slicing, scheduling, the final concatenation into one array);
-- ``cupy_dask``: the same dask graph, in a process of its own, with each chunk through ``cupy.asarray``, the CuPy
-  function (``bench_delivered.CASES``) and ``cupy.asnumpy``;
+- ``cupy_dask``: the same dask graph, in a process of its own, with each chunk through
+  ``cupy.asarray``, the CuPy function (``bench_delivered.CASES``) and ``cupy.asnumpy``;
 - ``ceiling_s``: the bytes of the call at the host's measured ceilings (``bench_transfer.py``:
   the faster input path, the pinned download, one after the other, as in
   ``bench_delivered.py``).
 
 Ratios: ``dask_vs_cupy`` is ``cupy_dask`` over ``dask`` (above 1: daskcl faster);
 ``dask_of_one_call`` is ``one_call`` over ``dask``; ``dask_of_numpy`` is ``dask_numpy`` over
-``dask`` (1: daskcl's chunks cost no more than NumPy's sum of them); ``of_ceiling`` is ``ceiling_s`` over
-``dask``.  A chunk's result is concatenated into the array ``compute()`` returns, in both.
+``dask`` (1: daskcl's chunks cost no more than NumPy's sum of them); ``of_ceiling`` is
+``ceiling_s`` over ``dask``.  A chunk's result is concatenated into the array ``compute()``
+returns, in every graph.
 
 Run:  python benchmarks/bench_dask.py [--n 67108864] [--chunks 1048576,4194304]
           [--functions pnorm,pbeta] [--repeat 5] [--out FILE]
