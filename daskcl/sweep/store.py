@@ -298,7 +298,7 @@ _POOL_LOCK = threading.Lock()
 
 def _pool() -> ThreadPoolExecutor:
     """This process's threads that compress and write zarr chunks and compute checksums (Blosc
-    and zlib's CRC-32 release the GIL), made once: half the cores, at most 8.  A GPU sweep's
+    and both CRCs release the GIL), made once: half the cores, at most 8.  A GPU sweep's
     worker launches the next chunk and stages its inputs on its other threads meanwhile; with
     more writers (the cores + 4) they took the cores from it (an H100 with 16 cores, one run
     each: qbeta 0.83 of its bare kernel with 20 writers, 0.86 with 8, 0.73 with 4; f2_f3 0.80,
