@@ -40,8 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, median_time, table, write
-from bench_delivered import CASES, _cupy
-from bench_transfer import measure
+from bench_delivered import CASES, _cupy, ceilings
 
 
 def _cupy_dask(name: str, n: int, chunk: int, repeat: int) -> float | None:
@@ -126,11 +125,7 @@ def run(names: list[str], n: int, chunks: list[int], repeat: int,
         peers: bool = True) -> dict[str, Any]:
     import dask
 
-    rates = measure(256, (1, 2, 4, 8), 3)
-    staged = min(max(v for k, v in rates.items() if k.startswith("host_into_pinned")),
-                 rates["h2d_pinned"])
-    up = max(staged, max(v for k, v in rates.items() if k.startswith("h2d_pageable")))
-    down = rates["d2h_pinned"]
+    rates, up, down = ceilings()
     rows = []
     for name in names:
         for chunk in chunks:

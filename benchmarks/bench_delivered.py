@@ -133,13 +133,21 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
     return row
 
 
-def run(names: list[str], sizes: list[int], modes: list[str], repeat: int,
-        glm: bool = False) -> dict[str, Any]:
+def ceilings() -> tuple[dict[str, float], float, float]:
+    """The host's rates measured now (``bench_transfer.measure``), and from them the GB/s of
+    the faster input path (the pageable upload at its best thread count, or the copy into
+    pinned memory at its best where that is below the pinned DMA's rate) and of the pinned
+    download."""
     rates = measure(256, (1, 2, 4, 8), 3)
     staged = min(max(v for k, v in rates.items() if k.startswith("host_into_pinned")),
                  rates["h2d_pinned"])
     up = max(staged, max(v for k, v in rates.items() if k.startswith("h2d_pageable")))
-    down = rates["d2h_pinned"]
+    return rates, up, rates["d2h_pinned"]
+
+
+def run(names: list[str], sizes: list[int], modes: list[str], repeat: int,
+        glm: bool = False) -> dict[str, Any]:
+    rates, up, down = ceilings()
     peers = _cupy()
     rows = []
     for n in sizes:

@@ -108,7 +108,7 @@ SLOTS = 3
 _lock = threading.RLock()
 #: notified when a call gives its slots back (:func:`_take_slots`)
 _slot_freed = threading.Condition(_lock)
-#: streamed calls in progress in this process (on devices with their own memory)
+#: streamed calls in progress in this process, holding slots (:func:`_take_slots`)
 _streaming = [0]
 
 
@@ -349,12 +349,14 @@ def _take_slots(bound: _device.BoundDevice, want: int) -> list[int]:
             _slot_freed.wait()
         taken = free[:max(1, want)]
         del free[:len(taken)]
+        _streaming[0] += 1
         return taken
 
 
 def _give_slots(bound: _device.BoundDevice, taken: list[int]) -> None:
     """Give back slots of :func:`_take_slots` (their work done)."""
     with _slot_freed:
+        _streaming[0] -= 1
         bound.staging[("free_slots", 0)].extend(taken)
         _slot_freed.notify_all()
 
@@ -388,15 +390,10 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
     if mode(bound) == "host":
         _stream_host(bound, pieces, ins, outs, launch)
         return
-    _slots(bound)
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
-    with _lock:
-        _streaming[0] += 1
     try:
         _stream_device(bound, pieces, ins, outs, launch, taken)
     finally:
-        with _lock:
-            _streaming[0] -= 1
         _give_slots(bound, taken)
 
 
