@@ -14,7 +14,7 @@ import pytest
 import zarr
 
 from daskcl import nmath
-from daskcl.sweep import Sweep, open_result, run, store, verify
+from daskcl.sweep import Sweep, SweepError, open_result, run, store, verify
 from daskcl.sweep.store import read_info
 
 xr = pytest.importorskip("xarray")
@@ -217,3 +217,34 @@ def test_a_store_of_the_first_layout_still_resumes_and_verifies(tmp_path: Path) 
     run(Sweep.from_dict(_spec()), out, client="sync", overwrite=True)
     assert sorted(p.name for p in out.iterdir()) == ["_daskcl", "df", "nmeans", "ptukey", "q",
                                                       "zarr.json"]
+
+
+def test_a_store_of_a_newer_format_is_refused_not_recomputed(tmp_path: Path) -> None:
+    """A store written by a newer daskcl (format ``daskcl-sweep/4``) is not taken for one of
+    this daskcl's: resuming or verifying it is a clear error that leaves every chunk as it is
+    (an older reader would otherwise find every checksum wrong and compute the whole sweep
+    again); ``--overwrite`` still replaces it, being daskcl's."""
+    out = tmp_path / "t.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    g = zarr.open_group(str(out), mode="r+")
+    info = read_info(g)
+    assert info is not None and info["format"] == store.FORMAT
+    info.update(format="daskcl-sweep/4", version="9.0")
+    root = json.loads((out / "zarr.json").read_text())
+    root.pop("consolidated_metadata", None)
+    root["attributes"]["daskcl"] = json.dumps(info)
+    (out / "zarr.json").write_text(json.dumps(root))
+    before = open_result(out)["ptukey"][...]
+    newer = (r"written by a newer daskcl \(9\.0, store format daskcl-sweep/4\); this daskcl "
+             r"\(.+\) reads formats up to daskcl-sweep/3, so it cannot {} it: upgrade daskcl")
+    with pytest.raises(SweepError, match=newer.format("resume")):
+        run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
+    with pytest.raises(SweepError, match=newer.format("verify")):
+        verify(str(out))
+    np.testing.assert_array_equal(open_result(out)["ptukey"][...], before)
+    assert store.newer_format({"format": "daskcl-sweep/10"})
+    assert not store.newer_format({"format": "daskcl-sweep/3"})
+    assert not store.newer_format({"format": "other/4"}) and not store.newer_format({})
+    res = run(Sweep.from_dict(_spec()), out, client="sync", overwrite=True)
+    assert res.computed == 4
+    assert read_info(open_result(out))["format"] == store.FORMAT  # type: ignore[index]

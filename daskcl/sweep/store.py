@@ -42,7 +42,9 @@ checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is written
 Chunk writes change no metadata, so the consolidated metadata stays true while a sweep runs.
 
 The store is known as daskcl's by its ``daskcl`` attribute (``format``); ``overwrite`` replaces
-only such a store, and deletes only the entries daskcl wrote there.  :func:`open_store` applies
+only such a store, and deletes only the entries daskcl wrote there.  A store of a newer format
+than this module's is neither resumed nor verified (its checksums may be unknown here): the
+error says to upgrade.  :func:`open_store` applies
 these rules before anything is computed, :func:`verify` checks a finished store.
 """
 
@@ -58,6 +60,7 @@ import logging
 import math
 import os
 import posixpath
+import re
 import shutil
 import sys
 import threading
@@ -507,13 +510,29 @@ def consolidate(url: str, options: dict[str, Any] | None = None) -> None:
 
 
 def _is_ours(info: Any) -> bool:
-    """Whether a group's ``daskcl`` attribute is one this module writes (or wrote before it
-    had a ``format``: a finished sweep's attributes, or ``{"preparing": True}``)."""
+    """Whether a group's ``daskcl`` attribute is one daskcl writes: of a format this module
+    reads or of a newer one, or written before stores had a ``format`` (a finished sweep's
+    attributes, or ``{"preparing": True}``)."""
     if not isinstance(info, dict):
         return False
-    if info.get("format") in _FORMATS:
+    if info.get("format") in _FORMATS or newer_format(info):
         return True
     return info == {"preparing": True} or {"identity", "outputs", "axes"} <= set(info)
+
+
+def newer_format(info: Mapping[str, Any]) -> bool:
+    """Whether a store's ``daskcl`` attribute names a format newer than this module's
+    (``daskcl-sweep/<n>``, ``n`` above this one's): its checksums or layout may be unknown
+    here, so it is neither resumed nor verified, only replaced on ``overwrite``."""
+    m = re.fullmatch(r"daskcl-sweep/(\d+)", str(info.get("format", "")))
+    return m is not None and int(m.group(1)) > int(FORMAT.rsplit("/", 1)[1])
+
+
+def _newer_error(url: str, info: Mapping[str, Any], what: str) -> SweepError:
+    return SweepError(
+        f"{url} was written by a newer daskcl ({info.get('version', 'version unknown')}, store "
+        f"format {info.get('format')}); this daskcl ({__version__}) reads formats up to "
+        f"{FORMAT}, so it cannot {what} it: upgrade daskcl")
 
 
 def _own_entries(info: dict[str, Any]) -> set[str]:
@@ -582,6 +601,8 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     if not resume:
         raise SweepError(f"{url} already holds a sweep; pass --resume to finish it or "
                          "--overwrite to start again")
+    if newer_format(info):
+        raise _newer_error(url, info, "resume")
     if sweep.has_envelope:  # the envelope found when the sweep started
         sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
                                  for a in sweep.axes])
@@ -807,6 +828,8 @@ def verify(url: str, options: dict[str, Any] | None = None
     if info is None or not _is_ours(info) or info.get("preparing"):
         raise SweepError(f"{url} is not a finished daskcl sweep store (its daskcl attributes "
                          "are missing or say it was never prepared)")
+    if newer_format(info):
+        raise _newer_error(url, info, "verify")
     if _BOOK not in group and _OLD_CHECKSUM not in group:
         raise SweepError(f"{url} has no checksums (written by daskcl {info.get('version')}, "
                          "before sweeps recorded them); there is nothing to verify against")
