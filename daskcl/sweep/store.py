@@ -92,6 +92,7 @@ __all__ = [
     "exists",
     "keep_freed_buffers",
     "new_algorithm",
+    "newer_format",
     "open_group",
     "open_result",
     "open_store",
