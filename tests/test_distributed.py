@@ -30,6 +30,7 @@ from procs import stop
 from daskcl import glm, nmath
 from daskcl.cluster import DaskclPlugin, local_cluster, worker_devices
 from daskcl.errors import DaskclError
+from daskcl.runtime import device as _device
 from daskcl.sweep import Sweep, open_result, run
 
 # Chunks of a slow Python function (0.15 s each) that logs every evaluation: the fault tests
@@ -122,8 +123,21 @@ def test_dask_arrays_on_the_cluster_equal_numpy(client2: Any) -> None:
     assert np.array_equal(client2.compute(r).result(), nmath.rgamma(20_000, 2.5, seed=11))
 
 
+def _bound_spec() -> str | None:
+    from daskcl.runtime import device
+
+    b = device._bound
+    return None if b is None else b.info.spec
+
+
 def test_plugin_registers_and_rebinds(client2: Any) -> None:
+    """Registered on running workers, the plugin binds each again to its own device (the
+    binding forgotten first) and warms what it names."""
+    specs = {a: d["spec"] for a, d in worker_devices(client2).items()}
+    client2.run(_device.unbind)
+    assert set(client2.run(_bound_spec).values()) == {None}
     client2.register_plugin(DaskclPlugin(warm=["qgamma"]))
+    assert client2.run(_bound_spec) == specs
 
     def has_qgamma() -> bool:
         from daskcl.runtime import program
@@ -151,10 +165,14 @@ def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
         if done >= 3:
             break
         time.sleep(0.05)
+    assert 3 <= done < 16, done        # the kill lands while the sweep runs
     victim = next(iter(worker_devices(client2).values()))["pid"]
     os.kill(victim, signal.SIGKILL)
+    evaluated = len(log.read_text().splitlines())
     t.join(300)
     assert not t.is_alive() and "r" in result
+    pids = [int(ln.split()[2]) for ln in log.read_text().splitlines()]
+    assert victim in pids[:evaluated] and len(pids) > evaluated   # it worked, the rest went on
     g = open_result(out)
     assert g["_daskcl/done"][...].sum() == 16
     ref = tmp_path / "ref.zarr"
@@ -169,6 +187,7 @@ def test_sweep_survives_a_killed_worker(client2: Any, tmp_path: Path) -> None:
     # computing and the one it was writing meanwhile, if any.
     assert sum(counts.values()) - 16 <= 2, counts
     client2.wait_for_workers(2, timeout=120)  # the nanny restarted it
+    assert victim not in {d["pid"] for d in worker_devices(client2).values()}
 
 
 def _cli(*args: str, **kw: Any) -> subprocess.Popen[str]:

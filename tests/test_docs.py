@@ -102,10 +102,12 @@ def test_r_calls_are_r_functions_with_rs_names():
             continue
         assert re.fullmatch(r"[a-zA-Z]\w*\(.*\)", r), r
         row = ALL[name]
-        rnames = re.findall(r"(\w+)(?: = [^,)]*)?(?:,|\))", r.split("(", 1)[1])
+        # R's names whole, dots included (lower.tail, log.p): a quantile's first argument p
+        # must not stand for a missing log.p
+        rnames = re.findall(r"([\w.]+)(?: = [^,)]*)?(?:,|\))", r.split("(", 1)[1])
         flags = {"log": "log", "lower_tail": "lower.tail", "log_p": "log.p"}
         for f in getattr(row, "flag_defaults", {}):
-            assert flags[f].split(".")[-1] in rnames, (name, f)
+            assert flags[f] in rnames, (name, f, r)
         missing = [a for a in row.arg_names[1:] if a not in rnames]
         if missing:
             assert _docs.order_note(name), (name, missing)

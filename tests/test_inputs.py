@@ -43,7 +43,7 @@ EDGE_CHILD = textwrap.dedent("""
         ("rsignrank", lambda: nmath.rsignrank(4, [np.inf, 1e300, 9e9, 2.0**28 + 1], seed=1)),
         ("rwilcox", lambda: nmath.rwilcox(3, [np.inf, 5.0, 2.0**21], [5.0, 1e300, 2.0**21 + 1],
                                           seed=1)),
-        ("rhyper", lambda: nmath.rhyper(2, [1e30, 2.0**45], 1e30, 2.0, seed=1)),
+        ("rhyper", lambda: nmath.rhyper(2, [1e30, 2.0**44], [1e30, 2.0**44 + 1], 2.0, seed=1)),
     ]
     for name, call in calls:
         with warnings.catch_warnings(record=True) as w:
@@ -74,6 +74,7 @@ def test_generators_beyond_their_range_give_nan_and_warn_at_once():
 def test_limits_match_the_kernels():
     """The documented limits are the kernels' own: the largest n is computed, one more is NaN."""
     assert drandom.RSIGNRANK_MAX_N == 2**28 and drandom.RWILCOX_MAX_N == 2**22
+    assert drandom.RHYPER_MAX_N == 2**45
     x = nmath.rwilcox(2, [2.0**21, 0.0], [2.0**21, np.inf], seed=3)   # R: 0 when m = 0
     assert 0 < x[0] < 2.0**42 and x[1] == 0.0
     assert not np.isnan(nmath.rhyper(1, 2.0**44, 2.0**44, 10.0, seed=3)[0])

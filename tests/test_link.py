@@ -10,6 +10,7 @@ with the file and line; every unit of the library compiled alone and linked.
 
 from __future__ import annotations
 
+import re
 import shutil
 import stat
 import warnings
@@ -330,8 +331,11 @@ def test_interfaces_keep_every_line_where_it_was():
         face = link.interface(text, unit.provides)
         assert face.count("\n") == text.count("\n"), unit.name
         for got, line in zip(face.split("\n"), text.split("\n"), strict=True):
-            assert got in ("", line) or line.startswith(got.rstrip(";")) or got.startswith(
-                "extern ") or got.endswith(";"), (unit.name, got, line)
+            # a definition becomes its declaration (the line cut at its body), or an extern
+            # declaration of the same name (a table)
+            extern = got.startswith("extern ") and re.sub(r"\[.*", "", got).split()[-1] in line
+            assert got in ("", line) or line.startswith(got.rstrip(";")) or extern, (
+                unit.name, got, line)
 
 
 def test_interface_of_a_unit():
