@@ -242,6 +242,13 @@ def test_a_store_of_a_newer_format_is_refused_not_recomputed(tmp_path: Path) -> 
     with pytest.raises(SweepError, match=newer.format("verify")):
         verify(str(out))
     np.testing.assert_array_equal(open_result(out)["ptukey"][...], before)
+    # nor is one a newer daskcl was still preparing replaced on resume
+    info["preparing"] = True
+    root["attributes"]["daskcl"] = json.dumps(info)
+    (out / "zarr.json").write_text(json.dumps(root))
+    with pytest.raises(SweepError, match=newer.format("resume")):
+        run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
+    np.testing.assert_array_equal(open_result(out)["ptukey"][...], before)
     assert store.newer_format({"format": "daskcl-sweep/10"})
     assert not store.newer_format({"format": "daskcl-sweep/3"})
     assert not store.newer_format({"format": "other/4"}) and not store.newer_format({})

@@ -44,8 +44,8 @@ Chunk writes change no metadata, so the consolidated metadata stays true while a
 The store is known as daskcl's by its ``daskcl`` attribute (``format``); ``overwrite`` replaces
 only such a store, and deletes only the entries daskcl wrote there.  A store of a newer format
 than this module's is neither resumed nor verified (its checksums may be unknown here): the
-error says to upgrade.  :func:`open_store` applies
-these rules before anything is computed, :func:`verify` checks a finished store.
+error says to upgrade.  :func:`open_store` applies these rules before anything is computed,
+:func:`verify` checks a finished store.
 """
 
 from __future__ import annotations
@@ -591,6 +591,8 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                "nothing else; choose another --out") if overwrite else "; choose another --out"
         raise SweepError(f"{url} {what}{how}")
     assert isinstance(info, dict)
+    if resume and not overwrite and newer_format(info):
+        raise _newer_error(url, info, "resume")
     if overwrite or (resume and info.get("preparing")):
         foreign = [e for e in entries if e not in _own_entries(info)]
         if foreign:
@@ -602,8 +604,6 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     if not resume:
         raise SweepError(f"{url} already holds a sweep; pass --resume to finish it or "
                          "--overwrite to start again")
-    if newer_format(info):
-        raise _newer_error(url, info, "resume")
     if sweep.has_envelope:  # the envelope found when the sweep started
         sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
                                  for a in sweep.axes])
