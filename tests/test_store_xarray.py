@@ -107,6 +107,15 @@ def test_a_resumed_store_keeps_every_run_in_its_history(tmp_path: Path) -> None:
     assert [(r["resumed"], r["chunks_computed"]) for r in runs] == [(False, 4), (True, 1)]
 
 
+def _write_info(out: Path, info: dict[str, object]) -> None:
+    """Write ``info`` as the ``daskcl`` attribute of the store at ``out`` by hand (as another
+    daskcl version would), without consolidated metadata."""
+    root = json.loads((out / "zarr.json").read_text())
+    root.pop("consolidated_metadata", None)
+    root["attributes"]["daskcl"] = json.dumps(info)
+    (out / "zarr.json").write_text(json.dumps(root))
+
+
 def _crc32_store(out: Path, fmt: str) -> np.ndarray:
     """Rewrite the checksums of the store at ``out`` as daskcl wrote them before CRC-32C (zlib's
     CRC-32 of each chunk's values, no ``algorithm`` attribute), its format ``fmt``, without
@@ -124,10 +133,7 @@ def _crc32_store(out: Path, fmt: str) -> np.ndarray:
     info = read_info(g)
     assert info is not None
     info["format"] = fmt
-    root = json.loads((out / "zarr.json").read_text())
-    root.pop("consolidated_metadata", None)
-    root["attributes"]["daskcl"] = json.dumps(info)
-    (out / "zarr.json").write_text(json.dumps(root))
+    _write_info(out, info)
     return np.asarray(values)
 
 
@@ -230,10 +236,7 @@ def test_a_store_of_a_newer_format_is_refused_not_recomputed(tmp_path: Path) -> 
     info = read_info(g)
     assert info is not None and info["format"] == store.FORMAT
     info.update(format="daskcl-sweep/4", version="9.0")
-    root = json.loads((out / "zarr.json").read_text())
-    root.pop("consolidated_metadata", None)
-    root["attributes"]["daskcl"] = json.dumps(info)
-    (out / "zarr.json").write_text(json.dumps(root))
+    _write_info(out, info)
     before = open_result(out)["ptukey"][...]
     newer = (r"written by a newer daskcl \(9\.0, store format daskcl-sweep/4\); this daskcl "
              r"\(.+\) reads formats up to daskcl-sweep/3, so it cannot {} it: upgrade daskcl")
@@ -244,8 +247,7 @@ def test_a_store_of_a_newer_format_is_refused_not_recomputed(tmp_path: Path) -> 
     np.testing.assert_array_equal(open_result(out)["ptukey"][...], before)
     # nor is one a newer daskcl was still preparing replaced on resume
     info["preparing"] = True
-    root["attributes"]["daskcl"] = json.dumps(info)
-    (out / "zarr.json").write_text(json.dumps(root))
+    _write_info(out, info)
     with pytest.raises(SweepError, match=newer.format("resume")):
         run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     np.testing.assert_array_equal(open_result(out)["ptukey"][...], before)
