@@ -17,3 +17,10 @@
 #pragma pop_macro("erfc")
 #pragma pop_macro("pow")
 #endif
+
+// Rmath.h's names of the normal distribution's functions: R's header defines dnorm, pnorm and
+// qnorm as dnorm4, pnorm5 and qnorm5, so a kernel may call either name, as C code against
+// libRmath does.  Function-like, so that only calls are renamed.
+#define dnorm(x, mu, sigma, give_log) dnorm4(x, mu, sigma, give_log)
+#define pnorm(x, mu, sigma, lower_tail, log_p) pnorm5(x, mu, sigma, lower_tail, log_p)
+#define qnorm(p, mu, sigma, lower_tail, log_p) qnorm5(p, mu, sigma, lower_tail, log_p)

@@ -302,19 +302,24 @@ def _sweep(args: argparse.Namespace) -> int:
     sweep = Sweep.from_toml(args.spec)
     if args.dry_run:
         done = None
-        if args.out:
-            from .sweep.store import STORE_READ_ERRORS, exists, open_result, read_done
+        what = ""
+        if args.out:   # what the run would do with the store, or refuse: decided, not done
+            from .sweep.store import STORE_READ_ERRORS, check_store, local_url, read_done
 
-            if exists(args.out):
+            url = local_url(args.out)
+            action, sweep, group, _ = check_store(sweep, url, resume=args.resume,
+                                                  overwrite=args.overwrite)
+            what = {"create": " (new)", "replace": " (replaced: --overwrite)"}.get(action, "")
+            if action == "resume":
                 try:
-                    done = int(read_done(open_result(args.out), sweep.grid).sum())
+                    done = int(read_done(group, sweep.grid).sum())
                 except STORE_READ_ERRORS as exc:
-                    print(f"note: {args.out} holds no readable sweep ({type(exc).__name__}: "
-                          f"{exc}); the plan counts no chunk done", file=sys.stderr)
-                    done = None
+                    print(f"note: the done marks of {args.out} cannot be read "
+                          f"({type(exc).__name__}: {exc}); the plan counts no chunk done",
+                          file=sys.stderr)
         print(sweep.plan(done))
         if args.out:
-            print(f"store     {args.out}")
+            print(f"store     {args.out}{what}")
         return 0
     if not args.out:
         print("error: --out STORE is needed (a directory path or an fsspec URL)", file=sys.stderr)

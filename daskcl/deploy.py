@@ -46,7 +46,8 @@ from typing import Any
 
 from .errors import ClusterError, DaskclError
 
-__all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "main", "run_slurm", "slurm_arguments", "slurm_cluster"]
+__all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "check_submission", "main", "run_slurm",
+           "slurm_arguments", "slurm_cluster"]
 
 NODE_LOCAL_CACHE = "${TMPDIR:-/tmp}/daskcl-cache-$(id -u)"
 """Default ``DASKCL_CACHE_DIR`` of a SLURM worker: shell text, expanded on the compute node."""
@@ -178,6 +179,42 @@ def slurm_cluster(
     return cluster
 
 
+def check_submission(cluster: Any, timeout: float = 120.0) -> None:
+    """Ask SLURM whether it would take the cluster's worker job (``sbatch --test-only``, which
+    submits nothing), so that a job SLURM refuses (no controller, a wrong partition, account or
+    ``--gres``) is one error now, not dask-jobqueue's tracebacks and a wait without end.
+
+    Raises
+    ------
+    ClusterError
+        sbatch is missing, does not answer within ``timeout`` seconds, or refuses the job.
+    """
+    import os
+    import subprocess
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="daskcl-job-", suffix=".sh")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(cluster.job_script())
+        proc = subprocess.run(["sbatch", "--test-only", path], capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise ClusterError("sbatch is not on PATH: daskcl slurm submits its workers as SLURM "
+                           "jobs, from a machine where sbatch works") from None
+    except subprocess.TimeoutExpired:
+        raise ClusterError(f"sbatch --test-only did not answer within {timeout:.0f} s: is the "
+                           "SLURM controller reachable from here?") from None
+    finally:
+        os.unlink(path)
+    if proc.returncode != 0:
+        said = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+        raise ClusterError("SLURM would not take a worker job ("
+                           + (said[-1] if said else f"sbatch exit code {proc.returncode}")
+                           + "); check --queue, --account, --gres and --job-extra "
+                           "(--print-job-script shows the job)")
+
+
 def _slurm(args: argparse.Namespace) -> int:
     from distributed import Client
 
@@ -193,10 +230,8 @@ def _slurm(args: argparse.Namespace) -> int:
                           ("interface", args.interface), ("log_directory", args.log_directory))
         if v is not None
     }
-    cluster = slurm_cluster(
-        0 if args.print_job_script else args.workers or 0,
-        minimum=args.minimum, maximum=None if args.print_job_script else args.maximum,
-        gres=args.gres or None, device=args.device, cache_dir=args.cache_dir,
+    cluster = slurm_cluster(   # no jobs yet: SLURM is asked first whether it takes one
+        0, gres=args.gres or None, device=args.device, cache_dir=args.cache_dir,
         cache_shared=args.cache_shared,
         cores=args.cores, memory=args.memory, job_extra_directives=args.job_extra, **options,
     )
@@ -204,6 +239,11 @@ def _slurm(args: argparse.Namespace) -> int:
         if sweep is None:
             print(cluster.job_script())
             return 0
+        check_submission(cluster)
+        if args.maximum is not None:
+            cluster.adapt(minimum=args.minimum or 0, maximum=args.maximum)
+        else:
+            cluster.scale(args.workers)
         with Client(cluster) as client:
             res = run(sweep, args.out, client, resume=args.resume, overwrite=args.overwrite,
                       progress=not args.quiet)

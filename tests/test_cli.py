@@ -122,6 +122,43 @@ def test_ctrl_c_to_the_process_group_says_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in err and out == ""
 
 
+def test_ctrl_c_while_the_workers_start_is_not_lost(tmp_path: Path) -> None:
+    """Ctrl-C as the worker process is being spawned: it was dropped (SIGINT was ignored while
+    the workers started) and the sweep ran to its end, or the half-started worker printed a
+    traceback.  Now the command stops once the workers are up, in one line."""
+    import psutil
+
+    slow = tmp_path / "slow.toml"
+    slow.write_text('[sweep]\nfunction = "qtukey"\nchunks = { p = 1 }\n[axes]\n'
+                    'p = { linspace = [0.5, 0.99, 2000] }\nnranges = { values = [1] }\n'
+                    'nmeans = { values = [2, 5, 10, 20] }\ndf = { values = [5, 60] }\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daskcl", "sweep", str(slow), "--out", str(tmp_path / "o.zarr"),
+         "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=ENV, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        spawned = False
+        while not spawned and proc.poll() is None and time.monotonic() < deadline:
+            try:
+                kids = psutil.Process(proc.pid).children(recursive=True)
+                spawned = any("spawn_main" in " ".join(k.cmdline()) for k in kids)
+            except psutil.Error:
+                pass
+            time.sleep(0.01)
+        assert spawned, "no worker process was spawned"
+        os.killpg(proc.pid, signal.SIGINT)   # the worker is still starting (importing)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    said = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
+    assert said == ["interrupted: finished chunks are kept; run again with --resume"], err
+    assert "Traceback" not in err and out == ""
+
+
 def test_first_progress_line_waits_for_a_measured_rate(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = iter([0.0, 60.0, 61.0, 62.0, 63.0])  # start-up took a minute; chunks take 1 s
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))

@@ -350,6 +350,36 @@ def test_one_liner_runs_a_spec_on_adaptive_jobs(slurm: Slurm, reference: tuple[P
     assert slurm.wait_no_jobs() == []  # the jobs went with the cluster
 
 
+def test_a_job_slurm_refuses_is_one_error_not_a_wait(slurm: Slurm, tmp_path: Path) -> None:
+    """A partition that does not exist: SLURM is asked before anything is submitted or written
+    (before, dask-jobqueue printed its tracebacks and the command waited without end)."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    store = tmp_path / "never.zarr"
+    env = {**slurm.env, "PYTHONPATH": repo_pythonpath(ROOT), "TMPDIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "daskcl.deploy", "slurm", str(spec), "--out",
+                        str(store), "--workers", "1", "--queue", "nosuchpartition"],
+                       env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr[-3000:]
+    assert r.stderr == ("error: SLURM would not take a worker job (allocation failure: Invalid "
+                        "partition name specified); check --queue, --account, --gres and "
+                        "--job-extra (--print-job-script shows the job)\n"), r.stderr
+    assert not store.exists() and slurm.jobs() == []
+
+
+def test_without_sbatch_the_command_says_so(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    env = {**os.environ, "PATH": str(tmp_path), "PYTHONPATH": repo_pythonpath(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "daskcl.deploy", "slurm", str(spec), "--out",
+                        str(tmp_path / "never.zarr"), "--workers", "1"],
+                       env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr[-3000:]
+    assert r.stderr == ("error: sbatch is not on PATH: daskcl slurm submits its workers as SLURM "
+                        "jobs, from a machine where sbatch works\n")
+    assert not (tmp_path / "never.zarr").exists()
+
+
 def test_batch_script_runs_scheduler_workers_and_sweep(slurm: Slurm,
                                                        reference: tuple[Path, np.ndarray],
                                                        tmp_path: Path) -> None:

@@ -98,6 +98,17 @@ def test_f2_f3_on_the_device(queue):
     dq, dg = f2_f3("binomial", "logit", cla.to_device(queue, b), *args)
     assert isinstance(dq, cla.Array) and dg.shape == (500, 3)
     assert same(dq.get(), qf) and same(dg.get(), grad)
+    # a grid in Fortran order (a transpose) and a strided view: read by their strides (a
+    # transpose was read as if C-ordered, a strided view failed inside pyopencl)
+    bt = cla.to_device(queue, np.ascontiguousarray(b.T)).T
+    wide = np.zeros((1000, 3))
+    wide[::2] = b
+    for view in (bt, cla.to_device(queue, wide)[::2]):
+        assert not view.flags.c_contiguous
+        vq, vg = f2_f3("binomial", "logit", view, *args)
+        assert same(vq.get(), qf) and same(vg.get(), grad)
+    with pytest.raises(TypeError, match=r"y is a pyopencl array.*pass y.get\(\)"):
+        f2_f3("binomial", "logit", b, cla.to_device(queue, y), *args[1:])
     grid = FactorialGrid([np.linspace(-1, 1, 9), np.linspace(0, 1, 4), np.linspace(-2, 0, 5)])
     gq, gg = f2_f3("binomial", "logit", grid, *args, device=True)
     mq, mg = f2_f3("binomial", "logit", grid.materialize(), *args)

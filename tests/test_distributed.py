@@ -47,6 +47,32 @@ def slow_pnorm(x, sd, log):
 '''
 
 
+def test_a_ctrl_c_while_the_workers_start_closes_the_cluster(monkeypatch: Any) -> None:
+    """SIGINT is held back while the workers start (so that they inherit it ignored); one that
+    comes meanwhile was dropped, and the sweep went on.  Now it closes the cluster once the
+    workers are up and raises KeyboardInterrupt, and Ctrl-C works as before afterwards."""
+    started: list[Any] = []
+    real = distributed.SpecCluster
+
+    class InterruptedWhileStarting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            os.kill(os.getpid(), signal.SIGINT)            # Ctrl-C, as the workers start
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(distributed, "SpecCluster", InterruptedWhileStarting)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        local_cluster(1, dashboard_address=None)
+    assert len(started) == 1 and started[0].status.name == "closed"
+    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    assert signal.SIGINT not in signal.sigpending()
+    with pytest.raises(KeyboardInterrupt):                 # delivered at once again
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+
+
 def _slow_sweep(tmp: Path, log: Path) -> Sweep:
     (tmp / "slow.py").write_text(SLOW)
     return Sweep.from_dict({

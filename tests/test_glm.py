@@ -16,6 +16,7 @@ import itertools
 import pickle
 from dataclasses import replace
 
+import dask.array as da
 import numpy as np
 import pytest
 import queues
@@ -550,6 +551,17 @@ def test_bad_types_and_grids():
     b, y, x, mu, P, alpha, wt = args_ok()
     with pytest.raises(TypeError, match="y must be real numbers"):
         f2_f3("gaussian", "identity", b, np.array(["a"] * 5), x, mu, P, alpha, wt)
+    # a mask would be lost: refused, as nmath refuses one, for the data and for the grid
+    for name, value in (("y", y), ("x", x), ("wt", wt), ("b", b)):
+        kw = dict(b=b, y=y, x=x, mu=mu, P=P, alpha=alpha, wt=wt)
+        kw[name] = np.ma.masked_array(value, np.zeros(np.shape(value), bool))
+        with pytest.raises(TypeError, match=f"{name} is a masked array; its mask would be lost"):
+            f2_f3("gaussian", "identity", **kw)
+    with pytest.raises(TypeError, match=r"y is a dask array.*pass y.compute\(\)"):
+        f2_f3("gaussian", "identity", b, da.from_array(y, chunks=2), x, mu, P, alpha, wt)
+    with pytest.raises(ValueError, match="device=True gives device arrays"):
+        f2_f3("gaussian", "identity", da.from_array(b, chunks=2), y, x, mu, P, alpha, wt,
+              device=True)
     with pytest.raises(ValueError, match=r"factorial grid has 3 coefficients.*\(5, 2\)"):
         f2_f3("gaussian", "identity", FactorialGrid([[0.0], [1.0], [2.0]]), y, x, mu, P, alpha, wt)
     with pytest.raises(ValueError, match=r"values\[1\] must be a non-empty 1-D array"):

@@ -68,7 +68,8 @@ def test_generators_beyond_their_range_give_nan_and_warn_at_once():
         dt, all_nan, msg = lines[name]
         assert float(dt) < 1.0, (name, dt)
         assert all_nan == "True", name
-        assert re.fullmatch(f"{name}: {count} NaN\\(s\\) produced \\({note} gives NaN\\)", msg), msg
+        assert re.fullmatch(f"{name}: {count} NaN\\(s\\) produced \\(invalid parameters, or "
+                            f"{note}\\)", msg), msg
 
 
 def test_limits_match_the_kernels():
@@ -281,6 +282,37 @@ def test_dask_arguments_that_do_not_broadcast_name_the_function():
         nmath.dnorm(da.ones((2, 3), chunks=1), 0.0, da.ones(2, chunks=1))
     ok = nmath.pnorm(da.ones((2, 3), chunks=1), np.zeros((2, 1)), 1)   # broadcasts
     assert ok.shape == (2, 3)
+    # refused when the call is made, as for NumPy arguments, not when it is computed
+    with pytest.raises(TypeError, match="pnorm: argument 'q' must be real numbers, got a dask "
+                                        "array of dtype complex128"):
+        nmath.pnorm(da.ones(3, dtype=complex, chunks=2))
+    with pytest.raises(TypeError, match="pnorm: argument 'sd' is a masked array"):
+        nmath.pnorm(da.ones(3, chunks=2), 0.0, np.ma.masked_array([1.0, 2.0, 3.0]))
+    import pyopencl.array as cla
+
+    from daskcl.runtime import device
+
+    dev = cla.to_device(device.current().queue, np.zeros(4))
+    with pytest.raises(TypeError, match=r"pnorm: argument 'q' is a pyopencl array among dask "
+                                        r"arrays.*pass q.get\(\)"):
+        nmath.pnorm(dev, da.ones(4, chunks=2))
+
+
+def test_results_too_large_are_not_called_shapes_that_do_not_broadcast():
+    big = (np.broadcast_to(0.0, (2**31, 1)), np.broadcast_to(0.0, (1, 2**32)))
+    with pytest.raises(ValueError, match=r"pnorm: the arguments \(q \(2147483648, 1\), mean "
+                                         r"\(1, 4294967296\)\) broadcast to a result too large"):
+        nmath.pnorm(*big)
+    with pytest.raises(ValueError, match="pnorm: the shapes of the arguments do not broadcast"):
+        nmath.pnorm(np.zeros(3), np.zeros(4))
+
+
+def test_generator_warnings_name_invalid_parameters_too():
+    """NaN from parameters R refuses (k > m + n) is not blamed on the size limit alone."""
+    with pytest.warns(RuntimeWarning, match=r"^rhyper: 2 NaN\(s\) produced \(invalid "
+                                            r"parameters, or m \+ n above RHYPER_MAX_N"):
+        x = nmath.rhyper(2, 10.0, 7.0, 20.0, seed=1)
+    assert np.isnan(x).all()
 
 
 # -- f2_f3 arguments ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import dask.array as da
 import numpy as np
+import pyopencl.array as cla
 import pytest
 from distributed import Client, LocalCluster
 from rmath_oracle import r_eval
@@ -20,6 +21,7 @@ from rmath_oracle import r_eval
 from daskcl import ElementwiseKernel, RawKernel, nmath
 from daskcl.cluster import warm
 from daskcl.errors import BuildError, MissingDependencyError
+from daskcl.runtime import device
 from daskcl.runtime.library import get_library
 
 POWER_OP = """double c = qt(alpha / 2, df, 0, 0);
@@ -84,6 +86,46 @@ def test_several_outputs_and_int_arguments():
     assert np.array_equal(lp, nmath.pbeta(x, a, 2.5, lower_tail=False, log_p=True))
     with pytest.raises(TypeError, match="beta3: lower is an int argument"):
         k(x, a, 2.5, 0.5)
+    with pytest.raises(ValueError, match=r"beta3: lower is an int argument \(32 bits\); "
+                                         r"2147483648 is outside"):
+        k(x, a, 2.5, 2**31)
+
+
+def test_rmath_names_of_the_normal_functions():
+    """Rmath.h calls them pnorm, qnorm and dnorm (macros for pnorm5, qnorm5 and dnorm4): a
+    kernel may too (before, "implicit declaration of function 'pnorm'")."""
+    k = ElementwiseKernel("double x", "double p, double q, double d",
+                          "p = pnorm(x, 1.0, 2.0, 0, 1); q = qnorm(0.25, x, 2.0, 1, 0); "
+                          "d = dnorm(x, 1.0, 2.0, 1);", name="rmath_names")
+    x = np.linspace(-40.0, 40.0, 33)
+    p, q, d = k(x)
+    assert np.array_equal(p, nmath.pnorm(x, 1.0, 2.0, lower_tail=False, log_p=True))
+    assert np.array_equal(q, nmath.qnorm(0.25, x, 2.0))
+    assert np.array_equal(d, nmath.dnorm(x, 1.0, 2.0, log=True))
+    # only calls are renamed: an input may be called pnorm
+    assert np.array_equal(ElementwiseKernel("double pnorm", "double y", "y = 2 * pnorm;",
+                                            name="named_pnorm")(x), 2 * x)
+
+
+@pytest.mark.parametrize(("operation", "match"), [
+    # a return skipped the writes of the outputs: uninitialised memory came back, silently
+    ("if (x > 0) return; y = x;", "the operation may not return"),
+    ("y = x; /* a comment left open", "the operation has a /\\* comment that is not closed"),
+    ("if (x > 0) { y = x;", r"the operation has unbalanced \{\} \(an \{ not closed\)"),
+    ("y = x; }", r"the operation has unbalanced \{\} \(a \} too many\)"),
+    ("y = fabs(x;", r"the operation has unbalanced \(\) \(an \( not closed\)"),
+])
+def test_operation_mistakes_are_named_before_the_build(operation, match):
+    """Each of these was a build error located in the template (or no error at all)."""
+    with pytest.raises(ValueError, match=f"ElementwiseKernel bad: {match}"):
+        ElementwiseKernel("double x", "double y", operation, name="bad")
+
+
+def test_operation_checks_skip_comments_and_literals():
+    k = ElementwiseKernel("double x", "double y",
+                          "y = x; // return }\n/* return { */ char c = '}'; (void)c;",
+                          name="commented", preamble="double id(double v) { return v; }")
+    assert np.array_equal(k(np.arange(3.0)), np.arange(3.0))
 
 
 def test_preamble_and_element_index():
@@ -271,6 +313,31 @@ def test_raw_kernel_arguments():
     assert not frozen.any()
     with pytest.raises(TypeError, match="takes 4 arguments"):
         k((8,), None, p, out, 7)
+    # a pointer's array must hold what it points to: reinterpreted bits were a silent error
+    for bad in (p.astype(np.float32), p.astype(np.int64)):
+        with pytest.raises(TypeError, match=f"argument 0 points to double: the NumPy array has "
+                                            f"dtype {bad.dtype}"):
+            k((8,), None, bad, out, 7, 2.0)
+    with pytest.raises(TypeError, match="argument 1 points to double: the pyopencl array"):
+        k((8,), None, p, cla.zeros(device.current().queue, 7, np.float32), 7, 2.0)
+    # byte-swapped doubles are converted, in and back out
+    swapped = np.zeros(7, ">f8")
+    k((8,), None, p.astype(">f8"), swapped, 7, 2.0)
+    assert swapped.dtype == np.dtype(">f8") and np.array_equal(swapped, nmath.qnorm(p, 2.0))
+    # a strided device array would be read as if contiguous
+    wide = cla.to_device(device.current().queue, np.repeat(p, 2))
+    with pytest.raises(ValueError, match="argument 0: the pyopencl array is not C-contiguous"):
+        k((8,), None, wide[::2], out, 7, 2.0)
+    # scalars: a number of the parameter's kind and range, not text or a fraction cut short
+    with pytest.raises(TypeError, match="argument 2 is an int: pass a number, not '7'"):
+        k((8,), None, p, out, "7", 2.0)
+    with pytest.raises(TypeError, match=r"argument 2 is an int: pass a whole number, not 6\.5"):
+        k((8,), None, p, out, 6.5, 2.0)
+    with pytest.raises(ValueError, match=r"argument 2 is an int: 2147483648 is outside its range"):
+        k((8,), None, p, out, 2**31, 2.0)
+    out[:] = 0
+    k((8,), None, p, out, 7.0, 2)                          # 7.0 is whole; 2 is a double
+    assert np.array_equal(out, nmath.qnorm(p, 2.0))
     with pytest.raises(ValueError, match="defines no __kernel void nope"):
         RawKernel(k.code, "nope")
 

@@ -103,6 +103,24 @@ def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path
     assert (out / "notes.txt").read_text() == "keep me"
     np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
     (out / "notes.txt").unlink()
+    # Files inside daskcl's own entries (an array's directory, the bookkeeping group) and a
+    # link there: --overwrite deletes whole entries, so these stop it too (they were deleted).
+    (out / "pgamma" / "mine").mkdir()
+    (out / "pgamma" / "mine" / "results.csv").write_text("keep me")
+    (out / "q" / "README").write_text("keep me")
+    (out / "_daskcl" / "notes.txt").write_text("keep me")
+    (tmp_path / "elsewhere.txt").write_text("keep me")
+    (out / "shape" / "c" / "link").symlink_to(tmp_path / "elsewhere.txt")
+    before = _tree(out)
+    with pytest.raises(SweepError, match=r"also holds _daskcl/notes.txt, pgamma/mine/results"
+                       r".csv, q/README, shape/c/link, which daskcl did not write"):
+        run(other, out, client="sync", overwrite=True)
+    assert _tree(out) == before
+    for extra in ("pgamma/mine", "q/README", "_daskcl/notes.txt", "shape/c/link"):
+        p = out / extra
+        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+    # what a killed run's writability probe leaves is daskcl's own
+    (out / "pgamma" / "c" / "daskcl-probe-0123456789ab").write_bytes(b"")
     res = run(other, out, client="sync", overwrite=True)
     assert res.computed == 6
     got = open_result(out)["pgamma"][...]

@@ -105,6 +105,8 @@ def test_python_function(tmp_path: Path) -> None:
     (_spec(axes={"q": {"linspace": [0, 1]}, "shape": {"values": [1.0]}}),
      "axis 'q': linspace takes [start, stop, num]"),
     (_spec(axes={"q": {"values": []}, "shape": {"values": [1.0]}}), "non-empty list"),
+    (_spec(axes={"q": {"values": [1.0, float("nan")]}, "shape": {"values": [1.0]}}),
+     "axis 'q': holds NaN (value 1 of 2); an axis takes numbers, and +-inf, but not NaN"),
     (_spec(axes={"q": {"values": [1.0]}, "shape": {"values": [1.0]}, "sahpe": {"values": [1.0]}}),
      "pgamma has no parameter 'sahpe' (did you mean 'shape'"),
     (_spec(axes={"q": {"values": [1.0]}}, args={}), "pgamma needs ['shape']"),
@@ -139,6 +141,39 @@ def test_unwritable_store_and_existing_store(tmp_path: Path) -> None:
         run(other, tmp_path / "o.zarr", client="sync", resume=True)
     res = run(other, tmp_path / "o.zarr", client="sync", overwrite=True)
     assert res.computed == 6
+
+
+def test_a_store_left_before_its_first_chunk_is_taken_up_by_a_plain_run(tmp_path: Path) -> None:
+    """A run that stopped after the store was made but before any chunk (its cluster did not
+    start, say) left a store that the next plain run refused ("already holds a sweep"); the
+    same sweep now takes it up, and a different one is still refused."""
+    s = Sweep.from_dict(_spec())
+    out = tmp_path / "o.zarr"
+    run(s, out, client="sync")
+    group = zarr.open_group(str(out), mode="r+")
+    group["_daskcl/done"][...] = 0                       # as if no chunk had finished
+    res = run(s, out, client="sync")
+    assert (res.computed, res.skipped) == (6, 0)
+    other = Sweep.from_dict(_spec(args={"scale": 3.0}))
+    zarr.open_group(str(out), mode="r+")["_daskcl/done"][...] = 0
+    with pytest.raises(SweepError, match=r"already holds a sweep; pass --resume"):
+        run(other, out, client="sync")
+
+
+def test_file_urls_and_unknown_protocols(tmp_path: Path) -> None:
+    """A file:// URL is the path it names (it failed: zarr.json in a directory never made);
+    an unknown protocol is one SweepError, not fsspec's traceback."""
+    from daskcl.sweep import verify
+
+    s = Sweep.from_dict(_spec())
+    url = f"file://{tmp_path}/u.zarr"
+    assert run(s, url, client="sync").computed == 6
+    assert (tmp_path / "u.zarr" / "zarr.json").is_file()
+    assert verify(url)[0] == 6
+    assert open_result(url)["pgamma"].shape == open_result(tmp_path / "u.zarr")["pgamma"].shape
+    with pytest.raises(SweepError, match=r"cannot open the store nosuchproto://o.zarr: "
+                                         r"ValueError: Protocol not known: nosuchproto"):
+        run(s, "nosuchproto://o.zarr", client="sync")
 
 
 def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
@@ -235,8 +270,25 @@ def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
     got = open_result(tmp_path / "o.zarr")["qt"][...]
     assert got[2, 2] == pytest.approx(2.5758293035489004, rel=1e-15)  # qnorm(0.995)
     assert got[0, 0] == pytest.approx(3.077683537175254, rel=1e-14)   # tan(0.4 pi)
-    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--dry-run")
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--dry-run", "--resume")
     assert "done      2 of 2 chunks already in the store" in r.stdout
+    # the dry run refuses what the run would refuse, with its message
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--dry-run")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (f"error: {tmp_path / 'o.zarr'} already holds a sweep; pass --resume to "
+                        "finish it or --overwrite to start again\n")
+    changed = tmp_path / "changed.toml"
+    changed.write_text(spec.read_text().replace("0.995", "0.999"))
+    r = _cli("sweep", str(changed), "--out", str(tmp_path / "o.zarr"), "--dry-run", "--resume")
+    assert r.returncode == 1 and "holds a different sweep" in r.stderr
+    assert "the axes differ;" in r.stderr
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("x")
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "mine"), "--dry-run", "--overwrite")
+    assert r.returncode == 1 and "exists and is not a zarr group" in r.stderr
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--dry-run", "--overwrite")
+    assert r.returncode == 0 and f"store     {tmp_path / 'o.zarr'} (replaced: --overwrite)" in \
+        r.stdout
     bad = tmp_path / "bad.toml"
     bad.write_text('[sweep]\nfunction = "qt"\n[axes]\np = { values = [0.5] }\n'
                    'dof = { values = [1] }\n')

@@ -358,7 +358,8 @@ def local_cluster(
     output readable; ``DASK_LOGGING__DISTRIBUTED`` in this process's environment, when set,
     decides the workers' level instead).  The workers ignore SIGINT: a Ctrl-C reaches the
     process that started the cluster, which closes it (a Ctrl-C while the workers start is
-    lost).  Extra keyword arguments go to
+    held until they have, then closes the cluster: ``KeyboardInterrupt``).  Extra keyword
+    arguments go to
     every ``distributed.Nanny`` (``memory_limit``, ``local_directory``, ...).
 
     ``host``: the address that the scheduler, the nannies, the workers and the dashboard listen
@@ -408,12 +409,13 @@ def local_cluster(
         raise ClusterError(f"local_cluster: host must be an address such as {_LOOPBACK!r}, "
                           f"got {host!r}")
     slots = device_slots(n_workers)
+    _check_worker_config(warm_names)
     # settings made in code reach the worker processes through their environment; the device
     # is each slot's own
     warm_env = config.environ({k: v for k, v in config.explicit().items() if k != "device"})
     if warm_names:
         warm_env["DASKCL_WARM"] = ",".join(warm_names)
-    # the workers leave SIGINT to this process (see _sigint_ignored)
+    # the workers leave SIGINT to this process (see _sigint_deferred)
     warm_env[_LOCAL_WORKER_ENV] = "1"
     workers = {
         f"daskcl-{i}": {
@@ -440,29 +442,85 @@ def local_cluster(
         # (an explicit DASK_LOGGING__DISTRIBUTED in this process's environment wins).
         level = logging.WARNING if silence_logs is True else silence_logs
         spawn_env["DASK_LOGGING__DISTRIBUTED"] = logging.getLevelName(level).lower()
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn_env}), _sigint_ignored():
-        return SpecCluster(workers=workers, scheduler=scheduler, name="daskcl",
-                           silence_logs=silence_logs)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn_env}), \
+            _sigint_deferred() as interrupted:
+        try:
+            cluster = SpecCluster(workers=workers, scheduler=scheduler, name="daskcl",
+                                  silence_logs=silence_logs)
+        except Exception as exc:    # distributed's "Nanny failed to start": say why in a line
+            raise ClusterError(f"the local cluster did not start: {_first_cause(exc)}"
+                               ) from exc
+    if interrupted:     # a Ctrl-C while the workers started: said now, the cluster closed
+        cluster.close()
+        raise KeyboardInterrupt
+    return cluster
 
 
 @contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Ignore SIGINT in this process while the cluster starts its workers (from the main thread
-    only; elsewhere nothing changes).
+def _sigint_deferred() -> Iterator[list[bool]]:
+    """Hold SIGINT back while the cluster starts its workers (from the main thread only;
+    elsewhere nothing changes), and say afterwards whether one came: the list yielded holds
+    ``True`` then.
 
-    A worker process spawned meanwhile inherits the ignored SIGINT, and Python then installs no
-    handler of its own: a Ctrl-C, which the terminal sends to the whole process group, reaches
-    this process alone, which closes the cluster and its workers in order, instead of every
-    worker printing its own traceback.  (A worker started later, a restarted one, ignores SIGINT
-    from its preload on: :func:`dask_setup`.)  A Ctrl-C while the workers start is lost."""
+    Meanwhile SIGINT is blocked in this thread and noted, not raised, by its handler.  The
+    threads the cluster starts inherit the block, and so do the worker processes they spawn,
+    which then never see a Ctrl-C: the terminal sends it to the whole process group, and only
+    this process, which closes the cluster and its workers in order, takes it (instead of
+    every worker printing its own traceback).  A worker started later, a restarted one,
+    ignores SIGINT from its preload on (:func:`dask_setup`).  A Ctrl-C that comes meanwhile,
+    pending on this thread or noted by the handler where another thread took it, is reported
+    once the workers are up (it was lost before)."""
+    interrupted: list[bool] = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield interrupted
         return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # multiprocessing starts its resource tracker with the first spawned process and unblocks
+    # SIGINT in the starting thread afterwards, whatever it was: started now, before the block
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+
+    def note(signum: int, frame: Any) -> None:
+        interrupted.append(True)
+
+    old = signal.signal(signal.SIGINT, note)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        yield
+        yield interrupted
     finally:
+        if signal.SIGINT in signal.sigpending():
+            signal.sigtimedwait({signal.SIGINT}, 0)     # taken here: unblocking raises nothing
+            interrupted.append(True)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         signal.signal(signal.SIGINT, old)
+
+
+def _check_worker_config(warm_names: Sequence[str]) -> None:
+    """What the workers' preload would stop on, checked here first: a ``worker.warm`` name
+    that is no function, a ``worker.log_level`` that is no level (each worker failed to start,
+    and distributed said so in a hundred lines of its log)."""
+    from .. import nmath
+
+    for name in [*(config.get("worker.warm") or ()), *warm_names]:
+        if isinstance(name, str) and not name.startswith("glm:") and \
+                name not in nmath.FUNCTIONS:
+            raise ClusterError(f"cannot warm {name!r} (DASKCL_WARM, the config key "
+                               "worker.warm): no such daskcl.nmath function")
+    config.get("worker.log_level")      # a level that is none is the config's error
+
+
+def _first_cause(exc: BaseException) -> str:
+    """The innermost exception under ``exc`` (distributed wraps a worker's own error in
+    "Nanny failed to start" and "Cluster failed to start"), as ``Type: message``."""
+    seen = {id(exc)}
+    while True:
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None or id(nxt) in seen:
+            break
+        seen.add(id(nxt))
+        exc = nxt
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def _on_host(address: str | None, host: str) -> str | None:

@@ -150,7 +150,25 @@ def program_source(family: str, link: str, root: str | os.PathLike[str] | None =
 # -- the data set -----------------------------------------------------------------------------
 
 
+@functools.cache
+def _copy_kernel() -> Any:
+    """``y = x`` elementwise: a device array of any element strides copied into a C-ordered
+    one, on the device."""
+    from ..kernels._elementwise import ElementwiseKernel
+
+    return ElementwiseKernel("double x", "double y", "y = x;", name="dk_f2_f3_copy")
+
+
 def _real(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"f2_f3: {name} is a masked array; its mask would be lost: pass "
+                        f"{name}.filled(...) or the unmasked values")
+    if _transfer.is_device_array(value):
+        raise TypeError(f"f2_f3: {name} is a pyopencl array; the data set (y, x, wt, mu, P) "
+                        f"is copied to each device once, from the host: pass {name}.get()")
+    if is_dask_array(value):
+        raise TypeError(f"f2_f3: {name} is a dask array; the data set (y, x, wt, mu, P) is "
+                        f"copied to each device whole: pass {name}.compute()")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -453,8 +471,10 @@ class Posterior:
         elif _transfer.is_device_array(b):
             op = _transfer.device_operand("f2_f3", "b", b, bound)
             arr = op.array
-            if op.offset or not arr.flags.c_contiguous:
-                arr = arr.copy() if arr.flags.c_contiguous else cla.to_device(queue, arr.get())
+            if not arr.flags.c_contiguous:      # Fortran order, a transpose, a strided view
+                arr = _copy_kernel().compute([arr], device=True)[0]
+            elif op.offset:
+                arr = arr.copy()
             _transfer.after_other_queues(queue, [arr])
             bsrc = arr.base_data
         else:
@@ -527,9 +547,9 @@ class Posterior:
             if b.ndim != 2 or b.shape[1] != self.l2:
                 self._check_b(tuple(b.shape))
             return self._compute_device(b, tuning)
-        if device and chunks is not None:
-            raise ValueError("f2_f3: device=True gives device arrays, chunks= dask arrays: "
-                             "choose one")
+        if device and (chunks is not None or is_dask_array(b)):
+            raise ValueError("f2_f3: device=True gives device arrays, chunks= or a dask b dask "
+                             "arrays: choose one")
         if chunks is not None:
             m1 = len(b) if isinstance(b, FactorialGrid) else (np.shape(b) or (None,))[0]
             _check_chunks(chunks, m1)

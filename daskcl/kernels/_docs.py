@@ -1025,8 +1025,8 @@ def _random_docstring(fn: RFn) -> str:
         "device (also when a parameter is one).",
         *_alias_params(fn),
     ]
-    limit = (f"  Largest parameters: {fn.limit} (with the warning); the work of one variate "
-             "grows with them." if fn.limit else "")
+    limit = (f"  Largest parameters: {fn.limit} gives NaN (with the warning); the work of one "
+             "variate grows with them." if fn.limit else "")
     return (
         f"{fn.summary}\n\n{_origin(fn)}\n\nMethod: {fn.method}{limit}\n\n"
         "Element k (flat, C order) depends only on (seed, offset + k) and its parameters "

@@ -258,6 +258,34 @@ _RESERVED = set(keyword.kwlist) | {
 }
 
 
+_C_TOKENS = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+
+
+def check_code(kernel: str, what: str, text: str, *, statements: bool) -> None:
+    """Mistakes in a kernel's ``operation`` or ``preamble`` that a compiler would report only
+    inside the template around it: an unterminated comment, unbalanced braces or parentheses;
+    and, in the operation (``statements``), a ``return``, which would leave the outputs
+    unwritten."""
+    code = _C_TOKENS.sub(" ", text)
+    if "/*" in code:
+        raise ValueError(f"ElementwiseKernel {kernel}: the {what} has a /* comment that is "
+                         "not closed")
+    for open_, close in ("{}", "()"):
+        depth = 0
+        for ch in code:
+            depth += (ch == open_) - (ch == close)
+            if depth < 0:
+                break
+        if depth:
+            which = f"a {close} too many" if depth < 0 else f"an {open_} not closed"
+            raise ValueError(f"ElementwiseKernel {kernel}: the {what} has unbalanced "
+                             f"{open_}{close} ({which})")
+    if statements and re.search(r"\breturn\b", code):
+        raise ValueError(f"ElementwiseKernel {kernel}: the operation may not return (its "
+                         "outputs are written after it): assign the outputs, and leave one "
+                         "unassigned to give NaN")
+
+
 def _params(spec: str | Sequence[str], what: str, kernel: str,
             types: tuple[str, ...]) -> list[tuple[str, str]]:
     """``"double a, double b"`` (or a sequence of such items) as ``[(type, name), ...]``."""
@@ -541,6 +569,9 @@ class ElementwiseKernel(Kernel):
             raise ValueError(f"ElementwiseKernel {name}: {', '.join(dup)} named twice")
         if not isinstance(operation, str) or not operation.strip():
             raise ValueError(f"ElementwiseKernel {name}: the operation must be C statements")
+        check_code(name, "operation", operation, statements=True)
+        if preamble:
+            check_code(name, "preamble", preamble, statements=False)
         self.in_params, self.out_params = in_params, out_params
         self._order = [(t, n) for t, n in ins]
         inputs = tuple(n for t, n in ins if t == "double")
@@ -667,19 +698,34 @@ class ElementwiseKernel(Kernel):
         return self.apply(doubles, ints)
 
     def _int(self, name: str, value: Any) -> int:
-        if isinstance(value, (bool, np.bool_)):
-            return int(value)
-        if isinstance(value, (int, np.integer)):
-            return int(value)
-        raise TypeError(f"{self.name}: {name} is an int argument; got {value!r}")
+        if not isinstance(value, (bool, np.bool_, int, np.integer)):
+            raise TypeError(f"{self.name}: {name} is an int argument; got {value!r}")
+        if not -2**31 <= int(value) < 2**31:
+            raise ValueError(f"{self.name}: {name} is an int argument (32 bits); {int(value)} "
+                             "is outside its range [-2147483648, 2147483647]")
+        return int(value)
 
     def apply(self, inputs: Sequence[Any], ints: Sequence[int] = ()) -> Any:
         """Evaluate on ``inputs`` (the double inputs in order) and ``ints``: NumPy, dask or
         device results as :class:`ElementwiseKernel` describes (one output: the array; several:
         a tuple)."""
         if any(is_dask_array(v) for v in inputs):
-            self._check_dask_shapes(inputs)
-            return _dask_call(self, tuple(inputs), tuple(ints))
+            checked = []
+            for n, v in zip(self.input_names, inputs):
+                if _transfer.is_device_array(v):
+                    raise TypeError(
+                        f"{self.name}: argument {n!r} is a pyopencl array among dask arrays; a "
+                        "dask graph's chunks are computed on its workers' devices from host "
+                        f"memory: pass {n}.get(), or compute the dask arrays first")
+                if is_dask_array(v):
+                    if np.dtype(v.dtype).kind not in "biuf":
+                        raise TypeError(f"{self.name}: argument {n!r} must be real numbers, "
+                                        f"got a dask array of dtype {v.dtype}")
+                    checked.append(v)
+                else:
+                    checked.append(real_array(self.name, n, v))
+            self._check_dask_shapes(checked)
+            return _dask_call(self, tuple(checked), tuple(ints))
         results = self.compute(inputs, ints)
         return results[0] if len(results) == 1 else tuple(results)
 
@@ -747,6 +793,10 @@ class ElementwiseKernel(Kernel):
             listed = ", ".join(f"{n} {_shape_of(o)}" for n, o in zip(self.input_names, ops)
                                if o.is_array)
             target = f" to the shape {tuple(shape)}" if shape is not None else ""
+            if _fits_together([*shapes, *([tuple(shape)] if shape is not None else [])]):
+                raise ValueError(f"{self.name}: the arguments ({listed}) broadcast to a result "
+                                 "too large for NumPy (more elements than an index of 64 bits "
+                                 "holds)") from None
             raise ValueError(f"{self.name}: the shapes of the arguments do not broadcast"
                              f"{target}: {listed}") from None
         out_shape = tuple(shape) if shape is not None else tuple(bshape)
@@ -1078,6 +1128,15 @@ def _elementwise(in_params: Any, out_params: Any, operation: str, name: str, pre
                  roots: tuple[str, ...] | None, options: tuple[str, ...]) -> ElementwiseKernel:
     return ElementwiseKernel(in_params, out_params, operation, name, preamble=preamble,
                              library=roots, options=options)
+
+
+def _fits_together(shapes: Sequence[tuple[int, ...]]) -> bool:
+    """Whether ``shapes`` follow NumPy's broadcasting rule (each axis, aligned from the right,
+    of one length or 1), whatever the size of the result."""
+    for k in range(1, max((len(sh) for sh in shapes), default=0) + 1):
+        if len({sh[-k] for sh in shapes if len(sh) >= k} - {1}) > 1:
+            return False
+    return True
 
 
 def _shape_of(o: Operand) -> tuple[int, ...]:

@@ -15,6 +15,7 @@ of which every function of :mod:`daskcl.nmath` is an instance.
 from __future__ import annotations
 
 import inspect
+import numbers
 import os
 import re
 from collections.abc import Sequence
@@ -130,6 +131,32 @@ _SCALAR_TYPES = {
     "unsigned long": np.uint64, "unsigned": np.uint32,
 }
 _QUALIFIERS = {"const", "__const", "restrict", "__restrict", "volatile", "__private", "private"}
+_ADDRESS_SPACES = {"__global", "global", "__constant", "constant", "__local", "local"}
+
+
+def _scalar_arg(where: str, typ: str, value: Any) -> Any:
+    """``value`` as the C type ``typ`` of a scalar parameter: a number of that kind (an
+    integral number for an integer type), within its range; otherwise a ``TypeError`` or
+    ``ValueError`` naming the argument."""
+    dtype: Any = _SCALAR_TYPES.get(typ)
+    if dtype is None:           # a type of the user's own (a struct, a vector): as given
+        return value
+    where += " is an" if typ[0] in "aeiou" else " is a"
+    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Number, np.generic)):
+        raise TypeError(f"{where} {typ}: pass a number, not {value!r}")
+    if np.dtype(dtype).kind in "iu":
+        if not isinstance(value, (numbers.Integral, np.integer, np.bool_)):
+            if not (isinstance(value, (numbers.Real, np.floating)) and float(value).is_integer()):
+                raise TypeError(f"{where} {typ}: pass a whole number, not {value!r}")
+        whole = int(value)
+        info = np.iinfo(dtype)
+        if not info.min <= whole <= info.max:
+            raise ValueError(f"{where} {typ}: {whole} is outside its range "
+                             f"[{info.min}, {info.max}]")
+        return dtype(whole)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"{where} {typ}: pass a real number, not {value!r}")
+    return dtype(value)
 
 
 def _strip_comments(text: str) -> str:
@@ -138,7 +165,8 @@ def _strip_comments(text: str) -> str:
 
 def kernel_params(code: str, name: str) -> list[tuple[str, str, bool]]:
     """The parameters of ``__kernel void name(...)`` in ``code``: ``(kind, type, const)`` each,
-    kind ``"global"`` (a pointer to global or constant memory), ``"local"`` or ``"scalar"``.
+    kind ``"global"`` (a pointer to global or constant memory), ``"local"`` or ``"scalar"``;
+    type the scalar's C type, or the type a pointer points to.
 
     Raises
     ------
@@ -162,7 +190,9 @@ def kernel_params(code: str, name: str) -> list[tuple[str, str, bool]]:
         const = "const" in words or "__const" in words
         if "*" in words:
             local = any(w in ("__local", "local") for w in words)
-            out.append(("local" if local else "global", "pointer", const))
+            pointee = " ".join(w for w in words[:words.index("*")]
+                               if w not in _QUALIFIERS and w not in _ADDRESS_SPACES)
+            out.append(("local" if local else "global", pointee, const))
             continue
         typ = " ".join(w for w in words[:-1] if w not in _QUALIFIERS)
         out.append(("scalar", typ, const))
@@ -249,20 +279,35 @@ class RawKernel(Kernel):
         mf = cl.mem_flags
         for k, ((kind, typ, const), a) in enumerate(zip(self.params, args)):
             where = f"RawKernel {self.name}: argument {k}"
+            want = _SCALAR_TYPES.get(typ)       # None: a type of the user's own, not checked
             if kind == "scalar":
-                dtype = _SCALAR_TYPES.get(typ)
-                kargs.append(a if dtype is None else dtype(a))
+                kargs.append(_scalar_arg(where, typ, a))
             elif kind == "local":
                 kargs.append(a)
             elif _transfer.is_device_array(a):
                 if a.context != bound.context:
                     raise ValueError(f"{where} is a pyopencl array of another OpenCL context")
+                if want is not None and a.dtype != np.dtype(want):
+                    raise TypeError(f"{where} points to {typ}: the pyopencl array has dtype "
+                                    f"{a.dtype}; pass one of dtype {np.dtype(want)} "
+                                    f"(a.astype(numpy.{np.dtype(want).name}))")
+                if not a.flags.c_contiguous:
+                    raise ValueError(f"{where}: the pyopencl array is not C-contiguous "
+                                     f"(strides {a.strides}); a kernel reads its buffer in "
+                                     "order: pass a contiguous copy")
                 kargs.append(a.base_data if a.offset == 0 else a.data)
                 arrays.append((a, const))
             elif isinstance(a, cl.MemoryObjectHolder):
                 kargs.append(a)
             elif isinstance(a, np.ndarray):
-                host = np.ascontiguousarray(a)
+                if want is not None and a.dtype != np.dtype(want):
+                    if a.dtype.newbyteorder("=") != np.dtype(want):
+                        raise TypeError(f"{where} points to {typ}: the NumPy array has dtype "
+                                        f"{a.dtype}; pass one of dtype {np.dtype(want)} "
+                                        f"(a.astype(numpy.{np.dtype(want).name}))")
+                    host = np.ascontiguousarray(a, dtype=want)     # byte order swapped
+                else:
+                    host = np.ascontiguousarray(a)
                 buf = cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR,
                                 hostbuf=host if host.size else np.zeros(1, host.dtype))
                 kargs.append(buf)
@@ -283,10 +328,10 @@ class RawKernel(Kernel):
             if not const:       # what the array's contents now wait on, as pyopencl records it
                 a.add_event(ev)
         for buf, a in back:
-            if a.flags.c_contiguous:
+            if a.flags.c_contiguous and a.dtype.isnative:
                 cl.enqueue_copy(queue, a, buf)
             else:
-                tmp = np.empty_like(a, order="C")
+                tmp = np.empty(a.shape, a.dtype.newbyteorder("="))
                 cl.enqueue_copy(queue, tmp, buf)
                 a[...] = tmp
         if wait or back:

@@ -132,15 +132,15 @@ ROWS: tuple[RFn, ...] = (
     RFn("rhyper", "rhyper", ("m", "n", "k"),
         "Hypergeometric variates (white balls among k drawn from m white, n black).",
         "Inversion by search from the mode, Kemp (1986), Commun. Statist. 15, 805-813.",
-        limit="m + n above RHYPER_MAX_N = 2**45 gives NaN",
+        limit="m + n above RHYPER_MAX_N = 2**45",
         cost=lambda m, n, k: 4.0 * math.sqrt(min(m, n, k, RHYPER_MAX_N))),
     RFn("rwilcox", "rwilcox", ("m", "n"), "Wilcoxon rank sum statistic variates.",
         "Rank sum of a random n-subset of m + n by selection sampling (Knuth's Algorithm S).",
-        limit="m + n above RWILCOX_MAX_N = 2**22 gives NaN",
+        limit="m + n above RWILCOX_MAX_N = 2**22",
         cost=lambda m, n: min(m + n, RWILCOX_MAX_N)),
     RFn("rsignrank", "rsignrank", ("n",), "Wilcoxon signed rank statistic variates.",
         "sum of i B_i over i = 1..n with fair bits B_i, as R (64 bits per word drawn).",
-        limit="n above RSIGNRANK_MAX_N = 2**28 gives NaN",
+        limit="n above RSIGNRANK_MAX_N = 2**28",
         cost=lambda n: min(n, RSIGNRANK_MAX_N) / 64.0),
 )
 
@@ -189,7 +189,7 @@ class RandomKernel(ElementwiseKernel):
     def warn(self, counts: np.ndarray, stacklevel: int = 4) -> None:
         """One ``RuntimeWarning`` for the NaNs produced, naming the generator's limit."""
         if counts[0]:
-            note = f" ({self.fn.limit})" if self.fn.limit else ""
+            note = f" (invalid parameters, or {self.fn.limit})" if self.fn.limit else ""
             warn_r(f"{self.fn.name}: {counts[0]} NaN(s) produced{note}", stacklevel=stacklevel)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

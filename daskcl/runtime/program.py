@@ -1377,9 +1377,13 @@ def _build_error(log: str, source: ProgramSource, bound: _device.BoundDevice,
         if name.startswith("<") and q and q not in quoted:
             quoted.append(q)
     yours = ("\nIn your code:\n  " + "\n  ".join(quoted)) if quoted else ""
+    # pyopencl's first line repeats its status ("clBuildProgram failed: BUILD_PROGRAM_FAILURE
+    # - clBuildProgram failed: ..." three times): once is enough
+    first, sep, rest = log.partition("\n")
+    shown = " - ".join(dict.fromkeys(first.split(" - "))) + sep + rest
     return BuildError(
         f"OpenCL {what} failed on {bound.info.describe()}.\nProgram files: {files}\n"
-        f"Build log (locations mapped to library files):\n{_map_log(log, source)}{yours}",
+        f"Build log (locations mapped to library files):\n{_map_log(shown, source)}{yours}",
         log=log,
         units=source.files,
     )

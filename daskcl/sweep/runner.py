@@ -46,6 +46,7 @@ from .store import (
     chunk_marked,
     chunk_matches,
     create_arrays,
+    local_url,
     open_group,
     open_store,
     read_done,
@@ -383,7 +384,7 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     """
     if not isinstance(sweep, Sweep):
         raise TypeError(f"run: sweep must be a daskcl.sweep.Sweep, got {type(sweep).__name__}")
-    url = str(out)
+    url = local_url(str(out))
     t0 = time.perf_counter()
     sync = isinstance(client, str)
     if sync and client != "sync":

@@ -58,7 +58,8 @@ each on a machine.
 
 Validation checks everything that can be checked without computing, without allocating the
 grid: axis sizes (at most 2**27 values an axis, 2**50 points a sweep), array names that are
-safe zarr names, finite numbers.  ``file`` axes and GLM data read regular files only, and
+safe zarr names, no NaN (axes may hold +-inf, as R's functions take it; ranges and
+arguments are finite).  ``file`` axes and GLM data read regular files only, and
 their errors never quote what the files hold.  ``glm.f2_f3`` takes a ``[glm]`` table (see
 :class:`GlmSpec`) and one axis per coefficient -- or an ``[glm.envelope]`` table that builds the
 axes around the posterior mode -- and writes ``qf`` and ``grad``.
@@ -391,6 +392,11 @@ def parse_axis(name: str, spec: Any, base: Path) -> Axis:
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
         raise _err(where, f"the values must form a non-empty 1-D list, got shape {values.shape}")
+    if np.isnan(values).any():
+        # a coordinate nothing can select, and a result that is NaN wherever it is used;
+        # infinities are taken, as R's functions take them (df = Inf, say)
+        raise _err(where, f"holds NaN (value {int(np.argmax(np.isnan(values)))} of "
+                   f"{values.size}); an axis takes numbers, and +-inf, but not NaN")
     return Axis(name, values, dict(spec))
 
 

@@ -83,6 +83,7 @@ __all__ = [
     "FORMAT",
     "STORE_READ_ERRORS",
     "algorithm",
+    "check_store",
     "checksum",
     "chunk_marked",
     "chunk_matches",
@@ -91,6 +92,7 @@ __all__ = [
     "create_arrays",
     "exists",
     "keep_freed_buffers",
+    "local_url",
     "new_algorithm",
     "newer_format",
     "open_group",
@@ -128,6 +130,15 @@ _BOOKKEEPING = (_BOOK, _OLD_DONE, _OLD_CHECKSUM)
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
+def local_url(url: str) -> str:
+    """A ``file://`` URL as the path it names, so that it is written as a path is (its
+    directories made, links not followed, checked as daskcl's own); anything else as it is."""
+    if url.startswith("file://"):
+        rest = url[len("file://"):]
+        return rest[len("localhost"):] if rest.startswith("localhost/") else rest
+    return url
+
+
 def open_group(url: str, mode: str, storage_options: dict[str, Any] | None = None) -> Any:
     """The zarr group at ``url`` (a path or an fsspec URL), opened in zarr's ``mode``."""
     import zarr
@@ -152,7 +163,7 @@ def open_result(out: str | os.PathLike[str], storage_options: dict[str, Any] | N
         The result arrays, one coordinate array per axis and the attributes (the layout:
         this module's docstring).
     """
-    return open_group(str(out), "r", storage_options)
+    return open_group(local_url(str(out)), "r", storage_options)
 
 
 def exists(url: str, storage_options: dict[str, Any] | None = None) -> bool:
@@ -546,6 +557,47 @@ def _own_entries(info: dict[str, Any]) -> set[str]:
     return names
 
 
+# what daskcl writes inside its own entries: an array's metadata and its chunks (zarr v3's
+# default chunk keys, c/i/j/...), the bookkeeping group's arrays, and the probes of
+# _prove_writable that a killed run may leave
+_PROBE = r"daskcl-probe-[0-9a-f]{12}"
+_ARRAY_FILE = rf"(zarr\.json|c/(\d+/)*(\d+|{_PROBE}))"
+_OWN_FILE = re.compile(rf"({_PROBE}|[^/]+/{_ARRAY_FILE}|{_BOOK}/(zarr\.json|[^/]+/{_ARRAY_FILE}))")
+
+
+def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) -> list[str]:
+    """Files (and links) under the top-level entries ``names`` that daskcl did not write,
+    as paths relative to the store: ``--overwrite`` deletes whole entries, so a user's file
+    inside one (``pnorm/notes.txt``) must stop it as one beside them does."""
+    found: list[str] = []
+    if "://" not in url:
+        root = os.path.abspath(url)
+        for n in names:
+            top = os.path.join(root, n)
+            if os.path.islink(top) or not os.path.isdir(top):
+                continue      # a link or file of daskcl's name is removed itself, no more
+            for d, dirs, files in os.walk(top):
+                rel = os.path.relpath(d, root).replace(os.sep, "/")
+                links = [x for x in dirs if os.path.islink(os.path.join(d, x))]
+                found += [f"{rel}/{x}" for x in links]
+                found += [f"{rel}/{x}" for x in files if not _OWN_FILE.fullmatch(f"{rel}/{x}")]
+        return sorted(found)
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url, **(options or {}))
+    base = str(path).rstrip("/") + "/"
+    for n in names:
+        top = posixpath.join(path, n)
+        if not fs.isdir(top):
+            continue
+        for f in fs.find(top):
+            rel = str(f)[len(base):] if str(f).startswith(base) else str(f)
+            if not _OWN_FILE.fullmatch(rel):
+                found.append(rel)
+    return sorted(found)
+
+
+_PLURAL = {"axes", "args", "chunks", "outputs", "glm"}   # "the axes differ"
 _PROBLEMS = {
     "function": "the function", "function_code": "the Python function's code",
     "kernel_source": "the kernel source", "axes": "the axes", "args": "the arguments",
@@ -558,25 +610,25 @@ def _what_changed(info: dict[str, Any], sweep: Sweep) -> str:
     if not isinstance(stored, dict):
         return "it was written by an older daskcl, whose identity does not say what"
     now = sweep.identity_parts()
-    changed = [_PROBLEMS.get(k, k) for k in now if k != "sweep" and stored.get(k) != now[k]]
-    return ", ".join(changed) + (" differ" if len(changed) > 1 else " differs")
+    keys = [k for k in now if k != "sweep" and stored.get(k) != now[k]]
+    changed = [_PROBLEMS.get(k, k) for k in keys]
+    plural = len(keys) > 1 or (keys and keys[0] in _PLURAL)
+    return ", ".join(changed) + (" differ" if plural else " differs")
 
 
-def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
-               options: dict[str, Any] | None) -> tuple[Sweep, Any, np.ndarray | None]:
-    """Check the store and open it.  Returns the sweep, the group and its done marks to resume
-    it (the sweep with the envelope axes the store holds, for a GLM envelope), or the sweep, a
-    fresh, empty group (proven writable) and ``None`` for :func:`create_arrays` to fill.  Runs
-    before any cluster starts or anything is computed.
-
-    ``overwrite`` replaces only a store daskcl wrote (its ``daskcl`` attribute says so) that
-    holds nothing else; anything else at ``url`` is refused and left as it is."""
+def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
+                options: dict[str, Any] | None = None) -> tuple[str, Sweep, Any, list[str]]:
+    """What a run would do with the store at ``url``, deciding it without writing anything:
+    ``("create", sweep, None, [])`` (nothing there), ``("replace", sweep, None, entries)``
+    (``overwrite``, or a store that daskcl was still preparing) or ``("resume", sweep, group,
+    [])`` (the sweep with the envelope axes the store holds, for a GLM envelope; the group
+    read-only).  What it would refuse is a :class:`SweepError`, the run's own message."""
     entries = _entries(url, options)
     if entries is None:
         raise SweepError(f"{url} exists and is not a zarr group (it is a file); choose another "
                          "--out")
     if not entries:
-        return sweep, _create(sweep, url, options), None
+        return "create", sweep, None, []
     try:
         existing = open_group(url, "r", options)
         info = read_info(existing)
@@ -593,17 +645,22 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     assert isinstance(info, dict)
     if resume and not overwrite and newer_format(info):
         raise _newer_error(url, info, "resume")
-    if overwrite or (resume and info.get("preparing")):
-        foreign = [e for e in entries if e not in _own_entries(info)]
+    same = info.get("identity") == sweep.identity()
+    if overwrite or (info.get("preparing") and (resume or same) and not newer_format(info)):
+        own = _own_entries(info)
+        foreign = [e for e in entries if e not in own]
+        foreign = foreign or _foreign_inside(url, options, [e for e in entries if e in own])
         if foreign:
             raise SweepError(f"{url} is a daskcl sweep store but also holds {listing(foreign)}, "
                              "which daskcl did not write; it deletes nothing it did not create: "
                              "move them away or choose another --out")
-        _remove(url, options, entries)
-        return sweep, _create(sweep, url, options), None
-    if not resume:
+        return "replace", sweep, None, entries
+    if not resume and not (same and not sweep.has_envelope and not newer_format(info)
+                           and not _any_done(existing, sweep)):
         raise SweepError(f"{url} already holds a sweep; pass --resume to finish it or "
                          "--overwrite to start again")
+    # resumed; or the same sweep with no chunk done yet (a run that stopped before its first
+    # chunk, whose cluster did not start, say): it is taken up as it is
     if sweep.has_envelope:  # the envelope found when the sweep started
         sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
                                  for a in sweep.axes])
@@ -611,10 +668,37 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
         raise SweepError(f"{url} holds a different sweep ({info.get('function')}, axes "
                          f"{info.get('axes')}): {_what_changed(info, sweep)}; resume needs the "
                          "same spec and code, or pass --overwrite / another --out")
+    return "resume", sweep, existing, []
+
+
+def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
+               options: dict[str, Any] | None) -> tuple[Sweep, Any, np.ndarray | None]:
+    """Check the store (:func:`check_store`) and open it.  Returns the sweep, the group and
+    its done marks to resume it (the sweep with the envelope axes the store holds, for a GLM
+    envelope), or the sweep, a fresh, empty group (proven writable) and ``None`` for
+    :func:`create_arrays` to fill.  Runs before any cluster starts or anything is computed.
+
+    ``overwrite`` replaces only a store daskcl wrote (its ``daskcl`` attribute says so) that
+    holds nothing else; anything else at ``url`` is refused and left as it is."""
+    action, sweep, _, entries = check_store(sweep, url, resume=resume, overwrite=overwrite,
+                                            options=options)
+    if action == "replace":
+        _remove(url, options, entries)
+    if action in ("create", "replace"):
+        return sweep, _create(sweep, url, options), None
     group = open_group(url, "r+", options)
     book = [_DONE, _CHECKSUM] if _BOOK in group else [_OLD_DONE, _OLD_CHECKSUM]
     _prove_writable(url, options, [*sweep.output_names, *book])
     return sweep, group, read_done(group, sweep.grid)
+
+
+def _any_done(group: Any, sweep: Sweep) -> bool:
+    """Whether the store marks any chunk done (unreadable marks count as done: not ours to
+    judge here)."""
+    try:
+        return bool(read_done(group, sweep.grid).any())
+    except STORE_READ_ERRORS:
+        return True
 
 
 def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
@@ -644,12 +728,17 @@ def _entries(url: str, options: dict[str, Any] | None) -> list[str] | None:
         return sorted(os.listdir(p)) if os.path.isdir(p) else None
     import fsspec
 
-    fs, path = fsspec.core.url_to_fs(url, **(options or {}))
-    if not fs.exists(path):
-        return []
-    if not fs.isdir(path):
-        return None
-    return sorted(posixpath.basename(str(e).rstrip("/")) for e in fs.ls(path, detail=False))
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **(options or {}))
+        if not fs.exists(path):
+            return []
+        if not fs.isdir(path):
+            return None
+        return sorted(posixpath.basename(str(e).rstrip("/")) for e in fs.ls(path, detail=False))
+    except Exception as exc:   # an unknown protocol, missing credentials, no network
+        why = str(exc).strip().splitlines()
+        raise SweepError(f"cannot open the store {url}: {type(exc).__name__}"
+                         + (f": {why[0]}" if why else "")) from exc
 
 
 def _remove(url: str, options: dict[str, Any] | None, names: list[str]) -> None:
@@ -821,6 +910,7 @@ def verify(url: str, options: dict[str, Any] | None = None
     SweepError
         Not a finished daskcl sweep store, or one without checksums.
     """
+    url = local_url(url)
     try:
         group = open_group(url, "r", options)
         info = read_info(group)
