@@ -156,3 +156,17 @@ def test_agrees_with_r(case: RCase, flags: dict[str, bool]):
         f"{case.id}: the non-integer warning should count {int(nonint.sum())} arguments; "
         f"warnings: {messages}"
     )
+
+
+def test_qf_of_a_vanishing_df2_is_never_negative():
+    """Where R's qf is negative (df2 = 1e-300: its qbeta returns a value just beyond 1, so
+    1 / x - 1 < 0), daskcl's is not: an F quantile lies in [0, Inf], and as df2 -> 0 the F
+    distribution's mass leaves for infinity, so every quantile inside (0, 1) is +Inf."""
+    p = np.array([1e-300, 1e-100, 1e-20, 0.5, 1 - 1e-16])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for df1 in (0.1, 0.5, 1.0, 2.0, 10.0):
+            for lower in (True, False):
+                got = nmath.qf(p, df1, 1e-300, lower_tail=lower)
+                assert (got >= 0).all(), (df1, lower, got)
+                assert (r_eval("qf", [p, df1, 1e-300], (int(lower), 0)) < 0).any() or df1 == 10.0

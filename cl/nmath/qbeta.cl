@@ -345,6 +345,10 @@ double qbeta(double alpha, double p, double q, int lower_tail, int log_p)
         w = qbeta_newton_w(y, xinbta, a, la, logbeta, 1 - pp, 1 - qq, log_p);
         tx = isfinite(w) ? xinbta - w : xinbta;
     }
+    // a quantile lies in [0, 1]: the last Newton step (or one of the search's, at shapes
+    // such as 3e-18 and 3e-149 where R itself warns "not accurate") stepped out of it, to
+    // 1346 or 7e139 where R gives 1: the nearest end is taken
+    tx = fmin(fmax(tx, 0.), 1.);
     return swap_tail ? 1 - tx : tx;
 }
 

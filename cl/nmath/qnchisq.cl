@@ -35,7 +35,10 @@ double qnchisq(double p, double df, double ncp, int lower_tail, int log_p)
         double c = (df + 3 * ncp) / (df + 2 * ncp);
         double ff = (df + 2 * ncp) / (c * c);
         ux = b + c * qchisq(p, ff, lower_tail, log_p);
-        if (ux < 0)
+        // a start of 0 (a quantile that underflows: ncp = 0 and p ~ 1e-300) would keep the
+        // doubling below at 0 for ever (the call never returned): start at 1 instead, as a
+        // negative start does, and let the halving find the bracket
+        if (ux <= 0)
             ux = 1;
         ux0 = ux;
     }

@@ -86,6 +86,16 @@ CASES = [
             "last comparisons of pnchisq with p differ by an ulp the midpoints differ by up to "
             "that width",
     ),
+    # quantiles that underflow to DBL_MIN: Pearson's start is 0 there, which the doubling
+    # never left (a call that did not return); the log scale reaches them too
+    RCase(
+        "qnchisq",
+        {"p": grid(1e-300, 1e-250, 0.7563944042796875, -690.0, -1e-300),
+         "df": grid(0.0032277761495595044, 1.0, 2.0),
+         "ncp": grid(0.0, 1e-300)},
+        rtol=2e-13, why="R bisects until the bracket is narrower than 1e-13 of its midpoint",
+        label="underflow",
+    ),
     # --- noncentral F ---------------------------------------------------------------------------
     RCase(
         "dnf",
@@ -111,6 +121,12 @@ CASES = [
          "ncp": grid(0.0, 0.5, 5.0, 50.0, -1.0, NAN, INF)},
         rtol=2e-13,
         why="qnchisq's bisection width of 1e-13 (df2 > 1e8; see qnchisq)",
+    ),
+    RCase(
+        "qnf",
+        {"p": grid(1e-300, 0.5), "df1": grid(1.0), "df2": grid(1e9), "ncp": grid(0.0)},
+        rtol=2e-13, why="qnchisq's bisection width of 1e-13 (df2 > 1e8; see qnchisq)",
+        label="underflow",
     ),
     # --- noncentral t ---------------------------------------------------------------------------
     RCase(
