@@ -193,6 +193,11 @@ def _cache(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
         return 2
+    unknown = [n for n in names if not n.startswith("glm:") and n not in nmath.FUNCTIONS]
+    if unknown:     # all refused before anything is built
+        print(f"error: no daskcl.nmath function {', '.join(map(repr, unknown))}; nothing was "
+              "built", file=sys.stderr)
+        return 2
     bound = device.current()
     # the programs daskcl's workers use: on GPUs also the inlined ones they tier up to
     program.long_lived()
@@ -276,6 +281,8 @@ def _clash(args: argparse.Namespace) -> str | None:
         return "--quiet and --verbose contradict each other: give one"
     if args.sync and remote:
         return f"--sync computes in this process; it cannot go with {remote[0]}"
+    if args.workers is not None and args.workers.lstrip("-").isdigit() and int(args.workers) < 1:
+        return f"--workers {args.workers}: a local cluster has at least one worker"
     for opt, value in (("--workers", args.workers), ("--listen", args.listen)):
         if value is not None and (args.sync or remote):
             return (f"{opt} is for the local cluster; it cannot go with "
@@ -411,7 +418,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--scheduler", default=None, help="run on this dask scheduler (tcp://host:port)")
     p.add_argument("--scheduler-file", default=None, help="run on the scheduler in this file")
     p.add_argument("--workers", default=None,
-                   help="local cluster: worker count (default: one per GPU, else one on the CPU)")
+                   help="local cluster: a worker count, or the devices to use, by name or P:D, "
+                   "comma-separated (default: one per GPU, else one on the CPU)")
     p.add_argument("--sync", action="store_true", help="compute in this process, no cluster")
     p.add_argument("--listen", default=None, metavar="HOST",
                    help="local cluster: listen on HOST instead of 127.0.0.1 (anyone who reaches "

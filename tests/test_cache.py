@@ -596,3 +596,10 @@ def test_cache_warm_in_several_processes(cache):
     r = subprocess.run([sys.executable, "-m", "daskcl", "cache", "warm", "--names", "pnorm",
                         "--jobs", "0"], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 2 and "--jobs" in r.stderr
+    # an unknown name is refused before anything is built (pnorm was built, then the error)
+    before = sorted(p.name for p in cache.rglob("*"))
+    r = subprocess.run([sys.executable, "-m", "daskcl", "cache", "warm", "--names",
+                        "pt,nosuch"], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 2
+    assert r.stderr == "error: no daskcl.nmath function 'nosuch'; nothing was built\n"
+    assert sorted(p.name for p in cache.rglob("*")) == before

@@ -63,6 +63,8 @@ def test_quiet_sweep_prints_the_result_line_only_and_verbose_shows_dask(spec: Pa
     (["--listen", "0.0.0.0", "--sync"], "--listen is for the local cluster"),
     (["--scheduler", "tcp://127.0.0.1:1", "--scheduler-file", "f.json"], "not both"),
     (["-q", "-v"], "--quiet and --verbose"),
+    (["--workers=0"], "--workers 0: a local cluster has at least one worker"),
+    (["--workers=-1"], "--workers -1: a local cluster has at least one worker"),
 ])
 def test_contradictory_options_are_refused(tmp_path: Path, args: list[str], text: str) -> None:
     # refused before the spec is read (it does not exist) and before anything is computed
