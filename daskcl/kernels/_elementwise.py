@@ -315,7 +315,8 @@ class ElementwiseDef:
     double outputs, by name; ``operation`` computes the outputs of element ``i`` from the
     inputs; ``depends`` names the library units it calls (``None``: found from its
     identifiers); ``classify`` is a C expression of an element's method for sorted launches;
-    ``nonint`` the inputs counted for R's "non-integer" warning; ``counter``: the element's
+    ``nonint`` the inputs counted for R's "non-integer" warning (from ``nonint_min`` on,
+    where given); ``counter``: the element's
     Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators); ``tables``
     the count-table families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
     the inputs that are their parameters.
@@ -330,6 +331,7 @@ class ElementwiseDef:
     depends: tuple[str, ...] | None = None
     classify: str = ""
     nonint: tuple[str, ...] = ()
+    nonint_min: float | None = None
     counter: bool = False
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
@@ -393,8 +395,10 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);" if d.inputs
                  else f"if ({any_out_nan}) atomic_inc(dk_status);")
     # R warns "non-integer x" only where it computes a value (not where the result is NaN)
-    nonint = "\n".join(f"if (!({any_out_nan}) && !isnan({n}) && R_nonint({n})) "
-                       "atomic_inc(dk_status + 1);" for n in d.nonint)
+    from_min = "" if d.nonint_min is None else f" && {{n}} >= {float(d.nonint_min)!r}"
+    nonint = "\n".join(f"if (!({any_out_nan}) && !isnan({n}) && R_nonint({n})"
+                       + from_min.format(n=n) + ") atomic_inc(dk_status + 1);"
+                       for n in d.nonint)
     head = "\n".join(["const long i = dk_base + dk_k;", _index_code(d, ndims), _load_code(d)]
                      + [f"double {n} = ML_NAN;" for n in d.outputs] + ["{"])
     tail = "\n".join(["}", nan_check, nonint]

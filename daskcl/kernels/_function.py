@@ -41,6 +41,7 @@ class NmathFunction(ElementwiseKernel):
             ints=tuple(c for _, c in fn.flags), depends=fn.depends,
             classify=fn.c_classify() if fn.classify else "",
             nonint=tuple(inputs[fn.arg_names.index(a)] for a in fn.nonint),
+            nonint_min=fn.nonint_min,
             tables=table_calls(fn.name, fn.c_call(), "", inputs)))
         self.input_names = fn.arg_names
         self.tier_up = fn.name in INLINE_FASTER

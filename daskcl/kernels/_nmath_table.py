@@ -133,7 +133,7 @@ ROWS: tuple[Fn, ...] = (
     Fn("dnbinom_mu", "dnbinom_mu", "d", ("x", "size", "mu"),
        "Negative binomial probability mass, mean parametrisation.", nonint=("x",)),
     Fn("dhyper", "dhyper", "d", ("x", "m", "n", "k"),
-       "Hypergeometric probability mass (Loader 2000).", nonint=("x",)),
+       "Hypergeometric probability mass (Loader 2000).", nonint=("x",), nonint_min=0.0),
     Fn("pbinom", "pbinom", "p", ("q", "size", "prob"),
        "Binomial distribution function (through pbeta, TOMS 708).",
        classify="pbinom_class"),

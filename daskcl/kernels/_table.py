@@ -53,6 +53,9 @@ class Fn:
         Names for the kernel's ``@depends_nmath`` (stems or provided symbols); ``csym`` if empty.
     nonint
         Arguments for which R warns "non-integer" (the kernel counts them for the warning).
+    nonint_min
+        Where R checks them only from this value on (dhyper returns 0 for x < 0 before its
+        check, without a warning); ``None``: everywhere.
     call
         C expression for the call when it is not ``csym(a0, ..., flags)``; it may use ``a0`` ..
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
@@ -70,6 +73,7 @@ class Fn:
     summary: str = ""
     units: tuple[str, ...] = ()
     nonint: tuple[str, ...] = ()
+    nonint_min: float | None = None
     call: str | None = None
     classify: str = ""
     flags: tuple[tuple[str, str], ...] = field(init=False)
