@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import ClusterError, DaskclError
+from .errors import ClusterError, DaskclError, Terminated, sigterm_raises
 
 __all__ = ["main"]
 
@@ -340,16 +340,21 @@ def _sweep(args: argparse.Namespace) -> int:
         res = run(sweep, args.out, client, resume=args.resume, overwrite=args.overwrite,
                   progress=not args.quiet, listen=args.listen,
                   workers=int(args.workers) if (args.workers or "").isdigit() else args.workers)
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished chunks are kept; run again with --resume",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _stopped(exc)
     finally:
         if client not in (None, "sync"):
             client.close()  # type: ignore[attr-defined]
     print(f"wrote {res.store}: {res.computed} chunks computed, {res.skipped} already done, "
           f"{res.seconds:.1f} s on {', '.join(res.devices) or 'no device (nothing to do)'}")
     return 0
+
+
+def _stopped(exc: KeyboardInterrupt) -> int:
+    """Say in one line that a sweep was stopped, by Ctrl-C (exit 130) or SIGTERM (143)."""
+    how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+    print(f"\n{how}: finished chunks are kept; run again with --resume", file=sys.stderr)
+    return code
 
 
 def _slurm(args: argparse.Namespace) -> int:
@@ -473,6 +478,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level = "info" if getattr(args, "verbose", False) else "error"
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", level)
     try:
+        if args.cmd in ("sweep", "slurm"):
+            with sigterm_raises():
+                return int(args.run(args))
         return int(args.run(args))
     except DaskclError as exc:
         print(f"error: {exc}", file=sys.stderr)

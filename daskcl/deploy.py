@@ -44,7 +44,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import ClusterError, DaskclError
+from .errors import ClusterError, DaskclError, Terminated, sigterm_raises
 
 __all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "check_submission", "main", "run_slurm",
            "slurm_arguments", "slurm_cluster"]
@@ -309,10 +309,10 @@ def run_slurm(args: argparse.Namespace) -> int:
     except DaskclError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:   # as `daskcl sweep` says it (the jobs end with the cluster)
-        print("\ninterrupted: finished chunks are kept; run again with --resume",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:   # as `daskcl sweep` says it (the jobs end with the cluster)
+        how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"\n{how}: finished chunks are kept; run again with --resume", file=sys.stderr)
+        return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,7 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     slurm_arguments(sub.add_parser(
         "slurm", help="run a sweep spec on SLURM jobs, one GPU worker per job"))
-    return run_slurm(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    with sigterm_raises():
+        return run_slurm(args)
 
 
 if __name__ == "__main__":

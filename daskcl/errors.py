@@ -26,9 +26,17 @@ __all__ = [
     "PosteriorModeError",
     "StaleIndexError",
     "SweepError",
+    "Terminated",
     "collect_r_warnings",
+    "sigterm_raises",
     "warn_r",
 ]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached a ``daskcl sweep`` or ``daskcl slurm`` command (``kill``, a batch
+    system's time limit).  A ``KeyboardInterrupt``, so that a sweep stops as at Ctrl-C:
+    its finished chunks kept, its cluster closed; the command exits 143."""
 
 
 class DaskclError(Exception):
@@ -139,3 +147,26 @@ def collect_r_warnings() -> Iterator[list[str]]:
         yield into
     finally:
         _collector.into = outer
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """While the block runs, SIGTERM raises :class:`Terminated` in the main thread, so that a
+    command stops as at Ctrl-C (before, the process died at once: no line, no cleanup, and
+    multiprocessing's semaphores reported leaked).  Elsewhere than the main thread, nothing
+    changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from procs import repo_pythonpath, run_python
 
+from daskcl.sweep import open_result
 from daskcl.sweep.runner import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,34 @@ def test_ctrl_c_to_the_process_group_says_one_line(tmp_path: Path) -> None:
     said = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
     assert said == ["interrupted: finished chunks are kept; run again with --resume"], err
     assert "Traceback" not in err and out == ""
+
+
+def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path: Path) -> None:
+    """kill (or a batch system's time limit) sends SIGTERM: the process died at once, with no
+    line and "leaked semaphore objects"; now the sweep stops as at Ctrl-C, exit 143."""
+    slow = tmp_path / "slow.toml"
+    slow.write_text('[sweep]\nfunction = "qtukey"\nchunks = { p = 1 }\n[axes]\n'
+                    'p = { linspace = [0.5, 0.99, 2000] }\nnranges = { values = [1] }\n'
+                    'nmeans = { values = [2, 5, 10, 20] }\ndf = { values = [5, 60] }\n')
+    out = tmp_path / "o.zarr"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daskcl", "sweep", str(slow), "--out", str(out), "--workers",
+         "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+        start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()   # a chunk is done
+        assert first.startswith("["), first
+        proc.send_signal(signal.SIGTERM)  # to the process alone, as kill does
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 143, err
+    said = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
+    assert said == ["terminated: finished chunks are kept; run again with --resume"], err
+    assert open_result(out)["_daskcl/done"][...].sum() >= 1
 
 
 def test_ctrl_c_while_the_workers_start_is_not_lost(tmp_path: Path) -> None:
