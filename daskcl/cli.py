@@ -45,9 +45,23 @@ def _client(args: argparse.Namespace) -> object:
 
     timeout = getattr(args, "timeout", _CONNECT_TIMEOUT)
     where = args.scheduler_file or args.scheduler
+    if not timeout > 0:
+        raise ClusterError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     if args.scheduler_file and not os.path.isfile(args.scheduler_file):
         # distributed would wait for the file to appear, without end
         raise ClusterError(f"no scheduler file {args.scheduler_file}")
+    if args.scheduler_file:     # distributed asserts what it holds: said in a line instead
+        import json
+
+        try:
+            with open(args.scheduler_file, encoding="utf-8") as f:
+                address = json.load(f).get("address")
+        except (OSError, ValueError, AttributeError):
+            address = None
+        if not isinstance(address, str) or not address:
+            raise ClusterError(f"{args.scheduler_file} is not a dask scheduler file (JSON with "
+                               "the scheduler's \"address\", as `dask scheduler "
+                               "--scheduler-file` writes it)")
     try:
         if args.scheduler_file:
             return Client(scheduler_file=args.scheduler_file, timeout=timeout)

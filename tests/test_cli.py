@@ -93,6 +93,14 @@ def test_an_unreachable_scheduler_fails_within_the_timeout(spec: Path, tmp_path:
     r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler-file",
              str(missing), "--timeout", "2", timeout=60)
     _one_error_line(r, 1, f"no scheduler file {missing}")
+    for text in ('[sweep]\nfunction = "pnorm"\n', '{"foo": 1}'):   # distributed asserted
+        missing.write_text(text)
+        r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler-file",
+                 str(missing), timeout=60)
+        _one_error_line(r, 1, f"{missing} is not a dask scheduler file")
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler", address,
+             "--timeout", "-5", timeout=60)
+    _one_error_line(r, 1, "--timeout must be a positive number of seconds, not -5")
     missing.write_text(f'{{"address": "{address}"}}')
     r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler-file",
              str(missing), "--timeout", "2", timeout=60)

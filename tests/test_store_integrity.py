@@ -128,6 +128,31 @@ def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path
                                             [0.5, 1.0, 2.5, 10.0], 2.0))
 
 
+@pytest.mark.parametrize(("where", "text", "name"), [
+    ("pgamma/zarr.json", '{"zarr_format": 3}', "pgamma"),
+    ("_daskcl/done/zarr.json", "null", "_daskcl/done"),
+    ("q/zarr.json", "{", "q"),
+])
+def test_damaged_array_metadata_is_named_by_verify_and_resume(tmp_path: Path, where: str,
+                                                              text: str, name: str) -> None:
+    """An array's own zarr.json broken: verify said every chunk matched (it read the
+    consolidated copy at the top), and resume recomputed every chunk, then failed on it in a
+    zarr traceback while consolidating again.  Both now name the array, and change nothing."""
+    from daskcl.sweep import verify
+
+    out = tmp_path / "o.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    (out / where).write_text(text)
+    before = _tree(out)
+    match = f"the array '{name}' cannot be opened .*the store is damaged: --overwrite"
+    with pytest.raises(SweepError, match=match):
+        verify(str(out))
+    with pytest.raises(SweepError, match=match):
+        run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
+    assert _tree(out) == before
+    assert run(Sweep.from_dict(_spec()), out, client="sync", overwrite=True).computed == 6
+
+
 def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> None:
     def killed(*args: Any) -> None:
         raise KeyboardInterrupt

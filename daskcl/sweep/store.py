@@ -668,7 +668,39 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
         raise SweepError(f"{url} holds a different sweep ({info.get('function')}, axes "
                          f"{info.get('axes')}): {_what_changed(info, sweep)}; resume needs the "
                          "same spec and code, or pass --overwrite / another --out")
+    _check_arrays(url, info, options)
     return "resume", sweep, existing, []
+
+
+#: what reading a damaged zarr.json raises (null where a document is: a TypeError)
+_DAMAGED: tuple[type[Exception], ...] = (*STORE_READ_ERRORS, TypeError)
+
+
+def _check_arrays(url: str, info: Mapping[str, Any], options: dict[str, Any] | None) -> None:
+    """Every array the store's attributes list opens from its own metadata (not only from the
+    consolidated copy at the top, which a resume writes anew from them); a damaged one is a
+    :class:`SweepError` naming it (resume recomputed every chunk, then failed on it with
+    zarr's traceback, and verify did not look)."""
+    import zarr
+
+    try:
+        group = zarr.open_group(url, mode="r", storage_options=options,
+                                use_consolidated=False)
+    except _DAMAGED as exc:
+        raise SweepError(f"{url}: its group cannot be opened ({type(exc).__name__}); the "
+                         "store is damaged: --overwrite starts it again") from None
+    names = [str(n) for n in info.get("arrays") or info.get("outputs") or ()]
+    try:
+        names += [_DONE, _CHECKSUM] if _BOOK in group else [_OLD_DONE, _OLD_CHECKSUM]
+    except _DAMAGED:
+        names += [_DONE, _CHECKSUM]
+    for name in names:
+        try:
+            group[name]
+        except _DAMAGED as exc:
+            raise SweepError(f"{url}: the array {name!r} cannot be opened ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}); the store is "
+                             "damaged: --overwrite starts it again") from None
 
 
 def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
@@ -924,6 +956,7 @@ def verify(url: str, options: dict[str, Any] | None = None
     if _BOOK not in group and _OLD_CHECKSUM not in group:
         raise SweepError(f"{url} has no checksums (written by daskcl {info.get('version')}, "
                          "before sweeps recorded them); there is nothing to verify against")
+    _check_arrays(url, info, options)
     outputs = [str(o) for o in info["outputs"]]
     chunks = [int(c) for c in info["chunks"]]
     grid = tuple(_done(group).shape)
