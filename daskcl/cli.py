@@ -487,9 +487,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     if args.cmd in ("sweep", "slurm"):
-        # dask's own log (each worker's start-up, its preload, cancelled tasks at Ctrl-C) only
-        # with -v; errors always.  Worker processes read it from their environment at start.
-        level = "info" if getattr(args, "verbose", False) else "error"
+        # dask's own log (each worker's start-up, its preload, cancelled tasks at Ctrl-C, a
+        # failed task's traceback at each of its tries) only with -v: daskcl says what failed
+        # in its own line.  Worker processes read it from their environment at start.
+        level = "info" if getattr(args, "verbose", False) else "critical"
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", level)
     try:
         if args.cmd in ("sweep", "slurm"):
