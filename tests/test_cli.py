@@ -133,6 +133,20 @@ def test_ctrl_c_to_the_process_group_says_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in err and out == ""
 
 
+def test_a_failing_spec_function_is_one_line_without_dask_tracebacks(tmp_path: Path) -> None:
+    """The worker's "Compute Failed" block (one per try, three tries) came before daskcl's
+    own line on the default cluster; dask's log is now shown only with -v."""
+    (tmp_path / "f.py").write_text("def raises(x):\n    raise ValueError('boom from user code')\n")
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nfunction = "f.py:raises"\n[axes]\nx = { values = [1.0, 2.0] }\n')
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--workers", "1", "-q",
+             timeout=300)
+    _one_error_line(r, 1, "failed: ValueError: boom from user code")
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "v.zarr"), "--workers", "1", "-v",
+             timeout=300)
+    assert r.returncode == 1 and "Compute Failed" in r.stderr
+
+
 def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path: Path) -> None:
     """kill (or a batch system's time limit) sends SIGTERM: the process died at once, with no
     line and "leaked semaphore objects"; now the sweep stops as at Ctrl-C, exit 143."""
