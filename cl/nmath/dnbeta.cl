@@ -28,13 +28,19 @@ double dnbeta(double x, double a, double b, double ncp, int give_log)
     // the largest term
     double ncp2 = 0.5 * ncp, dx2 = ncp2 * x;
     double d = (dx2 - a - 1) / 2;
-    double D = d * d + dx2 * (a + b) - a;
+    double c = dx2 * (a + b) - a;
+    double D = d * d + c;
     int kMax;
     if (D <= 0) {
         kMax = 0;
     } else {
-        D = ceil(d + sqrt(D));
-        kMax = (D > 0) ? (int)D : 0;
+        // the root d + sqrt(d^2 + c), c = dx2 (a + b) - a; for d < 0 as c / (sqrt(..) - d),
+        // the same number without the cancellation that gave 0 for a ~ 1e109 (the sum then
+        // started far left of its largest term, grew past the double range and gave NaN,
+        // where R's long double holds it)
+        double s = sqrt(D);
+        D = ceil(d >= 0 ? d + s : c / (s - d));
+        kMax = (D > 0) ? (D < INT_MAX ? (int)D : INT_MAX) : 0;
     }
     double lterm = dbeta(x, a + kMax, b, 1);
     double lpk = dpois_raw(kMax, ncp2, 1);

@@ -33,6 +33,16 @@ CASES = [
          "ncp": grid(0.0, 0.5, 5.0, 50.0, 500.0, -1.0, NAN, INF)},
         rtol=1e-13,
     ),
+    # a huge shape1: the largest term's index lost to cancellation (0), and the sum from
+    # there outgrew the double range (NaN, where R's long double held it)
+    RCase(
+        "dnbeta",
+        {"x": grid(0.5, 0.9, 0.9999999989999994),
+         "shape1": grid(1e6, 1e50, 1.397726504002038e+109, 2.0199538578773385e+124),
+         "shape2": grid(7.365680148032983e-199, 3.0, 137.72333749922387),
+         "ncp": grid(50.0, 3174.5220805639747, 3489.798294772972)},
+        rtol=1e-13, label="huge-shape1",
+    ),
     RCase(
         "pnbeta",
         {"q": grid(0.0, 0.05, 0.2, 0.4, 0.5, 0.6, 0.8, 0.95, 1.0, -0.1, 1.1, NAN, INF),
