@@ -474,6 +474,15 @@ def _sigint_deferred() -> Iterator[list[bool]]:
     if threading.current_thread() is not threading.main_thread():
         yield interrupted
         return
+    if not (hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigtimedwait")):
+        # no signal masks (Windows) or no sigtimedwait (macOS): ignored meanwhile, as before,
+        # so that the workers still inherit it ignored; a Ctrl-C then is lost
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield interrupted
+        finally:
+            signal.signal(signal.SIGINT, old)
+        return
     # multiprocessing starts its resource tracker with the first spawned process and unblocks
     # SIGINT in the starting thread afterwards, whatever it was: started now, before the block
     from multiprocessing import resource_tracker
