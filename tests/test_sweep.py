@@ -160,6 +160,14 @@ def test_a_store_left_before_its_first_chunk_is_taken_up_by_a_plain_run(tmp_path
         run(other, out, client="sync")
 
 
+def test_workers_that_do_not_exist_are_refused_before_the_store_is_made(tmp_path: Path) -> None:
+    from daskcl.errors import DeviceError
+
+    with pytest.raises(DeviceError, match="no OpenCL device matches 'nosuchdevice'"):
+        run(Sweep.from_dict(_spec()), tmp_path / "o.zarr", workers="nosuchdevice")
+    assert not (tmp_path / "o.zarr").exists()
+
+
 def test_file_urls_and_unknown_protocols(tmp_path: Path) -> None:
     """A file:// URL is the path it names (it failed: zarr.json in a directory never made);
     an unknown protocol is one SweepError, not fsspec's traceback."""

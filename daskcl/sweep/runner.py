@@ -392,6 +392,10 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     if listen is not None and client is not None:
         raise SweepError("listen is for the local cluster only: a cluster you bring (or 'sync') "
                          "listens where it was started")
+    if client is None:      # the workers asked for exist, before the store is made
+        from ..distributed.cluster import device_slots
+
+        device_slots(workers)
     sweep, group, done = open_store(sweep, url, resume=resume, overwrite=overwrite,
                                     options=storage_options)
     if client is None:
