@@ -204,6 +204,10 @@ def test_definition_errors():
         ElementwiseKernel("double x", "double y", "y = x;", name="not a name")
     with pytest.raises(ValueError, match="at least one output"):
         ElementwiseKernel("double x", "", "x;", name="k4")
+    # macros would replace the name (the build failed inside the template, not at your line)
+    for name in ("M_PI", "DBL_MAX", "INFINITY", "ML_NAN", "R_D__0", "give_log"):
+        with pytest.raises(ValueError, match=f"'{name}' is a macro of OpenCL C or of the library"):
+            ElementwiseKernel(f"double {name}", "double y", f"y = {name};", name="k5")
 
 
 def test_a_compile_error_quotes_the_users_line():

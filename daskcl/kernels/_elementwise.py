@@ -20,6 +20,7 @@ dask arrays in give a lazy dask array out.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math
 import re
@@ -258,6 +259,26 @@ _RESERVED = set(keyword.kwlist) | {
 }
 
 
+#: OpenCL C's own macros (math constants, limits, ``INFINITY``, ``NAN``, ...)
+_OPENCL_MACRO = re.compile(
+    r"(M_|M_\w+_F|FLT_|DBL_|HALF_|CHAR_|SCHAR_|UCHAR_|SHRT_|USHRT_|INT_|UINT_|LONG_|ULONG_|"
+    r"CLK_|CL_|FP_|__)\w*|MAXFLOAT|HUGE_VALF?|INFINITY|NAN|CHAR_BIT|NULL|CL_VERSION_\w+")
+
+
+@functools.cache
+def _library_macros() -> frozenset[str]:
+    """The object-like macros the shipped library ``#define``s (``ML_NAN``, ``R_D__0``,
+    ``M_LN_SQRT_2PI``, ...), which the preprocessor would replace wherever a kernel's code
+    names them (a function-like one, ``pnorm(...)``, only where it is called)."""
+    from ..runtime.library import get_library
+
+    names: set[str] = set()
+    for path in get_library().root.rglob("*.cl"):
+        names.update(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)(?![\w(])",
+                                path.read_text(encoding="utf-8"), flags=re.M))
+    return frozenset(names)
+
+
 _C_TOKENS = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
 
 
@@ -303,6 +324,10 @@ def _params(spec: str | Sequence[str], what: str, kernel: str,
         if not _IDENT.fullmatch(name) or name.startswith("dk_") or name in _RESERVED:
             raise ValueError(f"ElementwiseKernel {kernel}: {name!r} cannot name an argument (a C "
                              "identifier not starting with dk_, not a keyword, not i)")
+        if name in _library_macros() or _OPENCL_MACRO.fullmatch(name):
+            raise ValueError(f"ElementwiseKernel {kernel}: {name!r} is a macro of OpenCL C or "
+                             "of the library (the preprocessor would replace the argument's "
+                             "name): choose another name")
         out.append((typ, name))
     return out
 
