@@ -1223,11 +1223,6 @@ def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
     key = ("sort", id(queue))
     have = bound.staging.get(key)
     if have is None or have[0] < n or have[1] < nblocks:
-        if have is not None:
-            # the launches already enqueued read the old buffers: they finish before those are
-            # released (OpenCL allows the release, but NVIDIA's driver once crashed in a run of
-            # threads whose launches grew these buffers; a finish only when they grow)
-            queue.finish()
         mf = cl.mem_flags
         cap, capb = max(n, have[0] if have else 0), max(nblocks, have[1] if have else 0)
         have = (cap, capb, cl.Buffer(bound.context, mf.READ_WRITE, cap),
