@@ -27,8 +27,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from .errors import ClusterError, DaskclError, Terminated, sigterm_raises
 
@@ -364,6 +366,13 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
+    """A warning as the command line says it: ``warning: <message>``, without the source line
+    Python's default shows (``cli.py:328 ... res = run(...``)."""
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
 def _stopped(exc: KeyboardInterrupt) -> int:
     """Say in one line that a sweep was stopped, by Ctrl-C (exit 130) or SIGTERM (143)."""
     how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
@@ -492,8 +501,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # in its own line.  Worker processes read it from their environment at start.
         level = "info" if getattr(args, "verbose", False) else "critical"
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", level)
+    shown = warnings.showwarning
     try:
         if args.cmd in ("sweep", "slurm"):
+            if not getattr(args, "verbose", False):   # a warning is a line, not its source's
+                warnings.showwarning = _warning_line
             with sigterm_raises():
                 return int(args.run(args))
         return int(args.run(args))
@@ -505,3 +517,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         # pointed at /dev/null so that the interpreter's final flush does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    finally:
+        warnings.showwarning = shown

@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import tracemalloc
+import warnings
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,6 +127,25 @@ def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path
     got = open_result(out)["pgamma"][...]
     assert np.array_equal(got, nmath.pgamma(np.linspace(0, 20, 21)[:, None],
                                             [0.5, 1.0, 2.5, 10.0], 2.0))
+
+
+def test_resume_with_another_codec_says_the_store_keeps_its_own(tmp_path: Path,
+                                                                capsys: Any) -> None:
+    """The codec is not part of a sweep's identity: a resume with another one kept the old
+    codec without a word.  Now it says so, in one line on the command line."""
+    out = tmp_path / "o.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    other = _spec(compressor="zstd:3")
+    with pytest.warns(UserWarning, match=r"keeps its codec blosc-lz4:5: the spec's compressor "
+                                         r"zstd:3 applies to new stores"):
+        run(Sweep.from_dict(other), out, client="sync", resume=True)
+    toml = _toml(tmp_path / "s.toml", extra='compressor = "zstd:3"\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")        # as outside pytest, where it is not an error
+        assert cli.main(["sweep", str(toml), "--out", str(out), "--resume", "--sync",
+                         "-q"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: {out} keeps its codec blosc-lz4:5") and err.count("\n") == 1
 
 
 @pytest.mark.parametrize(("where", "text", "name"), [

@@ -669,6 +669,11 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                          f"{info.get('axes')}): {_what_changed(info, sweep)}; resume needs the "
                          "same spec and code, or pass --overwrite / another --out")
     _check_arrays(url, info, options)
+    kept = info.get("compressor")
+    if kept and str(kept) != sweep.compressor:     # not part of the identity: said, not refused
+        warnings.warn(f"{url} keeps its codec {kept}: the spec's compressor {sweep.compressor} "
+                      "applies to new stores (--overwrite writes the store anew with it)",
+                      UserWarning, stacklevel=3)
     return "resume", sweep, existing, []
 
 
