@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .errors import ClusterError, DaskclError, Terminated, sigterm_raises
+from .errors import ClusterError, DaskclError, report_stop, sigterm_raises
 
 __all__ = ["main"]
 
@@ -357,7 +357,7 @@ def _sweep(args: argparse.Namespace) -> int:
                   progress=not args.quiet, listen=args.listen,
                   workers=int(args.workers) if (args.workers or "").isdigit() else args.workers)
     except KeyboardInterrupt as exc:
-        return _stopped(exc)
+        return report_stop(exc)
     finally:
         if client not in (None, "sync"):
             client.close()  # type: ignore[attr-defined]
@@ -371,13 +371,6 @@ def _warning_line(message: Warning | str, category: type[Warning], filename: str
     """A warning as the command line says it: ``warning: <message>``, without the source line
     Python's default shows (``cli.py:328 ... res = run(...``)."""
     print(f"warning: {message}", file=file or sys.stderr)
-
-
-def _stopped(exc: KeyboardInterrupt) -> int:
-    """Say in one line that a sweep was stopped, by Ctrl-C (exit 130) or SIGTERM (143)."""
-    how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-    print(f"\n{how}: finished chunks are kept; run again with --resume", file=sys.stderr)
-    return code
 
 
 def _slurm(args: argparse.Namespace) -> int:

@@ -44,7 +44,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import ClusterError, DaskclError, Terminated, sigterm_raises
+from .errors import ClusterError, DaskclError, report_stop, sigterm_raises
 
 __all__ = ["NODE_LOCAL_CACHE", "cache_prologue", "check_submission", "main", "run_slurm",
            "slurm_arguments", "slurm_cluster"]
@@ -310,9 +310,7 @@ def run_slurm(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:   # as `daskcl sweep` says it (the jobs end with the cluster)
-        how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        print(f"\n{how}: finished chunks are kept; run again with --resume", file=sys.stderr)
-        return code
+        return report_stop(exc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,7 @@ __all__ = [
     "SweepError",
     "Terminated",
     "collect_r_warnings",
+    "report_stop",
     "sigterm_raises",
     "warn_r",
 ]
@@ -170,3 +171,13 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def report_stop(exc: KeyboardInterrupt) -> int:
+    """Say in one line on stderr that a sweep command was stopped, by Ctrl-C or by SIGTERM
+    (:class:`Terminated`), and return its exit status: 130 or 143."""
+    import sys
+
+    how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+    print(f"\n{how}: finished chunks are kept; run again with --resume", file=sys.stderr)
+    return code

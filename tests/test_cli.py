@@ -5,6 +5,7 @@ no time left shown before a chunk's real rate is known."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -107,29 +109,46 @@ def test_an_unreachable_scheduler_fails_within_the_timeout(spec: Path, tmp_path:
     _one_error_line(r, 1, f"cannot reach the scheduler {missing} within 2 s")
 
 
-def test_ctrl_c_to_the_process_group_says_one_line(tmp_path: Path) -> None:
+#: a sweep of some seconds on one worker (qtukey, a chunk at a time)
+SLOW_SPEC = ('[sweep]\nfunction = "qtukey"\nchunks = { p = 1 }\n[axes]\n'
+             'p = { linspace = [0.5, 0.99, 2000] }\nnranges = { values = [1] }\n'
+             'nmeans = { values = [2, 5, 10, 20] }\ndf = { values = [5, 60] }\n')
+
+
+@contextlib.contextmanager
+def _slow_sweep(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """``daskcl sweep`` of :data:`SLOW_SPEC` on one worker, in a process group of its own (as
+    a terminal's job is), and its store; killed with its group if the test leaves it running."""
     slow = tmp_path / "slow.toml"
-    slow.write_text('[sweep]\nfunction = "qtukey"\nchunks = { p = 1 }\n[axes]\n'
-                    'p = { linspace = [0.5, 0.99, 2000] }\nnranges = { values = [1] }\n'
-                    'nmeans = { values = [2, 5, 10, 20] }\ndf = { values = [5, 60] }\n')
+    slow.write_text(SLOW_SPEC)
+    out = tmp_path / "o.zarr"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daskcl", "sweep", str(slow), "--out", str(tmp_path / "o.zarr"),
-         "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=ENV, start_new_session=True)  # its own process group, as a terminal's job is
+        [sys.executable, "-m", "daskcl", "sweep", str(slow), "--out", str(out), "--workers",
+         "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+        start_new_session=True)
     try:
+        yield proc, out
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+
+def _said(err: str) -> list[str]:
+    """The lines of stderr other than the progress bar's."""
+    return [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
+
+
+def test_ctrl_c_to_the_process_group_says_one_line(tmp_path: Path) -> None:
+    with _slow_sweep(tmp_path) as (proc, _):
         assert proc.stderr is not None
         first = proc.stderr.readline()  # the first chunk is done: workers are computing
         assert first.startswith("["), first
         time.sleep(1.0)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
     assert proc.returncode == 130, err
-    said = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
-    assert said == ["interrupted: finished chunks are kept; run again with --resume"], err
+    assert _said(err) == ["interrupted: finished chunks are kept; run again with --resume"], err
     assert "Traceback" not in err and out == ""
 
 
@@ -150,28 +169,14 @@ def test_a_failing_spec_function_is_one_line_without_dask_tracebacks(tmp_path: P
 def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path: Path) -> None:
     """kill (or a batch system's time limit) sends SIGTERM: the process died at once, with no
     line and "leaked semaphore objects"; now the sweep stops as at Ctrl-C, exit 143."""
-    slow = tmp_path / "slow.toml"
-    slow.write_text('[sweep]\nfunction = "qtukey"\nchunks = { p = 1 }\n[axes]\n'
-                    'p = { linspace = [0.5, 0.99, 2000] }\nnranges = { values = [1] }\n'
-                    'nmeans = { values = [2, 5, 10, 20] }\ndf = { values = [5, 60] }\n')
-    out = tmp_path / "o.zarr"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "daskcl", "sweep", str(slow), "--out", str(out), "--workers",
-         "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-        start_new_session=True)
-    try:
+    with _slow_sweep(tmp_path) as (proc, out):
         assert proc.stderr is not None
         first = proc.stderr.readline()   # a chunk is done
         assert first.startswith("["), first
         proc.send_signal(signal.SIGTERM)  # to the process alone, as kill does
         _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
     assert proc.returncode == 143, err
-    said = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
-    assert said == ["terminated: finished chunks are kept; run again with --resume"], err
+    assert _said(err) == ["terminated: finished chunks are kept; run again with --resume"], err
     assert open_result(out)["_daskcl/done"][...].sum() >= 1
 
 
@@ -181,15 +186,7 @@ def test_ctrl_c_while_the_workers_start_is_not_lost(tmp_path: Path) -> None:
     traceback.  Now the command stops once the workers are up, in one line."""
     import psutil
 
-    slow = tmp_path / "slow.toml"
-    slow.write_text('[sweep]\nfunction = "qtukey"\nchunks = { p = 1 }\n[axes]\n'
-                    'p = { linspace = [0.5, 0.99, 2000] }\nnranges = { values = [1] }\n'
-                    'nmeans = { values = [2, 5, 10, 20] }\ndf = { values = [5, 60] }\n')
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "daskcl", "sweep", str(slow), "--out", str(tmp_path / "o.zarr"),
-         "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=ENV, start_new_session=True)
-    try:
+    with _slow_sweep(tmp_path) as (proc, _):
         deadline = time.monotonic() + 120
         spawned = False
         while not spawned and proc.poll() is None and time.monotonic() < deadline:
@@ -202,13 +199,8 @@ def test_ctrl_c_while_the_workers_start_is_not_lost(tmp_path: Path) -> None:
         assert spawned, "no worker process was spawned"
         os.killpg(proc.pid, signal.SIGINT)   # the worker is still starting (importing)
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
     assert proc.returncode == 130, err
-    said = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[")]
-    assert said == ["interrupted: finished chunks are kept; run again with --resume"], err
+    assert _said(err) == ["interrupted: finished chunks are kept; run again with --resume"], err
     assert "Traceback" not in err and out == ""
 
 

@@ -261,8 +261,8 @@ _RESERVED = set(keyword.kwlist) | {
 
 #: OpenCL C's own macros (math constants, limits, ``INFINITY``, ``NAN``, ...)
 _OPENCL_MACRO = re.compile(
-    r"(M_|M_\w+_F|FLT_|DBL_|HALF_|CHAR_|SCHAR_|UCHAR_|SHRT_|USHRT_|INT_|UINT_|LONG_|ULONG_|"
-    r"CLK_|CL_|FP_|__)\w*|MAXFLOAT|HUGE_VALF?|INFINITY|NAN|CHAR_BIT|NULL|CL_VERSION_\w+")
+    r"(M_|FLT_|DBL_|HALF_|CHAR_|SCHAR_|UCHAR_|SHRT_|USHRT_|INT_|UINT_|LONG_|ULONG_|CLK_|CL_|"
+    r"FP_|__)\w*|MAXFLOAT|HUGE_VALF?|INFINITY|NAN|NULL")
 
 
 @functools.cache
@@ -272,10 +272,14 @@ def _library_macros() -> frozenset[str]:
     names them (a function-like one, ``pnorm(...)``, only where it is called)."""
     from ..runtime.library import get_library
 
+    lib = get_library()
+    files = ["OPENCL.cl", "OPENCL_END.cl", _TEMPLATE,
+             *(u.name for u in lib.units.values() if u.tree is None)]
     names: set[str] = set()
-    for path in get_library().root.rglob("*.cl"):
-        names.update(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)(?![\w(])",
-                                path.read_text(encoding="utf-8"), flags=re.M))
+    for f in files:
+        if (lib.root / f).is_file():
+            names.update(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)(?![\w(])", lib.read(f),
+                                    flags=re.M))
     return frozenset(names)
 
 
@@ -420,10 +424,9 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);" if d.inputs
                  else f"if ({any_out_nan}) atomic_inc(dk_status);")
     # R warns "non-integer x" only where it computes a value (not where the result is NaN)
-    from_min = "" if d.nonint_min is None else f" && {{n}} >= {float(d.nonint_min)!r}"
     nonint = "\n".join(f"if (!({any_out_nan}) && !isnan({n}) && R_nonint({n})"
-                       + from_min.format(n=n) + ") atomic_inc(dk_status + 1);"
-                       for n in d.nonint)
+                       + ("" if d.nonint_min is None else f" && {n} >= {d.nonint_min!r}")
+                       + ") atomic_inc(dk_status + 1);" for n in d.nonint)
     head = "\n".join(["const long i = dk_base + dk_k;", _index_code(d, ndims), _load_code(d)]
                      + [f"double {n} = ML_NAN;" for n in d.outputs] + ["{"])
     tail = "\n".join(["}", nan_check, nonint]

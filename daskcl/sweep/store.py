@@ -643,10 +643,11 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                "nothing else; choose another --out") if overwrite else "; choose another --out"
         raise SweepError(f"{url} {what}{how}")
     assert isinstance(info, dict)
-    if resume and not overwrite and newer_format(info):
+    newer = newer_format(info)
+    if resume and not overwrite and newer:
         raise _newer_error(url, info, "resume")
     same = info.get("identity") == sweep.identity()
-    if overwrite or (info.get("preparing") and (resume or same) and not newer_format(info)):
+    if overwrite or (info.get("preparing") and (resume or same) and not newer):
         own = _own_entries(info)
         foreign = [e for e in entries if e not in own]
         foreign = foreign or _foreign_inside(url, options, [e for e in entries if e in own])
@@ -655,7 +656,7 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                              "which daskcl did not write; it deletes nothing it did not create: "
                              "move them away or choose another --out")
         return "replace", sweep, None, entries
-    if not resume and not (same and not sweep.has_envelope and not newer_format(info)
+    if not resume and not (same and not sweep.has_envelope and not newer
                            and not _any_done(existing, sweep)):
         raise SweepError(f"{url} already holds a sweep; pass --resume to finish it or "
                          "--overwrite to start again")
