@@ -57,6 +57,18 @@ def test_failing_probe_is_reported(monkeypatch):
         device.choose(None)
 
 
+def test_a_compiler_that_does_not_know_the_cpu_names_the_remedy(monkeypatch):
+    """PyPI's PoCL 3.0 (LLVM 14) fails every build on an AMD Zen 5 with this message."""
+    monkeypatch.setattr(device, "probe_fp64", lambda d: "probe kernel failed: RuntimeError: "
+                        "clBuildProgram failed ... error: unknown target CPU 'generic'")
+    with pytest.raises(NoFp64DeviceError, match="apt-get install pocl-opencl-icd"):
+        device.choose(None)
+    monkeypatch.setattr(device, "probe_fp64", lambda d: "probe kernel computed [0.0]")
+    with pytest.raises(NoFp64DeviceError) as ei:
+        device.choose(None)
+    assert "pocl-opencl-icd" not in str(ei.value)
+
+
 def test_no_platform(monkeypatch):
     import pyopencl as cl
 

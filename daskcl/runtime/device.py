@@ -279,7 +279,16 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
         + ": " + "; ".join(why)
         + ". daskcl computes in fp64 only; on a CPU-only machine install PoCL "
         "('pip install daskcl[pocl]')."
+        + (_UNKNOWN_CPU_HINT if any("unknown target CPU" in w for w in why) else "")
     )
+
+
+#: added to the error where PoCL's compiler did not know the CPU: PyPI's PoCL 3.0 (LLVM 14)
+#: fails every build on CPUs newer than its LLVM, such as AMD's Zen 5
+_UNKNOWN_CPU_HINT = (
+    " PoCL's compiler does not know this CPU (its LLVM is older than the CPU): install a newer "
+    "PoCL beside it, on Debian and Ubuntu 'apt-get install pocl-opencl-icd', and daskcl takes it."
+)
 
 
 class BoundDevice:
