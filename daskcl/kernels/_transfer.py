@@ -52,6 +52,7 @@ import math
 import os
 import sys
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -651,14 +652,24 @@ def release_status(bound: _device.BoundDevice, status: Status) -> None:
 
 def device_pool(bound: _device.BoundDevice) -> Any:
     """The device's memory pool for results on the device: ``pyopencl.tools.MemoryPool``, so
-    that a chain of calls reuses buffers instead of allocating one per result."""
+    that a chain of calls reuses buffers instead of allocating one per result.
+
+    Its allocator is pyopencl's ``DeferredAllocator``, not the ``ImmediateAllocator`` that
+    makes each new buffer resident at once with a ``clEnqueueMigrateMemObjects`` on the queue:
+    on NVIDIA's driver (580.159.04, an H200) those migrations, enqueued while other threads
+    launched on and read from the same queue, crashed the process (a segmentation fault in 1
+    to 4 of 16 runs of ``test_sorted_launches_from_several_threads``, and a hang), and with
+    the deferred allocator none did (``benchmarks/README.md``, "Threads on one queue")."""
     with _lock:
         pool = bound.staging.get(("pool", 0))
         if pool is None:
             import pyopencl.tools as clt
 
-            pool = bound.staging[("pool", 0)] = clt.MemoryPool(
-                clt.ImmediateAllocator(bound.queue))
+            with warnings.catch_warnings():  # pyopencl's warning that a full device is then
+                # reported by the launch, not by the allocation (as it is without a pool)
+                warnings.filterwarnings("ignore", "Memory pools expect non-deferred")
+                pool = bound.staging[("pool", 0)] = clt.MemoryPool(
+                    clt.DeferredAllocator(bound.context))
         return pool
 
 
