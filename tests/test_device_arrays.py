@@ -125,6 +125,41 @@ def test_user_kernels_on_the_device(queue):
     assert isinstance(lo, cla.Array) and same(lo.get(), want_lo) and same(hi.get(), want_hi)
 
 
+def test_a_full_device_at_the_launch_frees_the_pools_kept_blocks(queue, monkeypatch):
+    """Device results come from a pool whose allocations are deferred: a full device shows as
+    a MemoryError at the launch; the call gives the pool's kept blocks back and launches
+    again, once, with each NaN counted once."""
+    import pyopencl as cl
+
+    from daskcl.kernels import _elementwise, _transfer
+
+    pool = _transfer.device_pool(device.current())
+    x = cla.to_device(queue, np.array([-1.0, 0.5, 2.0]))
+    with pytest.warns(RuntimeWarning, match="qnorm: 2 NaN"):
+        nmath.qnorm(x)           # makes a block, kept by the pool once the result is gone
+    assert pool.held_blocks >= 1
+    real = _elementwise.ElementwiseKernel.enqueue
+    failures: list[int] = []
+
+    def full_once(self, *args, **kwargs):
+        events = real(self, *args, **kwargs)   # the launches ran (and counted) before failing
+        if not failures:
+            failures.append(1)
+            raise cl.MemoryError("clEnqueueNDRangeKernel",
+                                 cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, "")
+        return events
+
+    monkeypatch.setattr(_elementwise.ElementwiseKernel, "enqueue", full_once)
+    with pytest.warns(RuntimeWarning, match="qnorm: 2 NaN") as got:
+        y = nmath.qnorm(x)
+    assert len(got) == 1 and failures == [1] and pool.held_blocks == 0
+    with pytest.warns(RuntimeWarning):
+        assert same(y.get(), nmath.qnorm(x.get()))
+    failures.clear()
+    with pytest.raises(cl.MemoryError):   # nothing kept to give back: the error stands
+        nmath.qnorm(x)
+
+
 def test_arrays_of_another_context_are_refused():
     bound = device.current()
     other = cl.Context([bound.device])

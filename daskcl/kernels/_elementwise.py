@@ -1015,8 +1015,19 @@ class ElementwiseKernel(Kernel):
                 for _ in self.definition.outputs]
         if call.size == 0:
             return outs, np.zeros(2, dtype=np.int32)
+        import pyopencl as cl
+
         status = _transfer.status_buffer(bound)
-        events = self.enqueue(call, outs, status.buffer)
+        try:
+            events = self.enqueue(call, outs, status.buffer)
+        except cl.MemoryError:
+            # the pool's allocations are deferred (see device_pool): a full device shows at
+            # the launch; the blocks the pool keeps for reuse go back to the device, once
+            if not pool.held_blocks:
+                raise
+            status.read(queue)    # what launches before the failure counted: counted again
+            pool.free_held()
+            events = self.enqueue(call, outs, status.buffer)
         # a blocking read on the (in-order) queue: the launches before it are done when it
         # returns, with no second wait for the queue to drain; their events go after it
         counts = status.read(queue)
