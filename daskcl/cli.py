@@ -108,12 +108,15 @@ def _devices(args: argparse.Namespace) -> int:
     except DaskclError as exc:
         chosen, why = None, str(exc)
     print(f"{'spec':5} {'type':11} {'fp64':16} device")
+    failed: list[tuple[str, str]] = []
     for info, dev in found:
         if not info.fp64:
             fp64 = "no (extension)"
         else:
             problem = device.probe_fp64(dev)
             fp64 = "yes (probed)" if problem is None else "no (probe failed)"
+            if problem is not None:
+                failed.append((info.spec, problem))
         mark = "  <- chosen" if chosen is not None and chosen.spec == info.spec else ""
         print(f"{info.spec:5} {info.type:11} {fp64:16} {info.platform} / {info.name} "
               f"(driver {info.driver_version}, {info.compute_units} CUs, "
@@ -121,7 +124,18 @@ def _devices(args: argparse.Namespace) -> int:
     if chosen is None:
         print(f"no device would be chosen: {why}", file=sys.stderr)
         return 1
+    for spec, problem in failed:    # why a device beside the chosen one is not used
+        print(f"{spec}: {_probe_line(problem)}", file=sys.stderr)
     return 0
+
+
+def _probe_line(problem: str) -> str:
+    """A failed probe in one line: the compiler's first error where the build failed."""
+    errors = [ln.strip() for ln in problem.splitlines() if ln.strip().startswith("error:")]
+    if errors:
+        return f"the probe kernel did not build ({errors[0]})."
+    text = " ".join(problem.split())
+    return text if len(text) <= 300 else text[:300] + " ..."
 
 
 def _listed(values: Sequence[str]) -> list[str]:

@@ -218,6 +218,29 @@ def test_first_progress_line_waits_for_a_measured_rate(monkeypatch: pytest.Monke
     assert lines[-1].endswith("4/11 chunks  1.00 chunks/s  100 points/s  7 s left"), lines
 
 
+def test_devices_says_why_a_device_beside_the_chosen_one_fails(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second PoCL whose compiler does not know the CPU (PyPI's 3.0 on an AMD Zen 5): the
+    listing marks it and says why in one line, the compiler's error."""
+    from daskcl import cli
+    from daskcl.runtime import device
+
+    real = device.list_devices()[0]
+    broken = (real[0].__class__(**{**real[0].__dict__, "platform_index": 9, "device_index": 0}),
+              "broken")
+    monkeypatch.setattr(device, "list_devices", lambda: [real, broken])
+    probe = device.probe_fp64
+    monkeypatch.setattr(device, "probe_fp64", lambda d: (
+        "probe kernel failed: RuntimeError: clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
+        "Build on <Device>:\n\nerror: unknown target CPU 'generic'\nnote: valid target CPU "
+        "values are: ...") if d == "broken" else probe(d))
+    assert cli.main(["devices"]) == 0
+    out, err = capsys.readouterr()
+    assert "<- chosen" in out.splitlines()[1] and "no (probe failed)" in out.splitlines()[2]
+    assert err.splitlines() == [
+        "9:0: the probe kernel did not build (error: unknown target CPU 'generic')."]
+
+
 def test_slurm_is_a_subcommand(tmp_path: Path) -> None:
     r = _cli("slurm", "--help")
     assert r.returncode == 0 and "--print-job-script" in r.stdout and "--maximum" in r.stdout

@@ -279,16 +279,19 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
         + ": " + "; ".join(why)
         + ". daskcl computes in fp64 only; on a CPU-only machine install PoCL "
         "('pip install daskcl[pocl]')."
-        + (_UNKNOWN_CPU_HINT if any("unknown target CPU" in w for w in why) else "")
+        + "".join(sorted({remedy(w) for w in why}))
     )
 
 
-#: added to the error where PoCL's compiler did not know the CPU: PyPI's PoCL 3.0 (LLVM 14)
-#: fails every build on CPUs newer than its LLVM, such as AMD's Zen 5
-_UNKNOWN_CPU_HINT = (
-    " PoCL's compiler does not know this CPU (its LLVM is older than the CPU): install a newer "
-    "PoCL beside it, on Debian and Ubuntu 'apt-get install pocl-opencl-icd', and daskcl takes it."
-)
+def remedy(problem: str) -> str:
+    """What to do about a failed probe (:func:`probe_fp64`'s text), where daskcl knows: ``""``
+    or a sentence that starts with a space.  PyPI's PoCL 3.0 (LLVM 14) fails every build on
+    CPUs newer than its LLVM, such as AMD's Zen 5, with "unknown target CPU 'generic'"."""
+    if "unknown target CPU" in problem:
+        return (" PoCL's compiler does not know this CPU (its LLVM is older than the CPU): "
+                "install a newer PoCL beside it, on Debian and Ubuntu 'apt-get install "
+                "pocl-opencl-icd', and daskcl takes it.")
+    return ""
 
 
 class BoundDevice:
