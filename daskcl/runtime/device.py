@@ -43,6 +43,7 @@ __all__ = [
     "matches",
     "probe_fp64",
     "quiet_compiler",
+    "remedy",
     "unbind",
 ]
 
