@@ -346,6 +346,76 @@ def test_raw_kernel_arguments():
         RawKernel(k.code, "nope")
 
 
+def test_raw_kernel_launch_sizes():
+    """Sizes are whole numbers of any integer type (``n = np.prod(shape)`` is a NumPy int); a
+    work-group size the device refuses says what to do, not only the driver's status."""
+    k = RawKernel("""// @depends_nmath: qnorm
+        __kernel void q(__global const double *p, __global double *out, const long n)
+        {
+            const long i = get_global_id(0);
+            if (i < n) out[i] = qnorm5(p[i], 0.0, 1.0, 1, 0);
+        }""", "q")
+    p = np.array([0.025, 0.5, 0.975])
+    for size in (np.int64(3), (np.int32(3),), [3]):
+        out = np.zeros(3)
+        k(size, None, p, out, np.int64(3))
+        assert np.array_equal(out, nmath.qnorm(p)) and out[2] == 1.9599639845400536
+    for bad in (3.0, (3.0,), "3", (1, 1, 1, 1), True):
+        with pytest.raises(TypeError, match="global_size must be a whole number or a tuple"):
+            k(bad, None, p, np.zeros(3), 3)
+    with pytest.raises(ValueError, match="global_size may not be negative"):
+        k(-1, None, p, np.zeros(3), 3)
+    with pytest.raises(ValueError, match="as many dimensions"):
+        k((3,), (1, 1), p, np.zeros(3), 3)
+    # 3 work-items in groups of 2: OpenCL 1.2 C (pyopencl's default) wants a multiple
+    with pytest.raises(ValueError, match=r"refused work-groups of \(2,\) over \(3,\) "
+                                         r"work-items .* round global_size up"):
+        k((3,), (2,), p, np.zeros(3), 3)
+    out = np.zeros(3)
+    k((4,), (2,), p, out, 3)                               # rounded up, the index tested
+    assert np.array_equal(out, nmath.qnorm(p))
+
+
+def test_raw_kernel_attributes_and_where_annotations_go():
+    """``__attribute__((...))`` may stand between ``__kernel`` and ``void``; an annotation
+    after the opening comment block (below a ``#pragma``) would be ignored, so it is an error
+    that says where it goes."""
+    k = RawKernel("""// @depends_nmath: pnorm
+__kernel __attribute__((reqd_work_group_size(2, 1, 1)))
+void tail(__global const double *x, __global double *y)
+{
+    y[get_global_id(0)] = pnorm5(x[get_global_id(0)], 0.0, 1.0, 0, 1);
+}""", "tail")
+    assert k.params == [("global", "double", True), ("global", "double", False)]
+    y = np.zeros(2)
+    k((2,), (2,), np.array([0.0, 40.0]), y)
+    assert y[1] == -804.6084420137538                      # R: pnorm(40, lower=FALSE, log=TRUE)
+    code = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n// @depends_nmath: pnorm\n"
+            "__kernel void f(__global double *y) { y[0] = pnorm5(y[0], 0.0, 1.0, 1, 0); }")
+    with pytest.raises(ValueError, match=r"RawKernel f: '// @depends_nmath: pnorm' is read only "
+                                         r"in the comment block that opens the source .* "
+                                         r"before any #pragma or code"):
+        RawKernel(code, "f")
+
+
+def test_undeclared_names_get_what_to_do():
+    """A library function the opening comment does not name, and a misspelt one: the build
+    error says which line to add, or which names were meant."""
+    raw = RawKernel("__kernel void f(__global double *y) { y[0] = pnorm5(y[0], 0.0, 1.0, 1, 0); }",
+                    "f")
+    with pytest.raises(BuildError, match=r"What to do:\n  pnorm5 is in the library "
+                                         r"\(nmath/pnorm\.cl\) but not in the program: name it "
+                                         r"in the comment that opens the source, "
+                                         r"// @depends_nmath: pnorm"):
+        raw((1,), None, np.zeros(1))
+    k = ElementwiseKernel("double x", "double y", "y = pnrom(x, 0, 1, 1, 0);", name="typo")
+    with pytest.raises(BuildError, match=r"pnrom is not a name of the library: did you mean "
+                                         r"pnorm\b") as err:
+        k(1.0)
+    assert "<typo operation>, line 1: y = pnrom(x, 0, 1, 1, 0);" in str(err.value)
+    assert "undeclared identifier 'pnrom'" in err.value.log
+
+
 #: calls that reach the out-of-line built-ins of ``DASKCL_NOINLINE`` (cl/OPENCL.cl): log, exp,
 #: log1p, expm1, pow (the gamma and beta families), sin, cos, tan, atan (Bessel, Cauchy, t),
 #: lgamma, erfc; and the discrete quantiles' search (qdiscrete.cl)

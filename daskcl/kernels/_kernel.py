@@ -14,6 +14,7 @@ of which every function of :mod:`daskcl.nmath` is an instance.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import numbers
 import os
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import BuildError
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource, get_library, parse_annotations
@@ -71,6 +73,9 @@ class Kernel:
         Further build options (``-D`` macros, ``-cl-*`` flags).
     """
 
+    #: whether the source names the library units it calls in its opening comment
+    #: (``// @depends_nmath:``), as a :class:`RawKernel`'s does, rather than having them found
+    _annotated: bool = False
     #: what ``inspect.signature`` reports (the functions of :mod:`daskcl.nmath` set it)
     __signature__: inspect.Signature
     __name__: str
@@ -106,7 +111,13 @@ class Kernel:
             The compiler rejected it; the message points to the library file or to your own
             code, with its line.
         """
-        return _program.build(self.source(variant), self.build_options(variant))
+        try:
+            return _program.build(self.source(variant), self.build_options(variant))
+        except BuildError as e:
+            hint = _undeclared_hint(self.library, e.log, annotated=self._annotated)
+            if hint:
+                e.args = (f"{e.args[0] if e.args else ''}\n{hint}", *e.args[1:])
+            raise
 
     def variants(self) -> list[Any]:
         """The variants a call on the bound device uses (what :meth:`warm` builds)."""
@@ -119,6 +130,36 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+#: a compiler's report of a name it does not know (clang's, so PoCL's and NVIDIA's)
+_UNDECLARED = re.compile(r"(?:undeclared identifier|implicit declaration of function|"
+                         r"undeclared function) '([A-Za-z_]\w*)'")
+
+
+def _undeclared_hint(lib: Library, log: str, *, annotated: bool) -> str:
+    """What to do about each name a build ``log`` reports undeclared, one line each: a name of
+    ``lib`` that the program lacks is to be named in the opening comment of an ``annotated``
+    source; another name gets the library's names closest to it ("did you mean ...").  Empty
+    where the log reports none."""
+    lines: list[str] = []
+    known: list[str] | None = None
+    for name in dict.fromkeys(_UNDECLARED.findall(log)):
+        stem = name if name in lib.units else lib.symbols.get(name)
+        if stem is not None:
+            if annotated:
+                unit = lib.units[stem]
+                tag = "depends" if unit.tree is not None else "depends_nmath"
+                lines.append(f"  {name} is in the library ({unit.name}) but not in the program: "
+                             f"name it in the comment that opens the source, // @{tag}: {stem}")
+            continue
+        if known is None:
+            known = sorted({*lib.units, *lib.symbols})
+        close = difflib.get_close_matches(name, known, n=3)
+        if close:
+            lines.append(f"  {name} is not a name of the library: did you mean "
+                         f"{', '.join(close[:-1]) + ' or ' if close[1:] else ''}{close[-1]}?")
+    return "What to do:\n" + "\n".join(lines) if lines else ""
 
 
 # -- raw kernels ------------------------------------------------------------------------------
@@ -159,6 +200,12 @@ def _scalar_arg(where: str, typ: str, value: Any) -> Any:
     return dtype(value)
 
 
+#: ``__kernel void`` before a kernel's name, with any ``__attribute__((...))`` between them
+#: (``reqd_work_group_size``, ``vec_type_hint``)
+_KERNEL_HEAD = (r"(?:__kernel|\bkernel)\s+(?:__attribute__\s*\(\([^;{]*?\)\)\s*)*void\s+"
+                r"(?:__attribute__\s*\(\([^;{]*?\)\)\s*)*")
+
+
 def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
 
@@ -174,9 +221,9 @@ def kernel_params(code: str, name: str) -> list[tuple[str, str, bool]]:
         ``code`` defines no kernel ``name``.
     """
     text = _strip_comments(code)
-    m = re.search(r"(?:__kernel|\bkernel)\s+void\s+" + re.escape(name) + r"\s*\(", text)
+    m = re.search(_KERNEL_HEAD + re.escape(name) + r"\s*\(", text)
     if m is None:
-        found = re.findall(r"(?:__kernel|\bkernel)\s+void\s+([A-Za-z_]\w*)", text)
+        found = re.findall(_KERNEL_HEAD + r"([A-Za-z_]\w*)", text)
         raise ValueError(f"the source defines no __kernel void {name}(...); it defines "
                          + (", ".join(found) or "no kernel"))
     depth, j = 1, m.end()
@@ -205,7 +252,8 @@ class RawKernel(Kernel):
 
     The source opens with a comment block naming what it calls, as the library's own kernels
     do: ``// @depends_nmath: pnorm, qbeta`` (Mathlib functions, by symbol or unit) and
-    ``// @depends: my_unit`` (units of your own library tree).  The program is layer 0 and 1 of
+    ``// @depends: my_unit`` (units of your own library tree); such a line anywhere else (below
+    a ``#pragma``) is a ``ValueError``.  The program is layer 0 and 1 of
     the library, the minimal set of units those names need (in dependency order), and the
     source.
 
@@ -234,12 +282,23 @@ class RawKernel(Kernel):
     -804.6084420137538
     """
 
+    _annotated = True
+
     def __init__(self, code: str, name: str, *, library: LibraryRoots = None,
                  options: Sequence[str] = ()) -> None:
         super().__init__(name, library=library, options=options)
         if not isinstance(code, str):
             raise TypeError(f"RawKernel {name}: the source must be a string of OpenCL C")
         self.code = code
+        lines = code.lstrip().splitlines()
+        opening = next((k for k, ln in enumerate(lines) if not ln.strip().startswith("//")),
+                       len(lines))
+        late = next((ln.strip() for ln in lines[opening:]
+                     if re.match(r"\s*//\s*@depends(_nmath)?\s*:", ln)), None)
+        if late is not None:
+            raise ValueError(f"RawKernel {name}: {late!r} is read only in the comment block "
+                             "that opens the source (its first lines, each a // comment): "
+                             "move it there, before any #pragma or code")
         tags = parse_annotations(code.lstrip())
         self.depends = tuple(tags.get("depends_nmath", ())) + tuple(tags.get("depends", ()))
         self.params = kernel_params(code, name)
@@ -253,7 +312,8 @@ class RawKernel(Kernel):
     def __call__(self, global_size: Sequence[int] | int, local_size: Sequence[int] | int | None,
                  *args: Any, wait: bool = True) -> Any:
         """Launch the kernel over ``global_size`` work-items in work-groups of ``local_size``
-        (``None``: the driver's choice).
+        (``None``: the driver's choice): each a whole number or a tuple of one to three, the
+        global sizes multiples of the local ones (OpenCL 1.2).
 
         ``args`` follow the kernel's parameters: for a pointer, a ``pyopencl.array.Array`` or
         ``pyopencl.Buffer`` on the bound device (used in place), or a NumPy array (copied to the
@@ -316,14 +376,27 @@ class RawKernel(Kernel):
             else:
                 raise TypeError(f"{where} is a pointer: pass a NumPy array, a pyopencl array "
                                 f"or buffer, not {type(a).__name__}")
-        gsize = (global_size,) if isinstance(global_size, int) else tuple(global_size)
-        lsize = ((local_size,) if isinstance(local_size, int) else
-                 None if local_size is None else tuple(local_size))
+        gsize = _sizes(f"RawKernel {self.name}: global_size", global_size)
+        lsize = None if local_size is None else _sizes(f"RawKernel {self.name}: local_size",
+                                                        local_size)
+        if lsize is not None and len(lsize) != len(gsize):
+            raise ValueError(f"RawKernel {self.name}: local_size {lsize} and global_size "
+                             f"{gsize} must have as many dimensions")
         kernel, lock = self.program().kernel(self.name)
         _transfer.after_other_queues(queue, [a for a, _ in arrays])
         with lock:
             _set_args(kernel, *kargs)
-            ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+            try:
+                ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+            except cl.LogicError as e:
+                if e.code != cl.status_code.INVALID_WORK_GROUP_SIZE or lsize is None:
+                    raise
+                raise ValueError(
+                    f"RawKernel {self.name}: the device refused work-groups of {lsize} over "
+                    f"{gsize} work-items (at most {bound.device.max_work_group_size} "
+                    "work-items a group, and on OpenCL 1.2 each global size a multiple of the "
+                    "local one): round global_size up to a multiple of local_size and test the "
+                    "index in the kernel (if (i < n)), or pass local_size=None") from None
         for a, const in arrays:
             if not const:       # what the array's contents now wait on, as pyopencl records it
                 a.add_event(ev)
@@ -337,6 +410,21 @@ class RawKernel(Kernel):
         if wait or back:
             queue.finish()
         return ev
+
+
+def _sizes(where: str, value: Any) -> tuple[int, ...]:
+    """A launch's ``global_size`` or ``local_size`` (a whole number, or one to three of them)
+    as a tuple of ints; otherwise a ``TypeError`` or ``ValueError`` naming it."""
+    items = (list(value) if isinstance(value, (tuple, list))
+             or (isinstance(value, np.ndarray) and value.ndim == 1) else [value])
+    if not 1 <= len(items) <= 3 or not all(
+            isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+            for v in items):
+        raise TypeError(f"{where} must be a whole number or a tuple of one to three, not "
+                        f"{value!r}")
+    if any(int(v) < 0 for v in items):
+        raise ValueError(f"{where} may not be negative: {value!r}")
+    return tuple(int(v) for v in items)
 
 
 def _raw(code: str, name: str, roots: tuple[str, ...] | None, options: tuple[str, ...]
