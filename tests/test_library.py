@@ -128,8 +128,10 @@ def test_resolve_minimal_subset_by_stem_or_symbol(tmp_path):
     lib.write_index()
     assert lib.resolve(["fb"]) == ["s", "a", "b"]
     assert lib.resolve(["c", "e"]) == ["s", "a", "e", "b", "c"]
-    with pytest.raises(MissingDependencyError, match="'zz'"):
+    with pytest.raises(MissingDependencyError, match=r"'zz'$"):
         lib.resolve(["zz"])
+    with pytest.raises(MissingDependencyError, match="'fbb'; did you mean fb"):
+        lib.resolve(["fbb"])          # a misspelt name: the library's closest names
     # the loader reads the index, it does not sort: an index that omits a unit is reported
     (root / "nmath" / "kernel_dependency_index.tsv").write_text("stem\tall_depends\ns\t\na\t\n")
     with pytest.raises(StaleIndexError, match="b is not in"):

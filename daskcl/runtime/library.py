@@ -572,8 +572,10 @@ class Library:
         for name in names:
             stem = name if name in self.units else self.symbols.get(name)
             if stem is None:
+                close = difflib.get_close_matches(name, sorted({*self.units, *self.symbols}), 3)
                 raise MissingDependencyError(
                     f"no unit of {self._describe()} is named or provides {name!r}"
+                    + (f"; did you mean {', '.join(close)}?" if close else "")
                 )
             if stem not in index:
                 raise StaleIndexError(
