@@ -272,6 +272,13 @@ def test_flags_take_booleans_only():
         nmath.dnorm(0.0, log="yes")
 
 
+def test_an_integer_beyond_the_doubles_names_its_argument():
+    with pytest.raises(OverflowError, match=r"pgamma: argument 'scale' holds an integer too "
+                                            r"large for a double"):
+        nmath.pgamma(1.0, 2.0, 10**400)
+    assert nmath.pgamma(10**300, 2.0, 1.0) == 1.0     # a large one that fits is a double
+
+
 def test_dask_arguments_that_do_not_broadcast_name_the_function():
     import dask.array as da
 

@@ -799,10 +799,15 @@ class ElementwiseKernel(Kernel):
     def _operand(self, name: str, value: Any, bound: _device.BoundDevice) -> Operand:
         if _transfer.is_device_array(value):
             return Operand(dev=_transfer.device_operand(self.name, name, value, bound))
-        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-                value, (bool, np.bool_)):
-            return Operand(scalar=float(value))
-        arr = real_array(self.name, name, value)
+        try:
+            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                    value, (bool, np.bool_)):
+                return Operand(scalar=float(value))
+            arr = real_array(self.name, name, value)
+        except OverflowError:     # a Python int beyond the doubles (10**400)
+            raise OverflowError(f"{self.name}: argument {name!r} holds an integer too large "
+                                "for a double (beyond 1.8e308); pass float('inf') for "
+                                "infinity") from None
         if arr.ndim == 0:
             return Operand(scalar=float(arr))
         return Operand(host=arr)
