@@ -132,9 +132,10 @@ class Kernel:
         return f"<{type(self).__name__} {self.name}>"
 
 
-#: a compiler's report of a name it does not know (clang's, so PoCL's and NVIDIA's)
+#: a compiler's report of a name it does not know: clang's (PoCL's), and NVIDIA's, whose
+#: front end lets an undeclared function through and whose assembler then fails on it
 _UNDECLARED = re.compile(r"(?:undeclared identifier|implicit declaration of function|"
-                         r"undeclared function) '([A-Za-z_]\w*)'")
+                         r"undeclared function|Unresolved extern function) '([A-Za-z_]\w*)'")
 
 
 def _undeclared_hint(lib: Library, log: str, *, annotated: bool) -> str:
