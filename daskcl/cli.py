@@ -125,17 +125,8 @@ def _devices(args: argparse.Namespace) -> int:
         print(f"no device would be chosen: {why}", file=sys.stderr)
         return 1
     for spec, problem in failed:    # why a device beside the chosen one is not used
-        print(f"{spec}: {_probe_line(problem)}", file=sys.stderr)
+        print(f"{spec}: {' '.join(problem.split())}", file=sys.stderr)
     return 0
-
-
-def _probe_line(problem: str) -> str:
-    """A failed probe in one line: the compiler's first error where the build failed."""
-    errors = [ln.strip() for ln in problem.splitlines() if ln.strip().startswith("error:")]
-    if errors:
-        return f"the probe kernel did not build ({errors[0]})."
-    text = " ".join(problem.split())
-    return text if len(text) <= 300 else text[:300] + " ..."
 
 
 def _listed(values: Sequence[str]) -> list[str]:

@@ -231,14 +231,13 @@ def test_devices_says_why_a_device_beside_the_chosen_one_fails(
     monkeypatch.setattr(device, "list_devices", lambda: [real, broken])
     probe = device.probe_fp64
     monkeypatch.setattr(device, "probe_fp64", lambda d: (
-        "probe kernel failed: RuntimeError: clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
-        "Build on <Device>:\n\nerror: unknown target CPU 'generic'\nnote: valid target CPU "
-        "values are: ...") if d == "broken" else probe(d))
+        "the probe kernel did not build (error: unknown target CPU 'generic')")
+        if d == "broken" else probe(d))
     assert cli.main(["devices"]) == 0
     out, err = capsys.readouterr()
     assert "<- chosen" in out.splitlines()[1] and "no (probe failed)" in out.splitlines()[2]
     assert err.splitlines() == [
-        "9:0: the probe kernel did not build (error: unknown target CPU 'generic')."]
+        "9:0: the probe kernel did not build (error: unknown target CPU 'generic')"]
 
 
 def test_slurm_is_a_subcommand(tmp_path: Path) -> None:

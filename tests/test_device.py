@@ -69,6 +69,25 @@ def test_a_compiler_that_does_not_know_the_cpu_names_the_remedy(monkeypatch):
     assert "pocl-opencl-icd" not in str(ei.value)
 
 
+def test_a_probe_that_does_not_build_reports_the_compilers_errors(monkeypatch):
+    """PyPI's PoCL 3.0 on an AMD Zen 5: the driver's text repeats its preamble and names the
+    device before the one line that matters; the probe keeps the compiler's errors."""
+    import pyopencl as cl
+
+    def fails(prg, options=()):
+        raise cl.RuntimeError(
+            "clBuildProgram failed: BUILD_PROGRAM_FAILURE - clBuildProgram failed: "
+            "BUILD_PROGRAM_FAILURE - clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\nBuild on "
+            "<pyopencl.Device 'pthread-AMD EPYC' on 'Portable Computing Language' at 0x55>:\n\n"
+            "error: unknown target CPU 'generic'\nnote: valid target CPU values are: nocona, "
+            + "core2, " * 60 + "\nerror: unknown target CPU 'generic'\n")
+
+    monkeypatch.setattr(device, "build_program", fails)
+    dev = device.list_devices()[0][1]
+    assert device.probe_fp64(dev) == (
+        "the probe kernel did not build (error: unknown target CPU 'generic')")
+
+
 def test_no_platform(monkeypatch):
     import pyopencl as cl
 

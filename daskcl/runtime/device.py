@@ -220,7 +220,11 @@ def probe_fp64(device: Any) -> str | None:
         cl.enqueue_copy(queue, out, buf)
         queue.finish()
     except cl.Error as exc:  # any driver failure means: not usable
-        return f"probe kernel failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
+        text = str(exc).strip()
+        errors = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("error:")]
+        if errors:   # a build failure: the compiler's own errors, not the driver's preamble
+            return f"the probe kernel did not build ({'; '.join(dict.fromkeys(errors))[:300]})"
+        return f"probe kernel failed: {type(exc).__name__}: {text[:300]}"
     if not np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
         return f"probe kernel computed {out.tolist()}, expected {_PROBE_WANT.tolist()}"
     return None
