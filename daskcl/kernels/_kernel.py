@@ -14,7 +14,6 @@ of which every function of :mod:`daskcl.nmath` is an instance.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import numbers
 import os
@@ -144,7 +143,6 @@ def _undeclared_hint(lib: Library, log: str, *, annotated: bool) -> str:
     source; another name gets the library's names closest to it ("did you mean ...").  Empty
     where the log reports none."""
     lines: list[str] = []
-    known: list[str] | None = None
     for name in dict.fromkeys(_UNDECLARED.findall(log)):
         stem = name if name in lib.units else lib.symbols.get(name)
         if stem is not None:
@@ -154,9 +152,7 @@ def _undeclared_hint(lib: Library, log: str, *, annotated: bool) -> str:
                 lines.append(f"  {name} is in the library ({unit.name}) but not in the program: "
                              f"name it in the comment that opens the source, // @{tag}: {stem}")
             continue
-        if known is None:
-            known = sorted({*lib.units, *lib.symbols})
-        close = difflib.get_close_matches(name, known, n=3)
+        close = lib.closest(name)
         if close:
             lines.append(f"  {name} is not a name of the library: did you mean "
                          f"{', '.join(close[:-1]) + ' or ' if close[1:] else ''}{close[-1]}?")

@@ -553,6 +553,11 @@ class Library:
 
     # -- minimal subsets ------------------------------------------------------------------------
 
+    def closest(self, name: str, n: int = 3) -> list[str]:
+        """The stems and symbols of the library nearest to ``name``, best first (for "did you
+        mean" in the errors about a name it does not have)."""
+        return difflib.get_close_matches(name, sorted({*self.units, *self.symbols}), n)
+
     def resolve(self, names: Iterable[str]) -> list[str]:
         """The stems a kernel calling ``names`` needs, in load order, shims first.
 
@@ -572,7 +577,7 @@ class Library:
         for name in names:
             stem = name if name in self.units else self.symbols.get(name)
             if stem is None:
-                close = difflib.get_close_matches(name, sorted({*self.units, *self.symbols}), 3)
+                close = self.closest(name)
                 raise MissingDependencyError(
                     f"no unit of {self._describe()} is named or provides {name!r}"
                     + (f"; did you mean {', '.join(close)}?" if close else "")
