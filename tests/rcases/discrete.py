@@ -118,6 +118,14 @@ CASES += [
           {"p": PQ, "m": grid(0.0, 1.0, 5.0, 10.0, 100.0, 1e3, 1e5, 2.5, -1.0, NAN, INF),
            "n": grid(0.0, 3.0, 10.0, 100.0, 1e4, 2.5, -1.0, NAN),
            "k": grid(0.0, 1.0, 5.0, 10.0, 99.0, 1e3, 1e4, 2.5, -1.0, NAN)}),
+    # a poor Cornish-Fisher start (small size, large mean: the start is 0, the answer up to
+    # ~1e6): R walks there a unit at a time, daskcl doubles and bisects to the same integer
+    RCase("qnbinom_mu",
+          {"p": grid(1e-4, 0.05, 0.2, 0.35, 0.7, 0.95, -0.05, -0.4, -1.6, -9.2),
+           "size": grid(0.05, 0.3, 0.66), "mu": grid(1e5, 1.6e6, 5e6)}, label="poor-start"),
+    RCase("qnbinom",
+          {"p": grid(1e-4, 0.2, 0.7, 0.95, -0.05, -1.6),
+           "size": grid(0.05, 0.66), "prob": grid(1e-6, 1e-5)}, label="poor-start"),
     # exactly at values of the distribution function (R's fuzz decides): probability scale
     RCase("qbinom",
           {"p": [0.07659475200755071, 0.28137670818688115, 0.5888086852407226,
