@@ -189,6 +189,21 @@ def test_non_integer_warning_like_r():
     np.testing.assert_allclose(out, [0.375, 0.0, 0.375, 0.0], rtol=1e-15)
 
 
+def test_pbinom_non_integer_size_warns_then_is_nan_like_r():
+    """R's pbinom checks NaN, then infinite size or prob (NaN, no message), then a non-integer
+    size: "non-integer n" and NaN."""
+    q = np.array([1.0, 2.0, np.inf, 1.0, np.nan, 1.0])
+    size = np.array([2.5, 3.0, 2.5, 2.5, 2.5, 3.0 + 1e-9])   # 3 + 1e-9: integer to R's 1e-7
+    prob = np.array([0.3, 0.3, 0.3, np.inf, 0.3, 0.3])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = nmath.pbinom(q, size, prob)
+    assert sorted(str(w.message) for w in caught) == ["pbinom: 2 non-integer size",
+                                                     "pbinom: 3 NaN(s) produced"]
+    np.testing.assert_array_equal(np.isnan(out), [True, False, True, True, True, False])
+    assert out[1] == pytest.approx(0.973, rel=1e-15)
+
+
 def test_flags_are_keyword_only():
     with pytest.raises(TypeError):
         nmath.pnorm(1.0, 0.0, 1.0, False)

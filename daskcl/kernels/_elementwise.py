@@ -345,7 +345,8 @@ class ElementwiseDef:
     inputs; ``depends`` names the library units it calls (``None``: found from its
     identifiers); ``classify`` is a C expression of an element's method for sorted launches;
     ``nonint`` the inputs counted for R's "non-integer" warning (from ``nonint_min`` on,
-    where given); ``counter``: the element's
+    where given; with ``nonint_nan`` also where the result is NaN, as pbinom's size, provided no
+    input is NaN and every input after the first is finite); ``counter``: the element's
     Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators); ``tables``
     the count-table families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
     the inputs that are their parameters.
@@ -361,6 +362,7 @@ class ElementwiseDef:
     classify: str = ""
     nonint: tuple[str, ...] = ()
     nonint_min: float | None = None
+    nonint_nan: bool = False
     counter: bool = False
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
@@ -423,8 +425,13 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     any_in_nan = " || ".join(f"isnan({n})" for n in d.inputs)
     nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);" if d.inputs
                  else f"if ({any_out_nan}) atomic_inc(dk_status);")
-    # R warns "non-integer x" only where it computes a value (not where the result is NaN)
-    nonint = "\n".join(f"if (!({any_out_nan}) && !isnan({n}) && R_nonint({n})"
+    # R warns "non-integer x" only where it computes a value (not where the result is NaN),
+    # except where it warns and then returns NaN (pbinom's size: after its NaN and finiteness
+    # checks of the parameters)
+    computes = (f"!({any_out_nan})" if not d.nonint_nan else
+                " && ".join([f"!isnan({d.inputs[0]})"]
+                            + [f"isfinite({n})" for n in d.inputs[1:]]))
+    nonint = "\n".join(f"if ({computes} && !isnan({n}) && R_nonint({n})"
                        + ("" if d.nonint_min is None else f" && {n} >= {d.nonint_min!r}")
                        + ") atomic_inc(dk_status + 1);" for n in d.nonint)
     head = "\n".join(["const long i = dk_base + dk_k;", _index_code(d, ndims), _load_code(d)]

@@ -42,6 +42,7 @@ class NmathFunction(ElementwiseKernel):
             classify=fn.c_classify() if fn.classify else "",
             nonint=tuple(inputs[fn.arg_names.index(a)] for a in fn.nonint),
             nonint_min=fn.nonint_min,
+            nonint_nan=fn.nonint_nan,
             tables=table_calls(fn.name, fn.c_call(), "", inputs)))
         self.input_names = fn.arg_names
         self.tier_up = fn.name in INLINE_FASTER

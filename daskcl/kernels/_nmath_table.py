@@ -136,7 +136,7 @@ ROWS: tuple[Fn, ...] = (
        "Hypergeometric probability mass (Loader 2000).", nonint=("x",), nonint_min=0.0),
     Fn("pbinom", "pbinom", "p", ("q", "size", "prob"),
        "Binomial distribution function (through pbeta, TOMS 708).",
-       classify="pbinom_class"),
+       classify="pbinom_class", nonint=("size",), nonint_nan=True),
     Fn("ppois", "ppois", "p", ("q", "lam"),
        "Poisson distribution function (through pgamma).",
        classify="ppois_class"),

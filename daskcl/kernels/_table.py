@@ -56,6 +56,10 @@ class Fn:
     nonint_min
         Where R checks them only from this value on (dhyper returns 0 for x < 0 before its
         check, without a warning); ``None``: everywhere.
+    nonint_nan
+        R warns "non-integer" and then returns NaN (pbinom's size), where its parameters (every
+        argument after the first) are finite and no argument is NaN; otherwise R warns only
+        where it computes a value.
     call
         C expression for the call when it is not ``csym(a0, ..., flags)``; it may use ``a0`` ..
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
@@ -74,6 +78,7 @@ class Fn:
     units: tuple[str, ...] = ()
     nonint: tuple[str, ...] = ()
     nonint_min: float | None = None
+    nonint_nan: bool = False
     call: str | None = None
     classify: str = ""
     flags: tuple[tuple[str, str], ...] = field(init=False)
