@@ -179,3 +179,22 @@ def test_qf_of_a_vanishing_df2_is_never_negative():
                 got = nmath.qf(p, df1, 1e-300, lower_tail=lower)
                 assert (got >= 0).all(), (df1, lower, got)
                 assert (r_eval("qf", [p, df1, 1e-300], (int(lower), 0)) < 0).any() or df1 == 10.0
+
+
+def test_subnormal_results_keep_their_last_bits():
+    """Where R's result is subnormal, daskcl's is the same number: test_agrees_with_r's relative
+    measure stops at DBL_MIN, and a device's log1p lost such values (PoCL's log1p(-5e-324) is
+    0: pnorm(38.46, log_p=True) was 0, R's -5e-324; log1p(-1.408e-319) lost its last digits)."""
+    x = np.array([37.6, 38.0, 38.2, 38.4, 38.46, 38.47])
+    for lower, q in ((True, x), (False, -x)):
+        want = r_eval("pnorm5", [q, 0.0, 1.0], (int(lower), 1))
+        assert ((want < 0) & (want > -DBL_MIN)).all(), want   # the points are what they say
+        np.testing.assert_array_equal(nmath.pnorm(q, lower_tail=lower, log_p=True), want)
+    # R_Log1_Exp(-x) = log1p(-exp(-x)) of a subnormal exp(-x): the lower tails of the
+    # exponential and the Weibull on the log scale
+    q = np.array([720.0, 736.0, 740.0, 744.0])   # (exp(-709) itself is off on PoCL)
+    want = r_eval("pexp", [q, 1.0], (1, 1))
+    assert ((want < 0) & (want > -DBL_MIN)).all(), want
+    np.testing.assert_array_equal(nmath.pexp(q, 1.0, log_p=True), want)
+    np.testing.assert_array_equal(nmath.pweibull(np.sqrt(q), 2.0, 1.0, log_p=True),
+                                  r_eval("pweibull", [np.sqrt(q), 2.0, 1.0], (1, 1)))

@@ -127,12 +127,27 @@ double qt(double p, double ndf, int lower_tail, int log_p)
             q = sqrt(ndf * y);
         }
 
-        // two-term Taylor corrections (Hill 1981)
+        // two-term Taylor corrections (Hill 1981): q += x (1 + x g(q)) with
+        // g(q) = q (df + 1) / (2 (q^2 + df)).  For df just above 1 and tiny P the quantile
+        // reaches ~1e156, where q^2 and x q overflow and g would be Inf / Inf = NaN (daskcl
+        // gave NaN for qt(3.95e-165, 1.054), R -3.1e155): beyond sqrt(DBL_MAX / 2) (less df)
+        // g is taken in the equal form (df + 1) / (2 (q + df / q)); a step that still
+        // overflows becomes a Newton step x, and the iteration stops where that overflows too.
         if (P_ok1) {
+            const double q_big = fabs(sqrt(DBL_MAX / 2.) - ndf);
             int it = 0;
             while (it++ < 10 && (y = dt(q, ndf, 0)) > 0
-                   && isfinite(x = (pt(q, ndf, 0, 0) - P / 2) / y) && fabs(x) > 1e-14 * fabs(q))
-                q += x * (1. + x * q * (ndf + 1) / (2 * (q * q + ndf)));
+                   && isfinite(x = (pt(q, ndf, 0, 0) - P / 2) / y) && fabs(x) > 1e-14 * fabs(q)) {
+                const double g = (fabs(q) < q_big) ? q * (ndf + 1) / (2 * (q * q + ndf))
+                                                   : (ndf + 1) / (2 * (q + ndf / q));
+                const double step = x * (1. + x * g);
+                if (isfinite(step) && isfinite(q + step))
+                    q += step;
+                else if (isfinite(q + x))
+                    q += x;
+                else
+                    break;
+            }
         }
     }
     if (neg)

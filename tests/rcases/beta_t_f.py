@@ -115,6 +115,11 @@ CASES = [
     RCase("dt", {"x": T_X, "df": T_DF}),
     RCase("pt", {"q": T_X, "df": T_DF}),
     RCase("qt", {"p": P, "df": T_DF}),
+    # df just above 1 and a tiny tail: quantiles ~1e155, where the Taylor step's q^2 overflows
+    # (daskcl gave NaN for qt(3.95e-165, 1.054), R -3.1e155; random sampling found it)
+    RCase("qt", {"p": grid(3.9502688458828163e-165, 1e-160, -9.41578152338612e-157, -1e-150),
+                 "df": grid(1.0011765697871857, 1.01, 1.05, 1.0541473223546347, 1.1)},
+          label="overflow"),
     RCase("df", {"x": F_X, "df1": F_DF, "df2": F_DF}),
     RCase("pf", {"q": F_X, "df1": F_DF, "df2": F_DF}),
     RCase("qf", {"p": P, "df1": QF_DF, "df2": QF_DF}, rtol=2e-13,

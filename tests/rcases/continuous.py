@@ -26,6 +26,10 @@ P = grid(
     -1e-300, -1e-20, -1e-10, -1e-3, -0.1, -0.5, -np.log(2), -1.0, -3.0, -10.0, -40.0, -100.0,
     -700.0, -800.0, -1e5, nan_inf,
 )
+# subnormal probabilities and log-probabilities whose exp is subnormal (each half is also the
+# out-of-range test of the other scale)
+SUBNORMAL_P = grid(5e-324, 1.05646e-319, 3.4322e-319, 1e-310, 2.2e-308, 1e-300, 1e-20, -745.0,
+                   -740.0, -720.0, -709.0, -700.0)
 LOCATIONS = grid(0.0, -3.0, 2.5, 1e300, nan_inf)
 SCALES = grid(1.0, 0.5, 3.0, 1e-300, 1e300, 0.0, -1.0, nan_inf)
 SHAPES = grid(0.5, 1.0, 3.0, 1e-300, 1e300, 0.0, -1.0, nan_inf)
@@ -53,6 +57,12 @@ CASES = [
     RCase("dexp", {"x": X, "scale": SCALES}),
     RCase("pexp", {"q": X, "scale": SCALES}),
     RCase("qexp", {"p": P, "scale": SCALES}),
+    # subnormal lower-tail probabilities (p, or exp(p) for p < -708), scaled up: log(1 - P) = -P
+    # must keep P's last bits (PoCL's log1p(-5e-324) is 0: daskcl gave qexp(5e-324, 1.7e9) = 0,
+    # R 8.5e-315; random sampling found it)
+    RCase("qexp", {"p": SUBNORMAL_P, "scale": grid(1.0, 6994.452369961907, 1721921842.5115697,
+                                                   6.279791735664843e87, np.inf)},
+          label="subnormal"),
     RCase("dcauchy", {"x": X, "location": LOCATIONS, "scale": SCALES}),
     RCase("pcauchy", {"q": X, "location": LOCATIONS, "scale": SCALES}),
     RCase("qcauchy", {"p": grid(P, 0.25, 0.75, -0.25), "location": LOCATIONS, "scale": SCALES}),
@@ -63,6 +73,10 @@ CASES = [
     RCase("dweibull", {"x": X, "shape": SHAPES, "scale": SCALES}),
     RCase("pweibull", {"q": X, "shape": SHAPES, "scale": SCALES}),
     RCase("qweibull", {"p": P, "shape": SHAPES, "scale": SCALES}),
+    # (see qexp[subnormal]: a large shape turns the lost last bits of P into a wrong quantile,
+    # daskcl gave qweibull(5e-324, 5.5e9) = 0, R 0.99999986)
+    RCase("qweibull", {"p": SUBNORMAL_P, "shape": grid(1.2109965182361164, 97.5, 5460566848.29705),
+                       "scale": grid(1.0, 1.4912073295776326e-08)}, label="subnormal"),
     RCase("dlnorm", {"x": X, "meanlog": LOCATIONS, "sdlog": SCALES}),
     RCase("plnorm", {"q": X, "meanlog": LOCATIONS, "sdlog": SCALES}),
     RCase("qlnorm", {"p": P, "meanlog": LOCATIONS, "sdlog": SCALES}),
@@ -97,6 +111,14 @@ CASES = [
         ),
         label="small-shape",
     ),
+    # log-probabilities within a subnormal of 0: the other tail is subnormal, and qgamma's
+    # Newton steps on the log scale read pgamma's log(1 - that) to its last bits (PoCL's log1p
+    # loses them: daskcl gave qgamma(-5e-324, 2, 1.05e-14, lower_tail = FALSE, log_p = TRUE)
+    # = 4.9e-176, R 3.3e-176; random sampling found it)
+    RCase("qgamma", {"p": grid(-5e-324, -1.27247e-319, -2.099725e-318, -3.3396759e-316,
+                               -1.33316871738e-312),
+                     "shape": grid(2.0, 5.0, 9.5, 18.81218070761966, 122.0),
+                     "scale": grid(1.0, 1.0454879771752323e-14)}, label="subnormal-complement"),
     RCase("dchisq", {"x": POS_X, "df": DF}),
     RCase("pchisq", {"q": POS_X, "df": DF}),
     RCase("qchisq", {"p": P, "df": DF}),
