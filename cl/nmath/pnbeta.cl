@@ -11,13 +11,27 @@
 //
 // pnbeta(x, a, b, ncp); pnbeta2(x, 1 - x, ...) (pnf passes 1 - x accurately); pnbeta_raw the
 // lower tail as a double-double (R: long double), so that the upper tail 1 - P keeps R's
-// digits.  NaN for ncp < 0, a <= 0 or b <= 0.
+// digits, times 1 / *usc (a power of 2: tails below DBL_MIN keep their digits, as in R's long
+// double).  NaN for ncp < 0, a <= 0 or b <= 0.
 
-dd_t pnbeta_raw(double x, double o_x, double a, double b, double ncp)
+// (double) g for a double-double g scaled by 2^600: R's I_x is a double, whose decrements
+// below DBL_MIN are rounded to multiples of 2^-1074, 2^-474 scaled (ties by the low part)
+static inline double pnbeta_subnormal(dd_t g)
+{
+    if (fabs(g.hi) >= 0x1p-421)
+        return g.hi;
+    double t = g.hi * 0x1p+474, r = rint(t), f = t - floor(t);
+    if (f == 0.5 && g.lo != 0.)
+        r = (g.lo > 0.) ? floor(t) + 1. : floor(t);
+    return r * 0x1p-474;
+}
+
+dd_t pnbeta_raw(double x, double o_x, double a, double b, double ncp, double *usc)
 {
     const double errmax = 1.0e-9;
     const int itrmax = 10000;
 
+    *usc = 1.;
     if (ncp < 0. || a <= 0. || b <= 0.)
         return dd_d(ML_NAN);
     if (x < 0. || o_x > 1. || (x == 0. && o_x == 1.))
@@ -34,7 +48,25 @@ dd_t pnbeta_raw(double x, double o_x, double a, double b, double ncp)
     int ierr;
     bratio(a0, b, x, o_x, &temp, &tmp_c, &ierr, 0);   // I_x(a0, b) through (x, 1 - x)
 
-    dd_t gx = dd_d(exp(a0 * log(x) + b * (x < .5 ? log1p(-x) : log(o_x)) - lb - log(a0)));
+    // log x as R, except where x rounded to 1 and 1 - x = o_x > 0 (pnf's huge df1 / df2 x):
+    // there a0 log(x) = 0 for -a0 o_x, which gave gx = Inf and NaN (R: -Inf or Inf)
+    double lgx = a0 * (x == 1. ? log1p(-o_x) : log(x)) + b * (x < .5 ? log1p(-x) : log(o_x))
+                 - lb - log(a0);
+    // R sums in long double, whose exponent range keeps the products q I_x(a0 + j, b) below
+    // DBL_MIN (lower tails down to ~1e-340, whose logs R gives): where I_x(a0, b) < 2^-400,
+    // sum I_x and its decrements gx scaled by 2^600 (exactly; exp(lgx) 2^600 as
+    // exp(lgx + 416) (2^600 e^-416) where exp(lgx) would be subnormal), and unscale at the end;
+    // I_x itself stays R's double, subnormal below DBL_MIN (pnbeta_subnormal)
+    double sc = 1.;
+    dd_t gx;
+    if (temp > 0. && temp < 0x1p-400) {
+        sc = 0x1p+600;
+        *usc = 0x1p-600;
+        temp *= sc;
+        gx = dd_d(lgx > -700. ? exp(lgx) * sc : exp(lgx + 416.) * 0.89431996600444021542);
+    } else {
+        gx = dd_d(exp(lgx));
+    }
     dd_t q;
     if (a0 > a)
         q = dd_d(exp(-c + x0 * log(c) - lgammafn(x0 + 1.)));
@@ -47,12 +79,12 @@ dd_t pnbeta_raw(double x, double o_x, double a, double b, double ncp)
     double errbd, j = floor(x0);   // x0 may be in the billions
     do {
         j++;
-        temp -= dd_hi(gx);
+        temp -= (sc == 1.) ? dd_hi(gx) : pnbeta_subnormal(gx);
         gx = dd_mul_d(gx, x * (a + b + j - 1.) / (a + j));
         q = dd_mul_d(q, c / j);
         sumq = dd_sub(sumq, q);
         ans = dd_add(ans, dd_mul_d(q, temp));
-        errbd = dd_hi(dd_mul(dd_sub(dd_d(temp), gx), sumq));
+        errbd = dd_hi(dd_mul(dd_sub(dd_d(temp), gx), sumq)) * *usc;
     } while (errbd > errmax && j < itrmax + x0);
     // (errbd > errmax: R warns about precision; j >= itrmax + x0: no convergence)
     return ans;
@@ -60,11 +92,17 @@ dd_t pnbeta_raw(double x, double o_x, double a, double b, double ncp)
 
 double pnbeta2(double x, double o_x, double a, double b, double ncp, int lower_tail, int log_p)
 {
-    dd_t ans = pnbeta_raw(x, o_x, a, b, ncp);
+    double usc;
+    dd_t ans = pnbeta_raw(x, o_x, a, b, ncp, &usc);
     if (isnan(ans.hi))
         ML_WARN_return_NAN;
-    if (lower_tail)
-        return log_p ? dd_log(ans) : dd_hi(ans);
+    if (lower_tail) {
+        if (!log_p)
+            return dd_hi(ans) * usc;
+        // (unscaled where it stays normal)
+        return (ans.hi * usc >= DBL_MIN) ? dd_log(dd_mul_d(ans, usc)) : dd_log(ans) - 600 * M_LN2;
+    }
+    ans = dd_mul_d(ans, usc);   // (a lower tail below 2^-400 leaves 1 - ans = 1)
     // (R warns when ans > 1 - 1e-10: the upper tail loses precision)
     if (ans.hi > 1. || (ans.hi == 1. && ans.lo > 0.))
         ans = dd_d(1.);

@@ -21,6 +21,29 @@ static inline dd_t pnchisq_exp_dd(dd_t a)
     return dd_mul_d(dd_d(exp(a.hi)), 1. + a.lo);
 }
 
+// exp(-lam) to double-double precision (R: expl, which the weights' sum compared with
+// 1 - 1e-15 below needs: exp in double moved the last term summed for 1 in 13 values of lam,
+// and with it upper tails by 1e-9 to 1e-5, far ones by factors): exp(-lam) = 2^k exp(r),
+// r = -lam - k log 2 with log 2 in double-double, |r| <= log(2) / 2 (Cody & Waite's reduction;
+// J.-M. Muller, Elementary Functions, 3rd ed. 2016, ch. 11), exp(r) = exp(r / 2^10)^(2^10) by
+// 11 terms of its Taylor series and 10 squarings
+static dd_t pnchisq_exp_neg_dd(double lam)
+{
+    const dd_t ln2 = { 0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56 };
+    double k = rint(-lam / M_LN2);
+    dd_t r = dd_add_d(dd_mul_d(ln2, -k), -lam);   // -lam - k log 2
+    r.hi = ldexp(r.hi, -10);
+    r.lo = ldexp(r.lo, -10);
+    dd_t e = dd_d(1.);
+    for (int n = 11; n >= 1; n--)   // Horner: 1 + r (1 + r/2 (1 + r/3 (...)))
+        e = dd_add_d(dd_mul(dd_div_d(r, (double)n), e), 1.);
+    for (int m = 0; m < 10; m++)
+        e = dd_mul(e, e);
+    e.hi = ldexp(e.hi, (int)k);
+    e.lo = ldexp(e.lo, (int)k);
+    return e;
+}
+
 NMATH_NOINLINE double pnchisq_raw(double x, double f, double theta, double errmax, double reltol, int itrmax,
                    int lower_tail, int log_p)
 {
@@ -53,18 +76,36 @@ NMATH_NOINLINE double pnchisq_raw(double x, double f, double theta, double errma
             return log_p ? ans : exp(ans);
         }
         dd_t lambda = dd_d(0.5 * theta);
-        dd_t sum = dd_d(0.), sum2 = dd_d(0.), pr = dd_d(exp(-lambda.hi));
-        // renormalised by the sum of the weights: the result may be very close to 1
-        for (int i = 0; i < 110;) {
-            // pr = dpois(i, lambda)
-            sum2 = dd_add(sum2, pr);
-            sum = dd_add(sum, dd_mul_d(pr, pchisq(x, f + 2 * i, lower_tail, 0)));
-            if (sum2.hi >= 1 - 1e-15)   // the weights add up to 1 - 1e-15
+        dd_t sum, sum2;
+        // R sums in long double, whose exponent range keeps the products pr pchisq below DBL_MIN
+        // (tails whose logs R gives down to ~-800): where the sum is below 2^-968 (its low part
+        // subnormal), sum again with the pchisq values scaled by 2^600 (exactly), and unscale
+        double sc = 1.;
+        for (;;) {
+            dd_t pr = pnchisq_exp_neg_dd(lambda.hi);
+            sum = dd_d(0.);
+            sum2 = dd_d(0.);
+            // renormalised by the sum of the weights: the result may be very close to 1
+            for (int i = 0; i < 110;) {
+                // pr = dpois(i, lambda)
+                sum2 = dd_add(sum2, pr);
+                sum = dd_add(sum, dd_mul_d(pr, sc * pchisq(x, f + 2 * i, lower_tail, 0)));
+                // the weights add up to 1 - 1e-15 (the double-double compared, as R's long double)
+                if (sum2.hi > 1 - 1e-15 || (sum2.hi == 1 - 1e-15 && sum2.lo >= 0.))
+                    break;
+                ++i;
+                pr = dd_mul(pr, dd_div_d(lambda, (double)i));
+            }
+            if (sc > 1. || !(sum.hi < 0x1p-968))
                 break;
-            ++i;
-            pr = dd_mul(pr, dd_div_d(lambda, (double)i));
+            sc = 0x1p+600;
         }
         dd_t ans = dd_div(sum, sum2);
+        if (sc > 1.) {
+            if (ans.hi * 0x1p-600 < DBL_MIN)   // (unscaled where it stays normal)
+                return log_p ? dd_log(ans) - 600 * M_LN2 : dd_hi(ans) * 0x1p-600;
+            ans = dd_mul_d(ans, 0x1p-600);
+        }
         return log_p ? dd_log(ans) : dd_hi(ans);
     }
 

@@ -58,7 +58,9 @@ NMATH_NOINLINE double pnt(double t, double df, double ncp, int lower_tail, int l
         dd_t p = dd_d(.5 * exp(-.5 * lambda));
         if (p.hi == 0.)   // underflow (R warns)
             return R_DT_0;
-        dd_t q = dd_mul_d(p, M_SQRT_2dPI * del);
+        // q = sqrt(2/pi) p del in R's order, (sqrt(2/pi) p) del: sqrt(2/pi) del rounded to a
+        // double first moved tnc by ~1e-16 relative, and 1 - tnc across a rounding of 1 - 2^-54
+        dd_t q = dd_mul_d(dd_mul_d(p, M_SQRT_2dPI), del);
         dd_t s = dd_sub(dd_d(.5), p);
         // s = 0.5 - p = -0.5 expm1(-0.5 lambda)
         if (s.hi < 1e-7)

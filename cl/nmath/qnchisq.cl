@@ -5,7 +5,8 @@
 //          scaled central chi-squared distribution, ux = b + c qchisq(p, ff) with
 //          b = ncp^2 / (df + 3 ncp), c = (df + 3 ncp) / (df + 2 ncp), ff = (df + 2 ncp) / c^2
 //          (Abramowitz & Stegun 26.4.27), a bracket found by doubling and halving with
-//          tolerances 1e-11 / 1e-10, then bisection to a relative width of 1e-13 with
+//          tolerances 1e-11 / 1e-10, then bisection to a relative width of 1e-13 (or to adjacent
+//          doubles, for subnormal quantiles) with
 //          pnchisq_raw(., 1e-13, 4 DBL_EPSILON, 100000).
 //
 // qnchisq(p, df, ncp): NaN for non-finite df, df < 0 or ncp < 0.  For the upper tail with
@@ -65,10 +66,13 @@ double qnchisq(double p, double df, double ncp, int lower_tail, int log_p)
              lx > DBL_MIN && pnchisq_raw(lx, df, ncp, Eps, rEps, 10000, 0, 0) < pp; lx *= 0.5)
             ;
     }
-    // bisection
+    // bisection, until the bracket is narrower than 1e-13 of its midpoint, or (a subnormal
+    // quantile, below 1e-310: R's loop never ends there) no double lies between its ends
     if (lower_tail) {
         do {
             nx = 0.5 * (lx + ux);
+            if (!(lx < nx && nx < ux))
+                break;
             if (pnchisq_raw(nx, df, ncp, accu, racc, 100000, 1, 0) > p)
                 ux = nx;
             else
@@ -77,6 +81,8 @@ double qnchisq(double p, double df, double ncp, int lower_tail, int log_p)
     } else {
         do {
             nx = 0.5 * (lx + ux);
+            if (!(lx < nx && nx < ux))
+                break;
             if (pnchisq_raw(nx, df, ncp, accu, racc, 100000, 0, 0) < p)
                 ux = nx;
             else

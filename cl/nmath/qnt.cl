@@ -3,7 +3,8 @@
 // @depends: pnt, qt, qnorm, dpq, rmath_utils
 // @source: inversion of pnt by bisection (R's qnt): a bracket by doubling from max(1, ncp) and
 //          min(-1, -ncp) with a relative margin of 1e-11 on p, then bisection until the bracket
-//          is narrower than 1e-13 of its larger end; the normal limit N(ncp, 1) for df = Inf.
+//          is narrower than 1e-13 of its larger end (or its ends are adjacent doubles); the
+//          normal limit N(ncp, 1) for df = Inf.
 //
 // qnt(p, df, ncp): NaN for df <= 0; qt for ncp = 0 and df >= 1.
 
@@ -33,9 +34,13 @@ double qnt(double p, double df, double ncp, int lower_tail, int log_p)
     pp = p * (1 - Eps);
     for (lx = fmin2(-1., -ncp); lx > -DBL_MAX && pnt(lx, df, ncp, 1, 0) > pp; lx *= 2)
         ;
-    // 2. bisection
+    // 2. bisection, until no double lies between the ends: a bracket closing in on 0 (pnt 0
+    // left of 0, e.g. p = 1e-315, df = 4e5, ncp = 9.3) never meets the relative width, and R's
+    // loop never ends there
     do {
         nx = 0.5 * (lx + ux);   // may be zero
+        if (!(lx < nx && nx < ux))
+            break;
         if (pnt(nx, df, ncp, 1, 0) > p)
             ux = nx;
         else

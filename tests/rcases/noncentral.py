@@ -55,6 +55,23 @@ CASES = [
                  "3.3e-9 at (0.5, 10, 30, ncp 200) differs from R's by 5.6e-17 absolute, which "
                  "is 1.7e-8 relative",
     ),
+    # lower tails below DBL_MIN: R's long double keeps the products of the Poisson weights and
+    # I_x(a + j, b) (a subnormal double there), whose log R gives; double-double underflowed
+    # (-Inf, or a log off by 5e-13)
+    RCase(
+        "pnbeta",
+        {"q": grid(5e-324, 1e-310, 1e-300, 1e-150),
+         "shape1": grid(1.0, 2.1),
+         "shape2": grid(4113.187387611203),
+         "ncp": grid(20.0, 84.67690876723813)},
+        rtol=1e-13, label="long-double-range",
+    ),
+    RCase(
+        "pnf",
+        {"q": grid(1.0425192770784443e-115, 1e-100), "df1": grid(5.581681046369995),
+         "df2": grid(2836.001799438939), "ncp": grid(97.74203059164041)},
+        rtol=1e-13, label="long-double-range",
+    ),
     RCase(
         "qnbeta",
         {"p": grid(0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0, -0.01, -0.7, -4.6, 1.5, NAN, -INF),
@@ -85,6 +102,27 @@ CASES = [
          "df": grid(0.5, 3.5, 10.0),
          "ncp": grid(80.0, 100.0, 150.0)},
         label="large-ncp", rtol=5e-13, why=SERIES_WHY,
+    ),
+    # ncp < 80: the Poisson weights are summed until they reach 1 - 1e-15, from exp(-ncp/2) in
+    # long double (R: expl); from exp in double that stopped one term early or late for 1 in 13
+    # values of ncp, which moved upper tails (and logs of lower ones near 1) by 1e-9 to 1e-5
+    # relative, and far upper tails by factors
+    RCase(
+        "pnchisq",
+        {"q": grid(25.0, 45.0, 85.0, 110.0), "df": grid(3.0),
+         "ncp": grid(4.140698853083883, 20.417625754974843, 26.84027997258684,
+                     31.641163908255507)},
+        rtol=5e-12, why=SERIES_WHY, label="weights-stop",
+    ),
+    # upper tails below DBL_MIN (ncp < 80): R's long double keeps the products of the Poisson
+    # weights and the (subnormal) pchisq values, whose log R gives; double-double underflowed
+    # (-Inf, or a log off by 1e-6)
+    RCase(
+        "pnchisq",
+        {"q": grid(1700.0, 1989.563412521132, 1990.7395929986913),
+         "df": grid(0.006468766865937076, 27.0),
+         "ncp": grid(41.50226488187323, 48.7999535490185)},
+        rtol=1e-13, label="long-double-range",
     ),
     RCase(
         "qnchisq",
@@ -169,6 +207,22 @@ CASES = [
     ),
     RCase("pnt", {"q": grid(-1.0, 38.0, 41.0, 45.0), "df": grid(10.0, 100.0), "ncp": [41.0]},
           label="large-ncp"),
+    # the far left tail, where R's 1 - tnc rounds to 0: tnc is 1 - 5.5028e-17, just above
+    # 1 - 2^-54; with q = sqrt(2/pi) del rounded to a double before the product with p (R:
+    # (sqrt(2/pi) p) del in long double) it was 1 - 5.574e-17, and 1 - tnc = 2^-53, in pnt and
+    # in qnt's bracket (which then ran to -Inf)
+    RCase(
+        "pnt",
+        {"q": grid(-1e100, -40.0, -10.0), "df": grid(563.0567255137432),
+         "ncp": grid(0.022706999396588396)},
+        label="left-tail-rounding",
+    ),
+    RCase(
+        "qnt",
+        {"p": grid(-700.0, 1e-300), "df": grid(563.0567255137432),
+         "ncp": grid(0.022706999396588396)},
+        label="left-tail-rounding",
+    ),
     RCase(
         "qnt",
         {"p": grid(0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0, -0.01, -0.7, -4.6, 1.5, NAN, -INF),
