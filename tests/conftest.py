@@ -8,6 +8,7 @@ machine); CI has no GPU and runs on PoCL.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 
 import pytest
@@ -15,6 +16,13 @@ import pytest
 if "DASKCL_CACHE_DIR" not in os.environ:
     os.environ["DASKCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="daskcl-test-cache-")
 os.environ.pop("DASKCL_NO_CACHE", None)
+
+# The Ctrl-C tests send SIGINT to this process and to children as a terminal would.  A suite
+# started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, which
+# Python and every child then keep (no KeyboardInterrupt at all): give it Python's default, which
+# children inherit as the default disposition.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 
