@@ -144,7 +144,7 @@ def _undeclared_hint(lib: Library, log: str, *, annotated: bool) -> str:
     where the log reports none."""
     lines: list[str] = []
     for name in dict.fromkeys(_UNDECLARED.findall(log)):
-        stem = name if name in lib.units else lib.symbols.get(name)
+        stem = lib.stem_of(name)
         if stem is not None:
             if annotated:
                 unit = lib.units[stem]

@@ -553,6 +553,10 @@ class Library:
 
     # -- minimal subsets ------------------------------------------------------------------------
 
+    def stem_of(self, name: str) -> str | None:
+        """The stem of the unit named ``name`` or providing it; ``None`` if there is none."""
+        return name if name in self.units else self.symbols.get(name)
+
     def closest(self, name: str, n: int = 3) -> list[str]:
         """The stems and symbols of the library nearest to ``name``, best first (for "did you
         mean" in the errors about a name it does not have)."""
@@ -575,7 +579,7 @@ class Library:
         index = self.read_index()
         want: set[str] = set()
         for name in names:
-            stem = name if name in self.units else self.symbols.get(name)
+            stem = self.stem_of(name)
             if stem is None:
                 close = self.closest(name)
                 raise MissingDependencyError(
