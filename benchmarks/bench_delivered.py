@@ -69,6 +69,25 @@ CASES: dict[str, tuple[Callable[[np.random.Generator, int], tuple[np.ndarray, ..
 
 
 
+def _mode(mode: str) -> Any:
+    """The config of a mode name (``direct``, ``pinned_t0``, ..., see the module's docstring);
+    a name ending in ``_free`` also lets a call's pieces stage their inputs side by side
+    (``_transfer.ORDER_PIECES`` off), to measure what their order gains."""
+    import contextlib
+
+    from daskcl import config
+    from daskcl.kernels import _transfer
+
+    free = mode.endswith("_free")
+    how, _, threads = mode.removesuffix("_free").partition("_t")
+    stack = contextlib.ExitStack()
+    stack.enter_context(config.set({"transfer.mode": how, "transfer.threads": threads or "auto"}))
+    if free:
+        _transfer.ORDER_PIECES = False
+        stack.callback(setattr, _transfer, "ORDER_PIECES", True)
+    return stack
+
+
 def _cupy() -> Any:
     try:
         import cupy as cp
@@ -85,7 +104,7 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
     """One row: ``name`` at ``n`` elements (see the module's docstring)."""
     import pyopencl.array as cla
 
-    from daskcl import config, nmath
+    from daskcl import nmath
     from daskcl.runtime import device
 
     q = device.current().queue
@@ -98,8 +117,7 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
         warnings.simplefilter("ignore", RuntimeWarning)
         ref = fn(*inputs)
         for mode in modes:
-            how, _, threads = mode.partition("_t")
-            with config.set({"transfer.mode": how, "transfer.threads": threads or "auto"}):
+            with _mode(mode):
                 got = fn(*inputs)
                 row[f"same_{mode}"] = bool(np.array_equal(got.view(np.int64),
                                                           ref.view(np.int64)))
@@ -146,7 +164,7 @@ def ceilings() -> tuple[dict[str, float], float, float]:
 
 
 def run(names: list[str], sizes: list[int], modes: list[str], repeat: int,
-        glm: bool = False) -> dict[str, Any]:
+        glm: bool = False, pieces: tuple[int, ...] = ()) -> dict[str, Any]:
     rates, up, down = ceilings()
     peers = _cupy()
     rows = []
@@ -162,12 +180,12 @@ def run(names: list[str], sizes: list[int], modes: list[str], repeat: int,
                                             "cupy_resident", "resident_vs_cupy", "of_ceiling")
                                 if c in row]), flush=True)
     if glm:
-        rows += glm_rows(modes, repeat, up, down, peers)
+        rows += glm_rows(modes, repeat, up, down, peers, pieces)
     return {"machine": machine(), "ceilings_GB_s": rates, "rows": rows}
 
 
-def glm_rows(modes: list[str], repeat: int, up: float, down: float, peers: Any
-             ) -> list[dict[str, Any]]:
+def glm_rows(modes: list[str], repeat: int, up: float, down: float, peers: Any,
+             pieces: tuple[int, ...] = ()) -> list[dict[str, Any]]:
     """f2_f3 (binomial/logit) from NumPy at (l1, l2, m1) = (300, 16, 200 000) and (1000, 32,
     100 000): the grid uploaded, qf and grad downloaded, in each transfer mode, against the
     ceiling for the bytes it moves; the same points through a :class:`FactorialGrid` (no grid
@@ -177,7 +195,7 @@ def glm_rows(modes: list[str], repeat: int, up: float, down: float, peers: Any
 
     rows = []
     for case in [c for c in GLM_CASES if c.name in ("logit-300x16", "logit-1000x32")]:
-        row = _glm_row(case, modes, repeat, up, down, peers)
+        row = _glm_row(case, modes, repeat, up, down, peers, pieces)
         rows.append(row)
         best = row["best_mode"]
         print(table([row], [c for c in ("function", "n", "best_mode", f"e2e_{best}",
@@ -187,12 +205,23 @@ def glm_rows(modes: list[str], repeat: int, up: float, down: float, peers: Any
     return rows
 
 
-def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, peers: Any
-             ) -> dict[str, Any]:
+def _pieces(n: int) -> Any:
+    """``glm.posterior.PIECES`` set to ``n`` for the context's duration."""
+    import contextlib
+
+    from daskcl.glm import posterior
+
+    stack = contextlib.ExitStack()
+    stack.callback(setattr, posterior, "PIECES", posterior.PIECES)
+    posterior.PIECES = n
+    return stack
+
+
+def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, peers: Any,
+             pieces: tuple[int, ...] = ()) -> dict[str, Any]:
     import pyopencl.array as cla
     from bench_glm import cupy_run, make_problem
 
-    from daskcl import config
     from daskcl.glm import FactorialGrid, Posterior
     from daskcl.runtime import device
 
@@ -205,13 +234,17 @@ def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, p
                            "bytes": b.nbytes + case.m1 * (case.l2 + 1) * 8}
     ref = post.f2_f3(b)
     for mode in modes:
-        how, _, threads = mode.partition("_t")
-        with config.set({"transfer.mode": how, "transfer.threads": threads or "auto"}):
+        with _mode(mode):
             got = post.f2_f3(b)
             row[f"same_{mode}"] = bool(np.array_equal(got[0], ref[0])
                                        and np.array_equal(got[1], ref[1]))
             del got
             row[f"e2e_{mode}"] = median_time(lambda: post.f2_f3(b), repeat, warmup=1)
+    for n_pieces in pieces:
+        for mode in ("pinned", "pinned_free"):
+            with _mode(mode), _pieces(n_pieces):
+                row[f"e2e_{mode}_{n_pieces}pieces"] = median_time(lambda: post.f2_f3(b), repeat,
+                                                                  warmup=1)
     db = cla.to_device(q, b)
     row["resident"] = median_time(lambda: (post.f2_f3(db), q.finish()), repeat, warmup=1)
     best = min(modes, key=lambda m: row[f"e2e_{m}"])
@@ -243,11 +276,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default="direct,pinned_t0,pinned_t1,pinned,staged")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--glm", action="store_true", help="also f2_f3 (binomial/logit)")
+    ap.add_argument("--glm-pieces", default="",
+                    help="f2_f3 from NumPy also with these numbers of pieces "
+                         "(glm.posterior.PIECES), pieces in order and side by side")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
     names = [f for f in args.functions.split(",") if f]
     res = run(names, [int(x) for x in args.n.split(",")], args.modes.split(","), args.repeat,
-              args.glm)
+              args.glm, tuple(int(x) for x in args.glm_pieces.split(",") if x))
     if args.out:
         write("delivered", res, args.out)
     return 0
