@@ -23,7 +23,8 @@ Ratios: ``e2e_vs_cupy`` is CuPy's end-to-end time over daskcl's best mode's (abo
 faster); ``resident_vs_cupy`` likewise; ``of_ceiling`` is ``ceiling_s`` over daskcl's time.
 
 Run:  python benchmarks/bench_delivered.py [--n 33554432,134217728] [--functions pnorm,...]
-          [--modes direct,pinned_t0,pinned_t1,pinned,staged] [--repeat 3] [--out FILE]
+          [--modes direct,pinned_t0,pinned_t1,pinned,staged] [--repeat 3] [--glm]
+          [--glm-pieces 2,3,4] [--out FILE]
 """
 
 from __future__ import annotations
@@ -70,22 +71,11 @@ CASES: dict[str, tuple[Callable[[np.random.Generator, int], tuple[np.ndarray, ..
 
 
 def _mode(mode: str) -> Any:
-    """The config of a mode name (``direct``, ``pinned_t0``, ..., see the module's docstring);
-    a name ending in ``_free`` also lets a call's pieces stage their inputs side by side
-    (``_transfer.ORDER_PIECES`` off), to measure what their order gains."""
-    import contextlib
-
+    """The config of a mode name (``direct``, ``pinned_t0``, ..., see the module's docstring)."""
     from daskcl import config
-    from daskcl.kernels import _transfer
 
-    free = mode.endswith("_free")
-    how, _, threads = mode.removesuffix("_free").partition("_t")
-    stack = contextlib.ExitStack()
-    stack.enter_context(config.set({"transfer.mode": how, "transfer.threads": threads or "auto"}))
-    if free:
-        _transfer.ORDER_PIECES = False
-        stack.callback(setattr, _transfer, "ORDER_PIECES", True)
-    return stack
+    how, _, threads = mode.partition("_t")
+    return config.set({"transfer.mode": how, "transfer.threads": threads or "auto"})
 
 
 def _cupy() -> Any:
@@ -241,10 +231,9 @@ def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, p
             del got
             row[f"e2e_{mode}"] = median_time(lambda: post.f2_f3(b), repeat, warmup=1)
     for n_pieces in pieces:
-        for mode in ("pinned", "pinned_free"):
-            with _mode(mode), _pieces(n_pieces):
-                row[f"e2e_{mode}_{n_pieces}pieces"] = median_time(lambda: post.f2_f3(b), repeat,
-                                                                  warmup=1)
+        with _mode("pinned"), _pieces(n_pieces):
+            row[f"e2e_pinned_{n_pieces}pieces"] = median_time(lambda: post.f2_f3(b), repeat,
+                                                              warmup=1)
     db = cla.to_device(q, b)
     row["resident"] = median_time(lambda: (post.f2_f3(db), q.finish()), repeat, warmup=1)
     best = min(modes, key=lambda m: row[f"e2e_{m}"])
@@ -278,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--glm", action="store_true", help="also f2_f3 (binomial/logit)")
     ap.add_argument("--glm-pieces", default="",
                     help="f2_f3 from NumPy also with these numbers of pieces "
-                         "(glm.posterior.PIECES), pieces in order and side by side")
+                         "(glm.posterior.PIECES) in mode pinned")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
     names = [f for f in args.functions.split(",") if f]

@@ -433,46 +433,6 @@ def test_a_failing_piece_stops_the_stream_and_frees_its_slots(monkeypatch):
     np.testing.assert_array_equal(out, src)
 
 
-def test_the_pieces_are_staged_one_after_another_in_their_order(monkeypatch):
-    """The slots' threads stage their pieces' inputs in the pieces' order, one piece's copy
-    after the other's (_transfer._Turns), so that the first piece goes up and runs while the
-    next is copied; the values are those of the input."""
-    import itertools
-    import time
-
-    import pyopencl as cl
-
-    from daskcl import config
-    from daskcl.kernels import _transfer
-
-    monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
-    monkeypatch.setattr(_transfer, "PIN_MIN_BYTES", 1024)
-    spans: list[tuple[int, float, float]] = []
-    real_copy = _transfer.copy_parallel
-
-    def copy(dst: np.ndarray, src: np.ndarray, nthreads: int) -> None:
-        t0 = time.perf_counter()
-        time.sleep(0.02)               # long enough for the other slots' threads to start
-        real_copy(dst, src, nthreads)
-        spans.append((int(src[0]) // 1000, t0, time.perf_counter()))
-
-    monkeypatch.setattr(_transfer, "copy_parallel", copy)
-    src = np.arange(9_000, dtype=np.float64)
-    pieces = [_transfer.Piece([(a, a + 1000)], [(a, a + 1000)], k)
-              for k, a in enumerate(range(0, src.size, 1000))]
-
-    def launch(p: _transfer.Piece, ins: list, outs: list, queue: object) -> None:
-        cl.enqueue_copy(queue, outs[0], ins[0], byte_count=1000 * 8)
-
-    out = np.zeros_like(src)
-    with config.set({"transfer.threads": 2}):
-        _transfer.stream(device.current(), pieces, [src], [out], launch)
-    np.testing.assert_array_equal(out, src)
-    spans.sort(key=lambda s: s[1])
-    assert [k for k, _, _ in spans] == list(range(9))
-    assert all(b[1] >= a[2] for a, b in itertools.pairwise(spans))   # no two copies at once
-
-
 def test_calls_of_several_threads_stream_on_slots_of_their_own(monkeypatch):
     """Streamed calls of several threads at once (a dask array's chunks) each take slots of
     their own, so that their copies and kernels overlap: two one-piece calls launch at the same

@@ -328,11 +328,6 @@ class _Slot:
     held: list[Any] = field(default_factory=list)
 
 
-#: whether a call's pieces take their turns on the host (:class:`_Turns`); False only to measure
-#: the difference (benchmarks/bench_delivered.py, modes ending in ``_free``)
-ORDER_PIECES = True
-
-
 def _slots(bound: _device.BoundDevice) -> list[_Slot]:
     import pyopencl as cl
 
@@ -448,17 +443,15 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
     stage = [pool is not None and a is not None and not pool.holds(a) for a in ins]
 
     stop = threading.Event()
-    turns = _Turns(stop) if ORDER_PIECES else None
 
     def run(j: int) -> None:
         s = slots[j]
         try:
-            for k in range(j, len(pieces), len(slots)):
+            for p in pieces[j:: len(slots)]:
                 _drain(s)              # the slot's previous piece is done with its buffers
                 if stop.is_set():
                     return
-                _piece(bound, s, pieces[k], ins, outs, launch, how, pool, stage, nthreads,
-                       turns, k)
+                _piece(bound, s, p, ins, outs, launch, how, pool, stage, nthreads)
         finally:
             _drain(s)
 
@@ -503,70 +496,28 @@ def _slot_threads(bound: _device.BoundDevice) -> concurrent.futures.ThreadPoolEx
         return ex
 
 
-class _Turns:
-    """The order of a call's pieces on the host: piece ``k``'s host work on its inputs (copies
-    into staging, the driver's copies of pageable memory) begins once piece ``k - 1``'s is
-    done.  Without it the slots' threads start together and share the copy threads, so that
-    every piece's inputs are ready at about the same time and the first kernel waits for all
-    of them: f2_f3 from NumPy's two pieces went up, ran and came back side by side, not one
-    piece's kernel beside the next one's upload (benchmarks/README.md, "f2_f3 from NumPy")."""
-
-    def __init__(self, stop: threading.Event) -> None:
-        self._done = -1
-        self._cv = threading.Condition()
-        self._stop = stop
-
-    def wait(self, k: int) -> bool:
-        """Wait for piece ``k``'s turn; False where the call is stopping (another slot failed,
-        or Ctrl-C), in which case piece ``k - 1`` may never take its turn."""
-        with self._cv:
-            while self._done < k - 1:
-                if self._stop.is_set():
-                    return False
-                self._cv.wait(0.05)
-        return True
-
-    def passed(self, k: int) -> None:
-        with self._cv:
-            self._done = max(self._done, k)
-            self._cv.notify_all()
-
-
 def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndarray | None],
            outs: Sequence[np.ndarray], launch: Launch, how: str, pool: PinnedPool | None,
-           stage: list[bool], nthreads: int, turns: _Turns | None = None, k: int = 0) -> None:
-    """One piece on slot ``s``: its inputs up, its kernels, its outputs down (not waited for).
-    The host's part of the uploads takes the piece's turn (:class:`_Turns`); the DMAs from
-    pinned memory are enqueued after it, so that the next piece's copies run beside them."""
+           stage: list[bool], nthreads: int) -> None:
+    """One piece on slot ``s``: its inputs up, its kernels, its outputs down (not waited for)."""
     import pyopencl as cl
 
     ctx, mf, q = bound.context, cl.mem_flags, s.queue
     dev_in: list[Any] = []
-    dma: list[tuple[Any, np.ndarray]] = []
-    if turns is not None and not turns.wait(k):
-        return                         # the call is stopping (run() sees it)
-    try:
-        for j, (a, r) in enumerate(zip(ins, p.ins)):
-            if a is None or r is None:
-                dev_in.append(None)
-                continue
-            lo, hi = r
-            buf = _grow(s.dev_in, j, hi - lo, ctx, mf.READ_ONLY)
-            if hi > lo:
-                if stage[j] and pool is not None:
-                    st = _pinned_staging(s.pin_in, j, pool, hi - lo)
-                    copy_parallel(st[: hi - lo], a[lo:hi], _copy_threads(nthreads, hi - lo))
-                    dma.append((buf, st[: hi - lo]))
-                elif pool is not None and pool.holds(a):
-                    dma.append((buf, a[lo:hi]))
-                else:
-                    s.held.append(cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False))
-            dev_in.append(buf)
-    finally:
-        if turns is not None:
-            turns.passed(k)
-    for buf, src in dma:
-        s.held.append(cl.enqueue_copy(q, buf, src, is_blocking=False))
+    for j, (a, r) in enumerate(zip(ins, p.ins)):
+        if a is None or r is None:
+            dev_in.append(None)
+            continue
+        lo, hi = r
+        buf = _grow(s.dev_in, j, hi - lo, ctx, mf.READ_ONLY)
+        if hi > lo:
+            if stage[j] and pool is not None:
+                st = _pinned_staging(s.pin_in, j, pool, hi - lo)
+                copy_parallel(st[: hi - lo], a[lo:hi], _copy_threads(nthreads, hi - lo))
+                s.held.append(cl.enqueue_copy(q, buf, st[: hi - lo], is_blocking=False))
+            else:
+                s.held.append(cl.enqueue_copy(q, buf, a[lo:hi], is_blocking=False))
+        dev_in.append(buf)
     dev_out = [_grow(s.dev_out, j, hi - lo, ctx, mf.READ_WRITE)
                for j, (lo, hi) in enumerate(p.outs)]
     # The events are kept until the piece is done: NVIDIA's OpenCL returns from releasing the
