@@ -116,16 +116,8 @@ static NMATH_NOINLINE double NAME##_search(double y, double *z, double p, double
     }                                                                                          \
     for (long it = 0; it < QDISCRETE_GALLOP; ++it) {                                           \
         y += incr;                                                                             \
-        if (HAS_MAX) {                                                                         \
-            if (y < a)                                                                         \
-                *z = NAME##_pdist(y, a, b, lower_tail, log_p);                                 \
-            else if (y > a)                                                                    \
-                y = a;                                                                         \
-        } else {                                                                               \
-            *z = NAME##_pdist(y, a, b, lower_tail, log_p);                                     \
-        }                                                                                      \
-        if ((HAS_MAX && y == a) || isnan(*z) || (lower_tail ? (*z >= p) : (*z < p)))           \
-            return y;                                                                          \
+        if (NAME##_stop(y, z, p, a, b, lower_tail, log_p))                                     \
+            return HAS_MAX && y > a ? a : y;                                                   \
     }                                                                                          \
     return NAME##_gallop(y, z, p, a, b, incr, lower_tail, log_p);                              \
 }                                                                                              \
