@@ -433,6 +433,35 @@ def test_a_failing_piece_stops_the_stream_and_frees_its_slots(monkeypatch):
     np.testing.assert_array_equal(out, src)
 
 
+def test_calls_one_after_another_reuse_the_first_slot_and_its_staging(monkeypatch):
+    """A call of one piece takes the lowest free slot: calls one after another use slot 0 and
+    its buffers, and only the first makes pinned staging (each took the next slot before,
+    and three calls made three slots' buffers)."""
+    from daskcl.kernels import _transfer
+
+    monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    made: list[int] = []
+    real_new = _transfer.PinnedPool._new
+    monkeypatch.setattr(_transfer.PinnedPool, "_new",
+                        lambda self, size: made.append(size) or real_new(self, size))
+    used: list[int] = []
+    real_piece = _transfer._piece
+
+    def piece(bound, s, *a, **k):
+        used.append(_transfer._slots(bound).index(s))
+        return real_piece(bound, s, *a, **k)
+
+    monkeypatch.setattr(_transfer, "_piece", piece)
+    x = np.random.default_rng(3).normal(size=300_000)
+    want = nmath.pnorm(x)
+    nmath.pnorm(x)
+    first = len(made)
+    for _ in range(4):
+        np.testing.assert_array_equal(nmath.pnorm(x), want)
+    assert used == [0] * 6
+    assert len(made) == first
+
+
 def test_calls_of_several_threads_stream_on_slots_of_their_own(monkeypatch):
     """Streamed calls of several threads at once (a dask array's chunks) each take slots of
     their own, so that their copies and kernels overlap: two one-piece calls launch at the same
