@@ -7,7 +7,6 @@
 // them on float or vector types, which the units' double wrappers do not take)
 #pragma pop_macro("log")
 #pragma pop_macro("exp")
-#pragma pop_macro("expm1")
 #pragma pop_macro("sin")
 #pragma pop_macro("cos")
 #pragma pop_macro("tan")
@@ -16,7 +15,8 @@
 #pragma pop_macro("erfc")
 #pragma pop_macro("pow")
 #endif
-#pragma pop_macro("log1p")   // (both modes: OPENCL.cl's guard of tiny arguments)
+#pragma pop_macro("log1p")   // (both modes: OPENCL.cl's guards of log1p and expm1)
+#pragma pop_macro("expm1")
 
 // Rmath.h's names of the normal distribution's functions: R's header defines dnorm, pnorm and
 // qnorm as dnorm4, pnorm5 and qnorm5, so a kernel may call either name, as C code against

@@ -70,6 +70,14 @@ CASES = [
         "qsignrank",
         {"p": P, "n": grid(1.0, 2.0, 3.4, 7.0, 10.0, 50.0, 150.0, 0.0, NAN, INF)},
     ),
+    # log p in [-37.43, -36.74], upper tail: R's search stops at 1 - x from expm1(p), and PoCL's
+    # expm1 rounded to -1 there where glibc gives -1 + 2^-53 (qsignrank 16185 for R's 16180;
+    # a random search found it; cl/OPENCL.cl now takes -1 + exp(p) below -36)
+    RCase("qsignrank", {"p": grid(-37.42848898216495, -37.3, -37.12985559095138, -36.95, -36.8,
+                                  -36.2),
+                        "n": [71.0, 100.0, 200.0, 500.0]}, label="expm1-window"),
+    RCase("qwilcox", {"p": grid(-37.4, -37.2, -36.914859149765924, -36.76),
+                      "m": [44.0, 50.0], "n": [50.0, 88.0]}, label="expm1-window"),
     # large n: 2^-n below the normal range (n > 1022) and counts that overflow (n > 1038),
     # where R returns Inf, NaN or 0 and the device does the same arithmetic
     RCase(
