@@ -145,6 +145,38 @@ def test_nan_warning_once_per_call_with_count():
     assert np.isnan(out).tolist() == [True, False, True, True]
 
 
+def test_a_host_path_call_reads_its_counts_with_its_outputs(monkeypatch):
+    """On the in-place (CPU) path the NaN counts are read with the last piece's outputs, in
+    one wait (no blocking read of its own), and count every piece's NaNs."""
+    import pyopencl as cl
+
+    from daskcl.kernels import _transfer
+
+    x = np.linspace(-3, 3, 5000)
+    sd = np.where(np.arange(5000) % 700 == 0, -1.0, 1.5)     # 8 NaNs, in every piece
+    with pytest.warns(RuntimeWarning, match="dnorm: 8 NaN"):
+        want = nmath.dnorm(x, 0.25, sd)
+    monkeypatch.setattr(_transfer, "mode", lambda bound: "host")
+    monkeypatch.setattr(ew, "LAUNCH_CPU", 1000)
+    monkeypatch.setattr(ew, "LAUNCH_OTHER", 1000)
+    copies: list[bool] = []
+    real_copy = cl.enqueue_copy
+
+    def enqueue_copy(*a, **k):
+        copies.append(bool(k.get("is_blocking", True)))
+        return real_copy(*a, **k)
+
+    monkeypatch.setattr(cl, "enqueue_copy", enqueue_copy)
+    for _ in range(2):     # the second call reads a status buffer the first gave back
+        copies.clear()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got = nmath.dnorm(x, 0.25, sd)
+        assert [str(m.message) for m in w] == ["dnorm: 8 NaN(s) produced"]
+        assert copies == [False]
+        np.testing.assert_array_equal(got, want)
+
+
 def test_r_warnings_are_collected_per_thread():
     """A sweep's chunk records R's warnings of its own thread (``collect_r_warnings``) while
     another thread's calls warn as usual, and neither touches the process's filters."""

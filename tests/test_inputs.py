@@ -187,10 +187,10 @@ def spy(monkeypatch, record):
         record.append(("launch", math.prod(dims)))
         return real_enqueue(self, call, dims, *args, **kwargs)
 
-    def stream(bound, pieces, ins, outs, launch):
+    def stream(bound, pieces, ins, outs, launch, **kwargs):
         for p in pieces:
             record.extend(("range", hi - lo) for lo, hi in [*filter(None, p.ins), *p.outs])
-        return real_stream(bound, pieces, ins, outs, launch)
+        return real_stream(bound, pieces, ins, outs, launch, **kwargs)
 
     monkeypatch.setattr(ew.ElementwiseKernel, "_enqueue", enqueue)
     monkeypatch.setattr(_transfer, "stream", stream)

@@ -1010,7 +1010,8 @@ class ElementwiseKernel(Kernel):
             return self._enqueue(call, dims, boffs, bufs, offs[-1], dev_out, 0, start,
                                  status.buffer, queue)
 
-        _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch)
+        _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch,
+                         status=status)
         # every slot is drained: the launches are done
         counts = status.read(bound.queue)
         _transfer.release_status(bound, status)

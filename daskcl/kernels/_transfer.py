@@ -390,13 +390,15 @@ def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int
 
 
 def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np.ndarray | None],
-           outs: Sequence[np.ndarray], launch: Launch) -> None:
+           outs: Sequence[np.ndarray], launch: Launch, status: Status | None = None) -> None:
     """Run ``pieces`` on ``bound``: for each, the ranges of the streamed inputs ``ins`` (flat,
     contiguous float64; ``None`` for inputs not streamed) go to the device, ``launch``
     enqueues its kernels, and the output ranges come back into ``outs`` (flat, contiguous,
-    float64).  Returns when every output is complete."""
+    float64).  Returns when every output is complete.  ``status``: the :class:`Status` the
+    launches count into, read after the last piece (on CPU devices in the same wait as the
+    outputs); :meth:`Status.read` then gives its counts."""
     if mode(bound) == "host":
-        _stream_host(bound, pieces, ins, outs, launch)
+        _stream_host(bound, pieces, ins, outs, launch, status)
         return
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
     try:
@@ -407,9 +409,13 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
 
 def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
                  ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                 launch: Launch) -> None:
+                 launch: Launch, status: Status | None = None) -> None:
     """CPU devices: buffers over the NumPy memory, one piece finished before the next (so that
-    Ctrl-C stops a call within one launch)."""
+    Ctrl-C stops a call within one launch).  A piece's commands (its kernels, the mapping of
+    its outputs, after the last piece the read of ``status``) are enqueued without waiting
+    and waited for once: on PoCL each blocking call is a round trip to its threads, and a
+    call of 1024 elements took 242 us with three such waits against 150 with one
+    (benchmarks/README.md, "A small call on a CPU device")."""
     import pyopencl as cl
 
     ctx, queue = bound.context, bound.queue
@@ -422,11 +428,14 @@ def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    for o, r in zip(outs, p.outs)]
         launch(p, dev_in, dev_out, queue)
         for buf, (lo, hi) in zip(dev_out, p.outs):
-            # mapping makes the device's writes visible in the host array (no copy on CPUs)
+            # mapping makes the device's writes visible in the host array (no copy on CPUs);
+            # the unmap is enqueued behind it, and the finish below waits for both
             map_buffer: Any = cl.enqueue_map_buffer
             mapped, _ = map_buffer(queue, buf, cl.map_flags.READ, 0, (max(hi - lo, 1),),
-                                   np.float64)
+                                   np.float64, is_blocking=False)
             mapped.base.release()
+        if status is not None and p is pieces[-1]:
+            status.read_later(queue)
         queue.finish()
 
 
@@ -622,14 +631,28 @@ class Status:
         #: the ``cl.Buffer`` the kernels take
         self.buffer = buffer
         self._base = base
+        self._pending: tuple[np.ndarray, Any] | None = None
 
-    def read(self, queue: Any) -> np.ndarray:
-        """The counts since the last reading (int32), read by a blocking copy on ``queue``:
-        call it once the call's launches are done or are on ``queue`` (an in-order queue)."""
+    def read_later(self, queue: Any) -> None:
+        """Enqueue the read of the counts on ``queue`` without waiting; :meth:`read` waits
+        for it and gives them."""
         import pyopencl as cl
 
         raw = np.empty(2, dtype=np.uint32)
-        cl.enqueue_copy(queue, raw, self.buffer, is_blocking=True)
+        self._pending = (raw, cl.enqueue_copy(queue, raw, self.buffer, is_blocking=False))
+
+    def read(self, queue: Any) -> np.ndarray:
+        """The counts since the last reading (int32): those of :meth:`read_later` where one is
+        pending, else read by a blocking copy on ``queue`` (call it once the call's launches
+        are done or are on ``queue``, an in-order queue)."""
+        import pyopencl as cl
+
+        if self._pending is not None:
+            (raw, event), self._pending = self._pending, None
+            event.wait()
+        else:
+            raw = np.empty(2, dtype=np.uint32)
+            cl.enqueue_copy(queue, raw, self.buffer, is_blocking=True)
         # the kernels add with 32-bit atomics, which wrap: the difference modulo 2^32
         counts: np.ndarray = (raw - self._base).view(np.int32)
         self._base = raw
