@@ -413,8 +413,8 @@ def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
     """CPU devices: buffers over the NumPy memory, one piece finished before the next (so that
     Ctrl-C stops a call within one launch).  A piece's commands (its kernels, the mapping of
     its outputs, after the last piece the read of ``status``) are enqueued without waiting
-    and waited for once: on PoCL each blocking call is a round trip to its threads, and a
-    call of 1024 elements took 242 us with three such waits against 150 with one
+    and waited for once: on PoCL each blocking call is a round trip to its threads, and
+    pnorm of 1024 elements took 223-241 us with three such waits against 162-175 with one
     (benchmarks/README.md, "A small call on a CPU device")."""
     import pyopencl as cl
 
