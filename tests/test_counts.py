@@ -96,6 +96,21 @@ def test_invalid_parameters_give_nan_with_warning():
     assert np.isnan(out[:2]).all()
 
 
+def test_qsignrank_where_r_never_ends_is_nan_with_warning():
+    """From n = 1075, 2^-n underflows and no cumulative sum reaches p: R's qsignrank steps on
+    for ever (it hangs).  daskcl gives NaN with R's warning there, and R's own values below
+    (n = 1074, where the counts overflow but the search ends)."""
+    with pytest.warns(RuntimeWarning, match="qsignrank: 3 NaN"):
+        out = nmath.qsignrank(np.array([0.1, 0.5, 0.9, 0.5]), np.array([1075.0, 1100.0, 1075.0,
+                                                                         10.0]))
+    assert np.isnan(out[:3]).all() and out[3] == 27.0
+    with pytest.warns(RuntimeWarning, match="qsignrank: 1 NaN"):
+        assert np.isnan(nmath.qsignrank(-0.7, 1080.0, lower_tail=False, log_p=True))
+    # R 4.2.2's values at n = 1074 (libRmath; its search ends at the counts' overflow)
+    assert nmath.qsignrank(np.array([0.1, 0.5, 0.9]), 1074.0).tolist() == [217879.0, 217879.0,
+                                                                            359396.0]
+
+
 def test_limits_raise_clear_errors():
     with pytest.raises(ValueError, match=r"pwilcox: m = 515, n = 515 .*choose\(m \+ n, n\)"):
         nmath.pwilcox(1.0, 515.0, 515.0)

@@ -13,6 +13,8 @@
 // over R's non-decreasing sums), with R's fuzz of 10 DBL_EPSILON and its upper-tail search.
 // R's argument checks: n is rounded; NaN for n <= 0; x more than 1e-7 from an integer has
 // density 0; psignrank rounds x + 1e-7.  Non-finite n gives NaN (R aborts for dsignrank).
+// qsignrank gives NaN (with R's warning) where no cumulative sum reaches p, where R's search
+// does not end (n >= 1075).
 
 double dsignrank_tab(double x, double n, int give_log, __global const double *ct_tab,
                      __global const double *ct_keys, __global const long *ct_offs, int ct_nkeys)
@@ -102,5 +104,9 @@ double qsignrank_tab(double x, double n, int lower_tail, int log_p,
         else
             lo = mid + 1;
     }
+    // no sum reaches x: R's search would step on for ever.  That happens where 2^-n underflows
+    // (n >= 1075: every term is 0, or NaN where the count overflowed), and R hangs there
+    if (lo == u && !(upper ? (T[u] > x) : (T[u] >= x)))
+        ML_WARN_return_NAN;
     return upper ? (double)(u - lo) : (double)lo;
 }
