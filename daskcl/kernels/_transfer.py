@@ -395,8 +395,9 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
     contiguous float64; ``None`` for inputs not streamed) go to the device, ``launch``
     enqueues its kernels, and the output ranges come back into ``outs`` (flat, contiguous,
     float64).  Returns when every output is complete.  ``status``: the :class:`Status` the
-    launches count into, read after the last piece (on CPU devices in the same wait as the
-    outputs); :meth:`Status.read` then gives its counts."""
+    launches count into; on CPU devices its read is enqueued behind the last piece and waited
+    for with the outputs, elsewhere :meth:`Status.read` reads it once the slots have drained:
+    either way :meth:`Status.read` then gives the call's counts."""
     if mode(bound) == "host":
         _stream_host(bound, pieces, ins, outs, launch, status)
         return
