@@ -197,14 +197,11 @@ def glm_rows(modes: list[str], repeat: int, up: float, down: float, peers: Any,
 
 def _pieces(n: int) -> Any:
     """``glm.posterior.PIECES`` set to ``n`` for the context's duration."""
-    import contextlib
+    from unittest import mock
 
     from daskcl.glm import posterior
 
-    stack = contextlib.ExitStack()
-    stack.callback(setattr, posterior, "PIECES", posterior.PIECES)
-    posterior.PIECES = n
-    return stack
+    return mock.patch.object(posterior, "PIECES", n)
 
 
 def _glm_row(case: Any, modes: list[str], repeat: int, up: float, down: float, peers: Any,
