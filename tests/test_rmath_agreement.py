@@ -181,6 +181,29 @@ def test_qf_of_a_vanishing_df2_is_never_negative():
                 assert (r_eval("qf", [p, df1, 1e-300], (int(lower), 0)) < 0).any() or df1 == 10.0
 
 
+def test_bessel_j_of_an_order_next_to_zero():
+    """J_nu(x) for 0 < |nu| < 1e-15 is J_0(x) + nu (pi / 2) Y_0(x) to first order (DLMF 10.15.3:
+    dJ_nu / dnu = (pi / 2) Y_0 at nu = 0; the second-order term is below 1e-30).  R's Cody
+    RJBESL gives 1 for every x where nu + 1 == 1 (its normalising sum keeps a factor nu in
+    every other term: besselJ(2, 1e-17) is 1, J_0(2) = 0.2239) and, in R 4.2.2, J_0(x) / nu for
+    nu up to 1e-15 (besselJ(2, 3e-16) is 7.5e14); daskcl was 1 in the first range (found by a
+    random search against libRmath, 2026-11-28).  The oracle is R's J_0 and Y_0; the cases of
+    tests/rcases/bessel.py leave out these orders.  The tolerance, 1e-14: the backward
+    recurrence's normalisation by gamma(nu) (x / 2)^-nu ~ 1 / nu costs up to 3.4e-15 at
+    nu = 1e-15 (against mpmath)."""
+    x = np.array([1e-300, 1e-10, 5e-5, 0.3, 2.0, 13.385364267337522, 24.9, 30.0, 100.0, 1e3,
+                  1e4, 99999.0])
+    nu = np.array([5e-324, 1e-200, 1e-17, 5e-17, 1.1e-16, 1.2e-16, 3e-16, 1e-15])
+    nu = np.concatenate([nu, -nu])[:, None]
+    want = (r_eval("bessel_j", [x, 0.0], ())
+            + nu * (np.pi / 2) * r_eval("bessel_y", [x, 0.0], ()))
+    got = np.asarray(nmath.bessel_j(x, nu))
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
+    # at x = 0: J_nu(0) = 0 for nu > 0, and J_-nu(0) = -sin(nu pi) Y_nu(0) = +Inf
+    np.testing.assert_array_equal(nmath.bessel_j(0.0, nu.ravel()),
+                                  np.where(nu.ravel() > 0, 0.0, np.inf))
+
+
 def test_subnormal_results_keep_their_last_bits():
     """Where R's result is subnormal, daskcl's is the same number: test_agrees_with_r's relative
     measure stops at DBL_MIN, and a device's log1p lost such values (PoCL's log1p(-5e-324) is

@@ -54,7 +54,11 @@ static NMATH_NOINLINE double bessel_j_last(double x, double alpha, int nb, int *
         double tempa = 1., alpem = 1. + alpha, halfx = 0.;
         if (x > BESSEL_J_ENMTEN)
             halfx = .5 * x;
-        if (alpha != 0.)
+        // alpha gamma(alpha) = gamma(1 + alpha), which is 1 where alpha + 1 == 1 (and gamma
+        // of a subnormal alpha overflows)
+        if (alpha + 1. == 1.)
+            tempa = pow(halfx, alpha);
+        else
             tempa = pow(halfx, alpha) / (alpha * gamma_cody(alpha));
         double tempb = 0.;
         if (x + 1. > 1.)
@@ -212,7 +216,7 @@ static NMATH_NOINLINE double bessel_j_last(double x, double alpha, int nb, int *
             if (n == 1)
                 break;
             alpem = (em - 1.) + alpha;
-            if (alpem == 0.)
+            if (alpem + 1. == 1.)
                 alpem = 1.;
             sum = (sum + tempa * alp2em) * alpem / em;
         }
@@ -241,7 +245,7 @@ static NMATH_NOINLINE double bessel_j_last(double x, double alpha, int nb, int *
                     em -= 1.;
                     alp2em = (em + em) + alpha;
                     alpem = (em - 1.) + alpha;
-                    if (alpem == 0.)
+                    if (alpem + 1. == 1.)
                         alpem = 1.;
                     sum = (sum + bcur * alp2em) * alpem / em;
                 }
@@ -260,7 +264,7 @@ static NMATH_NOINLINE double bessel_j_last(double x, double alpha, int nb, int *
                 em -= 1.;
                 alp2em = (em + em) + alpha;
                 alpem = (em - 1.) + alpha;
-                if (alpem == 0.)
+                if (alpem + 1. == 1.)
                     alpem = 1.;
                 sum = (sum + bcur * alp2em) * alpem / em;
             }
@@ -273,11 +277,16 @@ static NMATH_NOINLINE double bessel_j_last(double x, double alpha, int nb, int *
     if (done == 1) {
         em -= 1.;
         alp2em = (em + em) + alpha;
-        if (alp2em == 0.)
+        if (alp2em + 1. == 1.)
             alp2em = 1.;
         sum += bcur * alp2em;
     }
-    // normalise
+    // normalise.  Where alpha + 1 == 1 the factor gamma(alpha) (x/2)^-alpha (about 1 / alpha)
+    // is left out, so the sum is taken as for alpha = 0: its coefficients alpha and alpha + 0
+    // (alpem and alp2em of the last orders) are then 1, as RJBESL sets them for alpha = 0.
+    // RJBESL (and R, whose bessel_j(2, 1e-17) is 1) replaced them only where they are exactly
+    // 0, so that an order 0 < nu < 1.1e-16 kept a factor alpha in every other term of the sum
+    // and gave J_nu(x) = 1 for every x; now J_nu(x) = J_0(x) + O(nu) there.
     if (alpha + 1. != 1.)
         sum *= gamma_cody(alpha) * pow(x * .5, -alpha);
     tempa = BESSEL_J_ENMTEN;

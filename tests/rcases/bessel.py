@@ -28,6 +28,9 @@ NU = grid(
     0.0, 1e-200, 1e-17, 0.2, 0.5, 0.7, 1.0, 1.5, 2.0, 2.3, 5.0, 10.5, 30.0, 99.9, 300.25,
     -0.3, -0.5, -1.0, -1.5, -2.7, -10.25, -30.5, -99.9, NAN,
 )
+# bessel_j's orders: without those within 1.1e-16 of 0, where R's J_nu(x) is 1 for every x
+# and daskcl's J_0(x) + O(nu) (test_rmath_agreement.py::test_bessel_j_of_an_order_next_to_zero)
+NU_J = [v for v in NU if not 0 < abs(v) < 1.2e-16]
 # the orders R accepts up to 1e7 (bessel_j, bessel_y: NaN above), and large ones
 NU_LARGE = grid(1e3, 1234.5, 1e4, 1e5, -1e3, -1e4 - 0.5)
 NU_LIMIT = grid(9999999.5, 1e7, 1.0000001e7, -1.0000001e7)
@@ -47,7 +50,7 @@ NU_FOUND = [-7939.928277644201, 4957.727013230955, -3207.6111489496207, -4628.85
 CASES = [
     RCase("bessel_i", {"x": X, "nu": NU, "expo": [1.0, 2.0]}),
     RCase("bessel_k", {"x": X, "nu": NU, "expo": [1.0, 2.0]}),
-    RCase("bessel_j", {"x": X, "nu": grid(NU, INF, -INF)}),
+    RCase("bessel_j", {"x": X, "nu": grid(NU_J, INF, -INF)}),
     RCase("bessel_y", {"x": X, "nu": grid(NU, INF, -INF)}),
     # large orders: over- and underflow, R's limit 1e7 for J and Y, none for I and K
     RCase("bessel_i", {"x": X_LARGE, "nu": NU_LARGE, "expo": [1.0, 2.0]}, label="large-nu"),
