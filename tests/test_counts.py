@@ -111,6 +111,20 @@ def test_qsignrank_where_r_never_ends_is_nan_with_warning():
                                                                             359396.0]
 
 
+def test_qhyper_beyond_its_longest_walk_is_nan_with_warning():
+    """qhyper walks a unit of x a step from the support's lower end, as R does: at r = b = n =
+    1e12 that is 5e11 steps (R runs for hours, and a launch cannot be stopped in its middle).
+    Beyond 2^27 steps daskcl stops with NaN and R's warning; below, R's values (libRmath:
+    qhyper(0.5, 1e7, 1e7, 1e7) = 5e6, 5e6 steps; qhyper(0.3, 1e9, 1e12, 1e9) = 998 477, the
+    walk from 0 is short although the support holds 1e9 + 1 values)."""
+    with pytest.warns(RuntimeWarning, match="qhyper: 1 NaN"):
+        out = nmath.qhyper(np.array([0.5, 0.3]), np.array([1e12, 1e9]), np.array([1e12, 1e12]),
+                           np.array([1e12, 1e9]))
+    assert np.isnan(out[0])
+    assert out[1] == 998477.0
+    assert nmath.qhyper(0.5, 1e7, 1e7, 1e7) == 5e6
+
+
 def test_limits_raise_clear_errors():
     with pytest.raises(ValueError, match=r"pwilcox: m = 515, n = 515 .*choose\(m \+ n, n\)"):
         nmath.pwilcox(1.0, 515.0, 515.0)

@@ -10,6 +10,12 @@
 //
 // qhyper(p, r, b, n): the smallest x with P[X <= x] >= p (1 - 1000 DBL_EPSILON) (R's fuzz).
 // NaN for non-finite arguments, r, b, n < 0 or n > r + b (after rounding r, b, n).
+//
+// The walk takes a step per unit of x, as R's does: qhyper(0.5, 1e8, 1e8, 1e8) is 5e7 steps
+// (2 s for R and for PoCL on one core), and at r = b = n = 1e12 R's search runs for hours, with
+// no way to stop a launch in its middle.  A walk of more than QHYPER_MAX_STEPS (2^27, about 5 s
+// on a CPU core and minutes for one GPU thread) stops and gives NaN with R's warning.
+#define QHYPER_MAX_STEPS 134217728.0
 
 // log choose(n, k) for 0 <= k <= n
 static inline double qhyper_lfastchoose(double n, double k)
@@ -44,7 +50,10 @@ double qhyper(double p, double NR, double NB, double n, int lower_tail, int log_
         p = R_DT_qIv(p);
     p *= 1 - 1000 * DBL_EPSILON;
     double sum = small_N ? term : exp(term);
+    const double xcap = xstart + QHYPER_MAX_STEPS;
     while (sum < p && xr < xend) {
+        if (xr >= xcap)
+            ML_WARN_return_NAN;
         xr++;
         NB++;
         if (small_N)
@@ -57,3 +66,5 @@ double qhyper(double p, double NR, double NB, double n, int lower_tail, int log_
     }
     return xr;
 }
+
+#undef QHYPER_MAX_STEPS
