@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import warnings
 from dataclasses import replace
 
 import dask.array as da
@@ -536,6 +537,9 @@ def test_unsupported_family_lists_the_supported():
         (dict(b=np.zeros((3, 3))), r"b has shape \(3, 3\) but x has shape \(5, 2\).*\(m1, 2\)"),
         (dict(b=np.zeros(2)), r"b has shape \(2,\)"),
         (dict(P=np.array([[1.0, 0.5], [0.2, 1.0]])), r"P must be symmetric.*P\[0, 1\] = 0.5"),
+        # an infinite precision must equal its mirror (inf against 0 passed: inf > 1e-10 inf
+        # is false)
+        (dict(P=np.array([[1.0, np.inf], [0.0, 1.0]])), r"P must be symmetric.*P\[0, 1\] = inf"),
         (dict(x=np.zeros((5, 0))), "at least one coefficient"),
     ],
 )
@@ -545,6 +549,21 @@ def test_bad_shapes_name_the_arrays(change, match):
     kw.update(change)
     with pytest.raises(ValueError, match=match):
         f2_f3("gaussian", "identity", **kw)
+
+
+def test_an_infinite_or_nan_precision_is_taken_without_numpy_warnings():
+    """A symmetric P holding inf (a coefficient held at its prior mean) or NaN is accepted and
+    reaches qf as such; checking it raised NumPy's "invalid value encountered in subtract"
+    (inf - inf)."""
+    _, y, x, mu, P, alpha, wt = args_ok()
+    d = (mu + 0.25)[None, :]                  # b - mu > 0 in both coefficients
+    for bad, want in ((np.inf, np.inf), (np.nan, np.nan)):
+        Q = P.copy()
+        Q[0, 1] = Q[1, 0] = bad
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            post = Posterior("gaussian", "identity", y, x, mu, Q, alpha, wt)
+        np.testing.assert_array_equal(post.f2_f3(d)[0], [want])
 
 
 def test_bad_types_and_grids():

@@ -186,6 +186,14 @@ def test_sizes_and_arguments():
         nmath.rnorm(3, seed=1, offset=2**64 - 2)
     with pytest.raises(TypeError, match="real numbers"):
         nmath.rnorm(3, np.array(["a", "b", "c"]), seed=1)
+    for size in (True, (2, False), np.bool_(True)):     # a bool is not a length, as for seed
+        with pytest.raises(TypeError, match=r"rnorm: size must be an int"):
+            nmath.rnorm(size, seed=1)
+    # chunks that do not cut the shape: a ValueError that says so (dask divided by a 0)
+    for chunks in (0, (3, 3), "x"):
+        with pytest.raises(ValueError, match=r"rnorm: chunks=.* do not cut size \(10,\)"):
+            nmath.rnorm(10, seed=1, chunks=chunks)
+    assert nmath.rnorm(10, seed=1, chunks=-1).chunks == ((10,),)
 
 
 def test_nan_warning_counts_produced_nans():

@@ -260,12 +260,15 @@ def _philox_raw() -> RawKernel:
 
 
 def _shape(fn: RFn, size: Any) -> tuple[int, ...]:
+    given = size
     if isinstance(size, numbers.Integral):
         size = (size,)
     try:
+        if any(isinstance(s, (bool, np.bool_)) for s in size):   # True is not a length
+            raise TypeError
         shape = tuple(operator.index(s) for s in size)
     except TypeError:
-        raise TypeError(f"{fn.name}: size must be an int or a tuple of ints, not {size!r}") from None
+        raise TypeError(f"{fn.name}: size must be an int or a tuple of ints, not {given!r}") from None
     if any(s < 0 for s in shape):
         raise ValueError(f"{fn.name}: size must not be negative, got {shape}")
     return shape
@@ -339,7 +342,12 @@ def _dask_call(kernel: RandomKernel, shape: tuple[int, ...], values: list[Any], 
     import dask.array as da
     from dask.base import tokenize
 
-    chunks = da.core.normalize_chunks(chunks, shape, dtype=np.float64)
+    try:
+        chunks = da.core.normalize_chunks(chunks, shape, dtype=np.float64)
+    except (ValueError, TypeError, ZeroDivisionError) as exc:  # dask divides by a chunk of 0
+        raise ValueError(f"{kernel.fn.name}: chunks={chunks!r} do not cut size {shape} into "
+                         "chunks: give 'auto', positive chunk lengths (-1: the whole axis) or "
+                         f"each axis's chunk sizes ({type(exc).__name__}: {exc})") from None
     arrays = []
     scalars: list[float | None] = []
     for v in values:
