@@ -70,6 +70,15 @@ def test_scalars_give_a_numpy_scalar_and_inputs_are_checked():
         k(0.05, np.ones(3), np.ones(4))
     with pytest.raises(TypeError, match="ttest_power: argument 'df' must be real numbers"):
         k(0.05, "18", 3.0)
+    # by name, in any order, beside positional ones
+    assert k(0.05, ncp=3.0, df=18) == k(alpha=0.05, df=18, ncp=3.0) == v
+    with pytest.raises(TypeError, match=r"ttest_power: no argument named 'nc'; its arguments "
+                                        r"are \(alpha, df, ncp\)"):
+        k(0.05, 18, nc=3.0)
+    with pytest.raises(TypeError, match="argument 'df' given by position and by name"):
+        k(0.05, 18, df=18)
+    with pytest.raises(TypeError, match=r"missing argument\(s\) ncp"):
+        k(0.05, df=18)
 
 
 def test_several_outputs_and_int_arguments():

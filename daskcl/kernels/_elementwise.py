@@ -565,10 +565,11 @@ class ElementwiseKernel(Kernel):
     options : sequence of str
         Further build options.
 
-    Calling the kernel with NumPy arrays or scalars returns NumPy float64 arrays of the
-    broadcast shape (a tuple for several outputs); a dask array among the inputs gives lazy
-    dask arrays of its chunks; a ``pyopencl.array.Array`` among them gives device arrays (host
-    inputs are uploaded, nothing comes back).  As for :mod:`daskcl.nmath`, elements with a NaN
+    The kernel is called with its arguments in declaration order, by position or by name
+    (``power(0.05, 18, ncp=3.0)``).  Calling it with NumPy arrays or scalars returns NumPy
+    float64 arrays of the broadcast shape (a tuple for several outputs); a dask array among the
+    inputs gives lazy dask arrays of its chunks; a ``pyopencl.array.Array`` among them gives
+    device arrays (host inputs are uploaded, nothing comes back).  As for :mod:`daskcl.nmath`, elements with a NaN
     result from non-NaN inputs are counted and one ``RuntimeWarning`` per call says how many.
 
     Example
@@ -728,13 +729,37 @@ class ElementwiseKernel(Kernel):
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        names = [n for _, n in self._order]
+        if kwargs:
+            args = self._bind(names, args, kwargs)
         if len(args) != len(self._order):
             raise TypeError(f"{self.name}: takes {len(self._order)} arguments "
-                            f"({', '.join(n for _, n in self._order)}), got {len(args)}")
+                            f"({', '.join(names)}), got {len(args)}")
         doubles = [a for (t, _), a in zip(self._order, args) if t == "double"]
         ints = [self._int(n, a) for (t, n), a in zip(self._order, args) if t == "int"]
         return self.apply(doubles, ints)
+
+    def _bind(self, names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+              ) -> tuple[Any, ...]:
+        """The arguments in declaration order, given by position and by name."""
+        listed = ", ".join(names)
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}: takes {len(names)} arguments ({listed}), got "
+                            f"{len(args)} by position")
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise TypeError(f"{self.name}: no argument named {k!r}; its arguments are "
+                                f"({listed})")
+            if k in bound:
+                raise TypeError(f"{self.name}: argument {k!r} given by position and by name")
+            bound[k] = v
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise TypeError(f"{self.name}: missing argument(s) {', '.join(missing)} (its "
+                            f"arguments are ({listed}))")
+        return tuple(bound[n] for n in names)
 
     def _int(self, name: str, value: Any) -> int:
         if not isinstance(value, (bool, np.bool_, int, np.integer)):
