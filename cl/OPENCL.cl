@@ -82,16 +82,20 @@ static __attribute__((noinline)) double daskcl_pow(double x, double y) { return 
 #define pow(x, y) daskcl_pow(x, y)
 #endif
 
+// The head of the guards below: out of line with DASKCL_NOINLINE (as the built-ins above),
+// else inline
+#ifdef DASKCL_NOINLINE
+#define DASKCL_GUARD static __attribute__((noinline)) double
+#else
+#define DASKCL_GUARD static inline double
+#endif
+
 // log1p for the library's units, in both modes: x itself where |x| < 2^-53, which is log1p(x)
 // to the last bit (x^2 / 2 is below half an ulp of x), because a device's log1p may lose a
 // subnormal x (PoCL's log1p(5e-324) is 0 and log1p(-1.33877e-319) -1.3387e-319; through
 // R_Log1_Exp(x) = log1p(-exp(x)) for x < -37 that made qexp(5e-324, 1.7e9) 0, R's 8.5e-315,
 // and pnorm(38.46, log_p = TRUE) 0, R's -5e-324).  Restored by OPENCL_END.cl.
-#ifdef DASKCL_NOINLINE
-static __attribute__((noinline)) double daskcl_log1p(double x)
-#else
-static inline double daskcl_log1p(double x)
-#endif
+DASKCL_GUARD daskcl_log1p(double x)
 {
     return (fabs(x) < 0x1p-53) ? x : log1p(x);
 }
@@ -106,17 +110,14 @@ static inline double daskcl_log1p(double x)
 // -1 + 2^-53 (R's, glibc's).  R's discrete quantile searches of the upper tail on the log
 // scale take 1 - x from it: qsignrank(-37.42848898216495, 200, FALSE, TRUE) was 16185, R's
 // 16180 (a random search, 2026-11-28).  Restored by OPENCL_END.cl.
-#ifdef DASKCL_NOINLINE
-static __attribute__((noinline)) double daskcl_expm1(double x)
-#else
-static inline double daskcl_expm1(double x)
-#endif
+DASKCL_GUARD daskcl_expm1(double x)
 {
     return (x < -36.0) ? -1.0 + exp(x) : expm1(x);
 }
 #pragma push_macro("expm1")
 #undef expm1
 #define expm1(x)  daskcl_expm1(x)
+#undef DASKCL_GUARD
 
 #define ML_NAN    ((double)NAN)
 #define ML_POSINF ((double)INFINITY)
