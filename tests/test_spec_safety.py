@@ -245,6 +245,35 @@ def test_nmath_args_are_numbers_and_flags_booleans(args: dict[str, Any], message
     assert message in str(err.value)
 
 
+@pytest.mark.parametrize(("value", "message"), [
+    ("nan", "args.mean: must be a finite number, got nan"),
+    ("1e400", "args.mean: must be a finite number, got inf (to evaluate at inf, give it as an "
+     "axis: mean = { values = [inf] })"),
+    ("-inf", "args.mean: must be a finite number, got -inf (to evaluate at -inf, give it as "
+     "an axis: mean = { values = [-inf] })"),
+])
+def test_args_are_finite(tmp_path: Path, capsys: Any, value: str, message: str) -> None:
+    """``[args]`` took NaN and +-inf (the module says arguments are finite): the sweep wrote
+    an all-NaN result and exited 0.  Validation and the dry run refuse them, naming the
+    argument; a finite one and an infinite axis value are still taken."""
+    from daskcl import cli
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'[sweep]\nfunction = "pnorm"\n[axes]\nq = {{ values = [0.0, 1.0] }}\n'
+                    f'[args]\nmean = {value}\nsd = 2.0\n')
+    with pytest.raises(SweepError) as err:
+        Sweep.from_toml(spec)
+    assert str(err.value) == message
+    assert cli.main(["sweep", str(spec), "--dry-run", "--out", str(tmp_path / "o.zarr")]) == 1
+    assert capsys.readouterr().err == f"error: {message}\n"
+    assert not (tmp_path / "o.zarr").exists()
+    spec.write_text(spec.read_text().replace(f"mean = {value}", "mean = -1e300"))
+    assert Sweep.from_toml(spec).args == {"mean": -1e300, "sd": 2.0}
+    axis = Sweep.from_dict({"sweep": {"function": "pnorm"}, "axes": {
+        "q": {"values": [0.0]}, "mean": {"values": [float("inf")]}}, "args": {"sd": 2.0}})
+    assert axis.axes[1].values.tolist() == [float("inf")]
+
+
 # --- file axes: regular files, never quoted -----------------------------------------------------
 
 
@@ -445,6 +474,86 @@ def test_bad_glm_values_fail_at_validation(tmp_path: Path, over: dict[str, Any],
     with pytest.raises(SweepError) as err:
         Sweep.from_dict(spec, tmp_path)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize(("family", "link", "csv", "over", "message"), [
+    # the report: 25 dead of 20, and a dead count of nan (both passed; posterior_mode then
+    # "did not converge in 100 steps")
+    ("binomial", "logit", "dead,n,x\n1,20,0.5\n\n25,20,1.5\n0,20,-1\n", {"trials": "n"},
+     "glm: d.csv row 2 (line 4), column 'dead': a binomial response lies in [0, trials], got "
+     "25.0 successes of 20.0 trials (column 'n')"),
+    ("binomial", "logit", "dead,n,x\n1,20,0.5\nnan,20,1.5\n", {"trials": "n"},
+     "glm: d.csv row 2 (line 3), column 'dead': the response must be a finite number, got nan"),
+    ("binomial", "logit", "dead,n,x\n-1,20,0.5\n3,20,1.5\n", {"trials": "n"},
+     "glm: d.csv row 1 (line 2), column 'dead': a binomial response lies in [0, trials], got "
+     "-1.0 successes of 20.0 trials (column 'n')"),
+    ("binomial", "logit", "dead,n,x\n1,20,0.5\n0,-2,1.5\n", {"trials": "n"},
+     "glm: d.csv row 2 (line 3), column 'n': trials must be at least 0, got -2.0"),
+    ("binomial", "logit", "dead,n,x\n1,inf,0.5\n", {"trials": "n"},
+     "glm: d.csv row 1 (line 2), column 'n': the trials must be a finite number, got inf"),
+    ("binomial", "probit", "dead,x\n0.25,0.5\n1.5,1.5\n", {},
+     "glm: d.csv row 2 (line 3), column 'dead': a binomial response without trials is a "
+     "proportion in [0, 1], got 1.5"),
+    ("quasibinomial", "logit", "dead,x\n0.25,0.5\n-0.5,1.5\n", {},
+     "column 'dead': a binomial response without trials is a proportion in [0, 1], got -0.5"),
+    ("poisson", "log", "dead,x\n1,0.5\n-3,1.5\n", {},
+     "glm: d.csv row 2 (line 3), column 'dead': a poisson response is a count, at least 0, "
+     "got -3.0"),
+    ("Gamma", "log", "dead,x\n1.5,0.5\n0,1.5\n", {},
+     "glm: d.csv row 2 (line 3), column 'dead': a Gamma response must be above 0, got 0.0"),
+    ("gaussian", "identity", "dead,x,w\n1,0.5,1\n-3,1.5,-0.5\n", {"weights": "w"},
+     "glm: d.csv row 2 (line 3), column 'w': weights must be at least 0, got -0.5"),
+    ("gaussian", "identity", "dead,x,w\n1,0.5,1\n-3,1.5,nan\n", {"weights": "w"},
+     "column 'w': the weights must be a finite number, got nan"),
+    ("gaussian", "identity", "dead,x,o\n1,0.5,1\n-3,1.5,-inf\n", {"offset": "o"},
+     "glm: d.csv row 2 (line 3), column 'o': the offset must be a finite number, got -inf"),
+    ("poisson", "log", "dead,x\n1,0.5\n3,1e400\n", {},
+     "glm: d.csv row 2 (line 3), column 'x': a predictor must be a finite number, got inf"),
+])
+def test_glm_data_out_of_range_fail_at_validation(tmp_path: Path, capsys: Any, family: str,
+                                                  link: str, csv: str, over: dict[str, Any],
+                                                  message: str) -> None:
+    """GLM data the family does not take passed validation and --dry-run, and the run then
+    failed with "posterior_mode: Newton's method did not converge" (or computed NaN).  They
+    are refused at validation, naming the row, the column and the number read; the dry run
+    refuses as the run would, and nothing is computed or written."""
+    from daskcl import cli
+
+    (tmp_path / "d.csv").write_text(csv)
+    extra = "".join(f'{k} = "{v}"\n' for k, v in over.items())
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'[sweep]\nfunction = "glm.f2_f3"\n[glm]\nfamily = "{family}"\n'
+                    f'link = "{link}"\ndata = "d.csv"\nresponse = "dead"\n'
+                    f'predictors = ["x"]\nprior_precision = 0.1\n{extra}[glm.envelope]\n'
+                    'points = 3\n')
+    with pytest.raises(SweepError) as err:
+        Sweep.from_toml(spec)
+    assert message in str(err.value)
+    assert cli.main(["sweep", str(spec), "--dry-run", "--out", str(tmp_path / "o.zarr")]) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and message in out.err and out.err.count("\n") == 1
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_glm_data_at_the_ends_of_their_ranges_are_taken(tmp_path: Path) -> None:
+    """The bounds themselves are values of the family: 0 and all of n successes, proportions 0
+    and 1, a count of 0, a weight of 0, n = 0 trials with 0 successes."""
+    (tmp_path / "d.csv").write_text("dead,n,x,w\n0,20,0.5,1\n20,20,1.5,0\n0,0,2,1\n"
+                                    "7,20,-1,2\n")
+    glm = {"family": "binomial", "link": "logit", "data": "d.csv", "response": "dead",
+           "trials": "n", "weights": "w", "predictors": ["x"]}
+    s = Sweep.from_dict({"sweep": {"function": "glm.f2_f3"}, "glm": glm,
+                         "axes": {"intercept": {"values": [0.0]}, "x": {"values": [0.0]}}},
+                        tmp_path)
+    assert s.glm is not None
+    assert s.glm.y.tolist() == [0.0, 1.0, 0.0, 0.35] and s.glm.wt.tolist() == [20, 0, 0, 40]
+    (tmp_path / "p.csv").write_text("y,x\n0,0.5\n1,1.5\n0.5,2\n")
+    for family, link in (("binomial", "cloglog"), ("poisson", "log")):
+        s = Sweep.from_dict({"sweep": {"function": "glm.f2_f3"}, "glm": {
+            "family": family, "link": link, "data": "p.csv", "response": "y",
+            "predictors": ["x"]}, "axes": {"intercept": {"values": [0.0]},
+                                           "x": {"values": [0.0]}}}, tmp_path)
+        assert s.glm is not None and s.glm.y.tolist() == [0.0, 1.0, 0.5]
 
 
 def test_semidefinite_prior_precision_is_a_flat_prior(tmp_path: Path) -> None:

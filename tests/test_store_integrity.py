@@ -129,6 +129,114 @@ def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path
                                             [0.5, 1.0, 2.5, 10.0], 2.0))
 
 
+@pytest.mark.parametrize(("stray", "gone"), [
+    ("q/c/9", None),                        # q has one chunk
+    ("pgamma/c/3/0", None),                 # beyond the grid of 3 x 2 chunks
+    ("pgamma/c/0/2", None),
+    ("pgamma/c/1", "pgamma/c/1"),           # too few indices (where daskcl's chunks were)
+    ("q/c/0/0", "q/c/0"),                   # too many
+    ("pgamma/c/01/1", None),                # not how zarr spells an index
+    ("_daskcl/done/c/7/0", None),
+    ("_daskcl/checksum/c/0/0/1", None),
+    ("pgamma/c/0/daskcl-probe-0123456789ab", None),   # a probe goes beside the chunks only
+])
+def test_overwrite_leaves_files_named_like_chunks_beyond_the_grid(tmp_path: Path, stray: str,
+                                                                   gone: str | None) -> None:
+    """--overwrite took any ``<array>/c/<digits>/...`` for a chunk of daskcl's and deleted a
+    user's file there.  A chunk key is daskcl's only with one index per dimension of its
+    array, each within the array's grid of chunks (from its zarr metadata), as a regular
+    file; anything else stops the overwrite, which deletes nothing."""
+    out = tmp_path / "o.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    if gone is not None:
+        p = out / gone
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+    (out / stray).parent.mkdir(parents=True, exist_ok=True)
+    (out / stray).write_text("keep me")
+    before = _tree(out)
+    other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})
+    with pytest.raises(SweepError, match=rf"is a daskcl sweep store but also holds {stray}, "
+                       "which daskcl did not write; it deletes nothing it did not create"):
+        run(other, out, client="sync", overwrite=True)
+    assert _tree(out) == before and (out / stray).read_text() == "keep me"
+    # the dry run says the same
+    with pytest.raises(SweepError, match=rf"also holds {stray}, which"):
+        store.check_store(other, str(out), resume=False, overwrite=True)
+    (out / stray).unlink()
+    res = run(other, out, client="sync", overwrite=True)
+    assert res.computed == 6
+    np.testing.assert_array_equal(open_result(out)["pgamma"][...], np.asarray(
+        nmath.pgamma(np.linspace(0, 20, 21)[:, None], [0.5, 1.0, 2.5, 10.0], 2.0)))
+
+
+def test_overwrite_leaves_a_link_named_like_a_chunk(tmp_path: Path) -> None:
+    """A link where a chunk of daskcl's would be is not daskcl's (it writes files), nor is a
+    FIFO: they stop --overwrite too, and link and target stay."""
+    out = tmp_path / "o.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    (tmp_path / "mine.bin").write_bytes(b"keep me")
+    (out / "pgamma" / "c" / "1" / "1").unlink()
+    (out / "pgamma" / "c" / "1" / "1").symlink_to(tmp_path / "mine.bin")
+    before = _tree(out)
+    other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})
+    with pytest.raises(SweepError, match=r"also holds pgamma/c/1/1, which daskcl did not "):
+        run(other, out, client="sync", overwrite=True)
+    assert _tree(out) == before and (out / "pgamma" / "c" / "1" / "1").is_symlink()
+    assert (tmp_path / "mine.bin").read_bytes() == b"keep me"
+    (out / "pgamma" / "c" / "1" / "1").unlink()
+    (out / "q" / "c" / "0").unlink()
+    os.mkfifo(out / "q" / "c" / "0")
+    with pytest.raises(SweepError, match=r"also holds q/c/0, which daskcl did not write"):
+        run(other, out, client="sync", overwrite=True)
+    assert stat.S_ISFIFO(os.lstat(out / "q" / "c" / "0").st_mode)
+
+
+def test_overwrite_knows_chunk_keys_by_the_arrays_metadata(tmp_path: Path) -> None:
+    """The grid of chunks comes from each array's zarr v3 metadata (its shards where it is
+    sharded; the store's consolidated copy where its own zarr.json is damaged), through fsspec
+    as on a local disk."""
+    import json
+
+    import fsspec
+
+    g = zarr.open_group(str(tmp_path / "z.zarr"), mode="w")
+    g.create_array("a", shape=(10, 3), chunks=(2, 3), shards=(4, 3), dtype="float64")
+    g.create_array("b", shape=(10,), chunks=(3,), dtype="float64")
+    g.create_array("e", shape=(0, 4), chunks=(2, 2), dtype="float64")
+    meta = {n: json.loads((tmp_path / "z.zarr" / n / "zarr.json").read_text()) for n in "abe"}
+    assert [store._chunk_grid(meta[n]) for n in "abe"] == [(3, 1), (4,), (0, 2)]
+    assert store._chunk_grid({**meta["b"], "chunk_key_encoding": {"name": "v2"}}) is None
+    assert store._chunk_grid({**meta["b"], "chunk_key_encoding": {
+        "name": "default", "configuration": {"separator": "."}}}) is None
+    assert store._chunk_grid({**meta["b"], "node_type": "group"}) is None
+    assert store._chunk_grid({**meta["b"], "shape": [10, 2]}) is None
+    grids = {"a": (3, 1), "_daskcl/done": (2,)}.get
+    own = ["zarr.json", "_daskcl/zarr.json", "a/zarr.json", "a/c/2/0", "a/c/0/0",
+           "a/c/daskcl-probe-0123456789ab", "_daskcl/done/c/1", "_daskcl/done/zarr.json"]
+    stray = ["a/c/3/0", "a/c/0/1", "a/c/0", "a/c", "a/notes", "_daskcl/done/c/2",
+             "_daskcl/notes", "a/c/-1/0", "a/c/1/0/daskcl-probe-0123456789ab", "x/c/0",
+             "a/c/\u0661/0"]
+    assert [store._is_own_file(r, grids) for r in own] == [True] * len(own)
+    assert [r for r in stray if store._is_own_file(r, grids)] == []
+    # a store on fsspec: the same rule
+    url = f"memory://daskcl-test-{os.getpid()}-{id(tmp_path)}/o.zarr"
+    s = Sweep.from_dict(_spec())
+    run(s, url, client="sync")
+    fs = fsspec.filesystem("memory")
+    root = url[len("memory://"):]
+    try:
+        fs.pipe_file(f"{root}/q/c/9", b"keep me")
+        with pytest.raises(SweepError, match=r"also holds q/c/9, which daskcl did not write"):
+            run(s, url, client="sync", overwrite=True)
+        assert fs.cat_file(f"{root}/q/c/9") == b"keep me"
+        fs.rm_file(f"{root}/q/c/9")
+        # an array's own metadata damaged: its chunks are known by the consolidated copy
+        fs.pipe_file(f"{root}/pgamma/zarr.json", b"{")
+        assert run(s, url, client="sync", overwrite=True).computed == 6
+    finally:
+        fs.rm(root, recursive=True)
+
+
 def test_resume_with_another_codec_says_the_store_keeps_its_own(tmp_path: Path,
                                                                 capsys: Any) -> None:
     """The codec is not part of a sweep's identity: a resume with another one kept the old

@@ -184,6 +184,73 @@ def test_file_urls_and_unknown_protocols(tmp_path: Path) -> None:
         run(s, "nosuchproto://o.zarr", client="sync")
 
 
+def test_a_relative_store_path_names_the_callers_directory_on_every_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    """A relative store path on a cluster whose workers run elsewhere: the client made B/t.zarr,
+    the workers opened t.zarr in their own directory ("chunk (0, 0) failed:
+    FileNotFoundError").  The path is made absolute where the run starts, before anything goes
+    to the workers, from Python and from the command line (``--scheduler``)."""
+    import os
+
+    from distributed import Client, LocalCluster
+
+    from daskcl import cli
+
+    here, there = tmp_path / "B", tmp_path / "A"
+    here.mkdir()
+    there.mkdir()
+    monkeypatch.chdir(here)
+    cwd = Path(os.getcwd())
+    want = run(Sweep.from_dict(_spec()), tmp_path / "want.zarr", client="sync").arrays["pgamma"]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        client.run(os.chdir, str(there))       # the worker, as if started in another directory
+        assert list(client.run(os.getcwd).values()) == [os.path.realpath(there)]
+        res = run(Sweep.from_dict(_spec()), "rel.zarr", client)
+        assert (res.computed, res.store) == (6, str(cwd / "rel.zarr"))
+        np.testing.assert_array_equal(open_result(here / "rel.zarr")["pgamma"][...], want)
+        # a relative file:// URL likewise; the workers read back the chunks of this one
+        again = run(Sweep.from_dict(_spec()), "file://rel.zarr", client, resume=True)
+        assert (again.computed, again.skipped) == (0, 6)
+        spec = tmp_path / "s.toml"
+        spec.write_text('[sweep]\nfunction = "pgamma"\nchunks = { q = 8, shape = 3 }\n'
+                        '[axes]\nq = { linspace = [0.0, 20.0, 21] }\n'
+                        'shape = { values = [0.5, 1.0, 2.5, 10.0] }\n'
+                        '[args]\nscale = 0.5\nlower_tail = false\nlog_p = true\n')
+        assert cli.main(["sweep", str(spec), "--out", "t.zarr", "--scheduler",
+                         cluster.scheduler_address, "-q"]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {cwd / 't.zarr'}: 6 chunks computed")
+    np.testing.assert_array_equal(open_result(here / "t.zarr")["pgamma"][...], want)
+    assert list(there.iterdir()) == []
+
+
+def test_local_store_paths_are_made_absolute_without_following_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``local_url`` makes of a store's path: an absolute path naming what the path named
+    here (``.`` and repeated ``/`` dropped; ``..`` resolved as the system resolves it, through
+    a link; the store itself, a link, not followed); fsspec URLs as they are."""
+    import os
+
+    from daskcl.sweep.store import local_url
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "link").symlink_to(tmp_path / "real" / "sub")
+    (tmp_path / "work" / "store.zarr").symlink_to(tmp_path / "real")
+    monkeypatch.chdir(tmp_path / "work")
+    cwd, real = Path(os.getcwd()), (tmp_path / "real").resolve()
+    assert local_url("o.zarr") == local_url("file://o.zarr") == str(cwd / "o.zarr")
+    assert local_url(".//./o.zarr/") == local_url("file://./o.zarr") == str(cwd / "o.zarr")
+    assert local_url("link/../o.zarr") == str(real / "o.zarr")      # not cwd / "o.zarr"
+    assert local_url("store.zarr") == str(cwd / "store.zarr")       # the link itself
+    assert local_url("..") == str(cwd.parent)
+    assert local_url(f"file://{tmp_path}/x.zarr") == local_url(f"file://localhost{tmp_path}"
+                                                               "/x.zarr") == f"{tmp_path}/x.zarr"
+    for url in ("s3://bucket/o.zarr", "memory://o.zarr", "gs://b/../o.zarr"):
+        assert local_url(url) == url
+
+
 def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
     s = Sweep.from_dict(_spec())
     out = tmp_path / "o.zarr"

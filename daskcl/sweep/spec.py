@@ -59,8 +59,11 @@ each on a machine.
 Validation checks everything that can be checked without computing, without allocating the
 grid: axis sizes (at most 2**27 values an axis, 2**50 points a sweep), array names that are
 safe zarr names, no NaN (axes may hold +-inf, as R's functions take it; ranges and
-arguments are finite).  ``file`` axes and GLM data read regular files only, and
-their errors never quote what the files hold.  ``glm.f2_f3`` takes a ``[glm]`` table (see
+arguments are finite), GLM data that the family takes (every value finite, weights and trials
+at least 0; a binomial response in ``[0, trials]``, or in ``[0, 1]`` without trials, a poisson
+one at least 0, a Gamma one above 0).  ``file`` axes and GLM data read regular files only, and
+their errors never quote what the files hold (a GLM value out of range is given as the number
+read, with its row and column).  ``glm.f2_f3`` takes a ``[glm]`` table (see
 :class:`GlmSpec`) and one axis per coefficient -- or an ``[glm.envelope]`` table that builds the
 axes around the posterior mode -- and writes ``qf`` and ``grad``.
 
@@ -238,6 +241,12 @@ def read_csv_columns(path: Path, columns: list[str], where: str) -> dict[str, np
 
     Only the columns asked for are read; an error names the file, the column (a name from the
     spec) and the row, never what the file holds."""
+    return _read_csv(path, columns, where)[0]
+
+
+def _read_csv(path: Path, columns: list[str], where: str
+              ) -> tuple[dict[str, np.ndarray], list[int]]:
+    """:func:`read_csv_columns`, and the line of the file each data row was read from."""
     import csv
     import io
 
@@ -258,6 +267,7 @@ def read_csv_columns(path: Path, columns: list[str], where: str) -> dict[str, np
                        f"{len(header)} columns)")
         idx[c] = header.index(c)
     out: dict[str, list[float]] = {c: [] for c in columns}
+    lines: list[int] = []
     try:
         for row_no, row in enumerate(reader, start=2):
             if not row or all(not f.strip() for f in row):
@@ -267,9 +277,10 @@ def read_csv_columns(path: Path, columns: list[str], where: str) -> dict[str, np
                 if v is None:
                     raise _err(where, f"{path.name} line {row_no}, column {c!r}: not a number")
                 out[c].append(v)
+            lines.append(row_no)
     except csv.Error:
         raise _err(where, f"{path.name} is not a valid CSV file") from None
-    return {c: np.asarray(v, dtype=np.float64) for c, v in out.items()}
+    return {c: np.asarray(v, dtype=np.float64) for c, v in out.items()}, lines
 
 
 def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
@@ -729,7 +740,7 @@ class GlmSpec:
         path = base / table["data"]
         wanted = [table["response"], *preds,
                   *(table[k] for k in ("trials", "weights", "offset") if k in table)]
-        data = read_csv_columns(path, list(dict.fromkeys(wanted)), where)
+        data, lines = _read_csv(path, list(dict.fromkeys(wanted)), where)
 
         def col(name: str) -> np.ndarray:
             return np.atleast_1d(data[name])
@@ -738,6 +749,7 @@ class GlmSpec:
         n = y.size
         if n == 0:
             raise _err(where, f"{path.name} has a header but no rows")
+        _check_glm_data(family, table, data, lines, path.name)
         wt = col(table["weights"]) if "weights" in table else np.ones(n)
         if "trials" in table:
             trials = col(table["trials"])
@@ -773,6 +785,52 @@ class GlmSpec:
 
         return Posterior(self.family, self.link, self.y, self.x, self.mu, self.P,
                              self.alpha, self.wt)
+
+
+#: the families whose response is a proportion (binomial), a count (poisson) or positive (Gamma)
+_PROPORTION = ("binomial", "quasibinomial")
+_COUNT = ("poisson", "quasipoisson")
+_POSITIVE = ("Gamma", "gamma")
+
+
+def _check_glm_data(family: str, table: Mapping[str, Any], data: Mapping[str, np.ndarray],
+                    lines: Sequence[int], file: str) -> None:
+    """The GLM's data columns hold values its family takes: every value finite, weights and
+    trials at least 0, and the response in the family's range (binomial: successes in
+    ``[0, trials]``, or a proportion in ``[0, 1]`` without trials; poisson: at least 0; Gamma:
+    above 0).  The error names the data row (1-based; its line in the file), the column and
+    the number read there (``posterior_mode`` or the sweep would otherwise fail, or compute
+    NaN, long after validation and ``--dry-run`` passed)."""
+    response, trials, weights = table["response"], table.get("trials"), table.get("weights")
+    roles = [(response, "the response"),
+             *((table[k], f"the {k}") for k in ("trials", "weights", "offset") if k in table),
+             *((p, "a predictor") for p in table["predictors"])]
+
+    def refuse(rows: np.ndarray, column: str, what: str) -> None:
+        """The first row of ``rows`` refused: ``what`` says why, of its value ``{v}`` (and
+        the trials there, ``{n}``, of the column ``{trials}``)."""
+        if rows.any():
+            k = int(np.argmax(rows))
+            n = float(data[trials][k]) if trials is not None else None
+            raise _err("glm", f"{file} row {k + 1} (line {lines[k]}), column {column!r}: "
+                       + what.format(v=float(data[column][k]), n=n, trials=trials))
+
+    for column, role in roles:
+        refuse(~np.isfinite(data[column]), column, role + " must be a finite number, got {v!r}")
+    for column, role in ((trials, "trials"), (weights, "weights")):
+        if column is not None:
+            refuse(data[column] < 0, column, role + " must be at least 0, got {v!r}")
+    y = data[response]
+    if family in _PROPORTION and trials is not None:
+        refuse((y < 0) | (y > data[trials]), response, "a binomial response lies in [0, trials], "
+               "got {v!r} successes of {n!r} trials (column {trials!r})")
+    elif family in _PROPORTION:
+        refuse((y < 0) | (y > 1), response, "a binomial response without trials is a proportion "
+               "in [0, 1], got {v!r} (give trials = \"column\" for counts of successes)")
+    elif family in _COUNT:
+        refuse(y < 0, response, f"a {family} response is a count, at least 0, got {{v!r}}")
+    elif family in _POSITIVE:
+        refuse(y <= 0, response, f"a {family} response must be above 0, got {{v!r}}")
 
 
 def _real_number(v: Any, where: str) -> float:
@@ -960,6 +1018,12 @@ class Sweep:
         for k, v in args.items():
             if not isinstance(v, (bool, int, float, str)):
                 raise _err(f"args.{k}", f"must be a number, a bool or a string, got {v!r}")
+            if isinstance(v, float) and not math.isfinite(v):
+                # every value of the sweep would be NaN, or the function's at +-inf: an axis
+                # takes +-inf (R's functions take it), an argument a finite number
+                raise _err(f"args.{k}", f"must be a finite number, got {v!r}" + (
+                    "" if math.isnan(v) else f" (to evaluate at {v!r}, give it as an axis: "
+                    f"{k} = {{ values = [{v!r}] }})"))
         args = dict(args)
         axes_spec = tables.get("axes", {})
         if not isinstance(axes_spec, dict):

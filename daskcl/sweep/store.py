@@ -42,7 +42,9 @@ checksums (:func:`chunk_matches`): a chunk corrupted or deleted since is written
 Chunk writes change no metadata, so the consolidated metadata stays true while a sweep runs.
 
 The store is known as daskcl's by its ``daskcl`` attribute (``format``); ``overwrite`` replaces
-only such a store, and deletes only the entries daskcl wrote there.  A store of a newer format
+only such a store, and only where it holds nothing but what daskcl wrote there: its arrays'
+metadata and chunks, each a regular file, a chunk's key one index per dimension of its array,
+within the grid of chunks (or shards) that the array's zarr metadata gives.  A store of a newer format
 than this module's is neither resumed nor verified (its checksums may be unknown here): the
 error says to upgrade.  :func:`open_store` applies these rules before anything is computed,
 :func:`verify` checks a finished store.
@@ -62,12 +64,13 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 import sys
 import threading
 import uuid
 import warnings
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -131,12 +134,32 @@ DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def local_url(url: str) -> str:
-    """A ``file://`` URL as the path it names, so that it is written as a path is (its
-    directories made, links not followed, checked as daskcl's own); anything else as it is."""
+    """A store's path or URL as the run uses it: a local path (or a ``file://`` URL, taken as
+    the path it names, so that it is written as a path is: its directories made, links not
+    followed, checked as daskcl's own) made absolute here, where the user named it -- the
+    workers of a cluster, started elsewhere, would read a relative path from their own working
+    directories; an fsspec URL (``s3://...``) as it is."""
     if url.startswith("file://"):
         rest = url[len("file://"):]
-        return rest[len("localhost"):] if rest.startswith("localhost/") else rest
-    return url
+        url = rest[len("localhost"):] if rest.startswith("localhost/") else rest
+    elif "://" in url:
+        return url
+    return _absolute(url)
+
+
+def _absolute(path: str) -> str:
+    """``path`` as an absolute path naming what it names in this process's working directory.
+    Only ``.`` and repeated or trailing ``/`` are dropped, which changes nothing; the store's own
+    name is never followed as a link.  A path through ``..`` has the directory above its last
+    component resolved (``realpath``) instead, as the system resolves it (``link/..`` is the
+    link target's parent, not the working directory)."""
+    full = os.path.join(os.getcwd(), path)
+    if ".." not in full.split("/"):
+        return os.path.normpath(full)
+    head, tail = os.path.split(full.rstrip("/") or "/")
+    if tail in ("", ".", ".."):
+        return os.path.realpath(full)
+    return os.path.join(os.path.realpath(head), tail)
 
 
 def open_group(url: str, mode: str, storage_options: dict[str, Any] | None = None) -> Any:
@@ -558,33 +581,158 @@ def _own_entries(info: dict[str, Any]) -> set[str]:
 
 
 # what daskcl writes inside its own entries: an array's metadata and its chunks (zarr v3's
-# default chunk keys, c/i/j/...), the bookkeeping group's arrays, and the probes of
-# _prove_writable that a killed run may leave
-_PROBE = r"daskcl-probe-[0-9a-f]{12}"
-_ARRAY_FILE = rf"(zarr\.json|c/(\d+/)*(\d+|{_PROBE}))"
-_OWN_FILE = re.compile(rf"({_PROBE}|[^/]+/{_ARRAY_FILE}|{_BOOK}/(zarr\.json|[^/]+/{_ARRAY_FILE}))")
+# default chunk keys, c/i/j/...: one index per dimension of the array, each within its grid of
+# chunks, or of shards where it is sharded), the bookkeeping group's metadata and arrays, and
+# the probes of _prove_writable that a killed run may leave (c/daskcl-probe-...); each a
+# regular file
+_PROBE = re.compile(r"daskcl-probe-[0-9a-f]{12}")
+_INDEX = re.compile(r"0|[1-9][0-9]*")
+#: the most bytes of an array's zarr.json read to learn its grid of chunks
+_MAX_META = 1 << 24
+
+
+def _chunk_grid(meta: Any) -> tuple[int, ...] | None:
+    """The number of chunks (of shards, for a sharded array) along each dimension of the zarr
+    v3 array whose metadata is ``meta``; ``None`` where it is not such metadata, or its chunk
+    keys are not zarr's default ones (``c/i/j/...``), the only ones daskcl writes."""
+    if not isinstance(meta, dict) or meta.get("zarr_format") != 3 or \
+            meta.get("node_type") != "array":
+        return None
+    shape, grid, enc = meta.get("shape"), meta.get("chunk_grid"), meta.get("chunk_key_encoding")
+    if not isinstance(grid, dict) or grid.get("name") != "regular" or \
+            not isinstance(grid.get("configuration"), dict):
+        return None
+    chunks = grid["configuration"].get("chunk_shape")
+
+    def ints(v: Any, low: int) -> bool:
+        return isinstance(v, list) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= low for n in v)
+
+    if not (isinstance(shape, list) and isinstance(chunks, list) and ints(shape, 0)
+            and ints(chunks, 1) and len(shape) == len(chunks)):
+        return None
+    if not isinstance(enc, dict) or enc.get("name") != "default":
+        return None
+    conf = enc.get("configuration") or {}
+    if not isinstance(conf, dict) or conf.get("separator", "/") != "/":
+        return None
+    return tuple(-(-s // c) for s, c in zip(shape, chunks))
+
+
+def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> bool:
+    """Whether ``rel`` (a file's path in the store, under one of daskcl's top-level entries)
+    is one daskcl writes: ``zarr.json``, ``_daskcl/zarr.json``, and in an array's directory its
+    ``zarr.json``, a probe ``c/daskcl-probe-...`` or a chunk key that ``grid_of(array)`` (the
+    array's grid of chunks, ``None`` where it is unknown) holds."""
+    parts = rel.split("/")
+    if parts == ["zarr.json"] or parts == [_BOOK, "zarr.json"]:
+        return True
+    split = 2 if parts[0] == _BOOK else 1
+    array, rest = "/".join(parts[:split]), parts[split:]
+    if rest == ["zarr.json"]:
+        return True
+    if not rest or rest[0] != "c":
+        return False
+    if len(rest) == 2 and _PROBE.fullmatch(rest[1]):
+        return True
+    index = rest[1:]
+    grid = grid_of(array)
+    return grid is not None and len(index) == len(grid) and all(
+        _INDEX.fullmatch(i) and int(i) < n for i, n in zip(index, grid))
+
+
+def _read_local_json(path: str) -> Any:
+    """The JSON of a regular file at ``path`` (a link is not followed, nothing blocks), or
+    ``None`` where there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_META:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return json.loads(f.read(_MAX_META))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _grids(read: Callable[[str], Any]) -> Callable[[str], tuple[int, ...] | None]:
+    """``grid_of(array)`` for :func:`_is_own_file`: the array's grid of chunks from its own
+    ``zarr.json`` (``read(key)`` gives a key's JSON, or ``None``) or, where that is unreadable
+    (a damaged store, which ``--overwrite`` replaces), from the store's consolidated copy of
+    it; each read once."""
+    cache: dict[str, tuple[int, ...] | None] = {}
+    top: list[Any] = []
+
+    def grid_of(array: str) -> tuple[int, ...] | None:
+        if array not in cache:
+            grid = _chunk_grid(read(f"{array}/zarr.json"))
+            if grid is None:
+                if not top:
+                    top.append(read("zarr.json"))
+                consolidated = top[0].get("consolidated_metadata") if isinstance(
+                    top[0], dict) else None
+                metadata = consolidated.get("metadata") if isinstance(
+                    consolidated, dict) else None
+                grid = _chunk_grid(metadata.get(array)) if isinstance(metadata, dict) else None
+            cache[array] = grid
+        return cache[array]
+
+    return grid_of
+
+
+def _walk(top: str, rel: str) -> Iterable[tuple[str, bool]]:
+    """Every entry under the directory ``top`` but the directories (a link to one included),
+    as its path ``rel/...`` and whether it is a regular file; links are not followed, and a
+    directory that cannot be read is passed over (as ``os.walk`` does)."""
+    stack = [(top, rel)]
+    while stack:
+        d, r = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            path = f"{r}/{e.name}"
+            if e.is_dir(follow_symlinks=False):
+                stack.append((e.path, path))
+            else:
+                yield path, e.is_file(follow_symlinks=False)
 
 
 def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) -> list[str]:
     """Files (and links) under the top-level entries ``names`` that daskcl did not write,
     as paths relative to the store: ``--overwrite`` deletes whole entries, so a user's file
-    inside one (``pnorm/notes.txt``) must stop it as one beside them does."""
+    inside one (``pnorm/notes.txt``, or ``pnorm/c/9`` beside an array of one chunk) must stop
+    it as one beside them does."""
     found: list[str] = []
     if "://" not in url:
         root = os.path.abspath(url)
+        grid_of = _grids(lambda key: _read_local_json(os.path.join(root, *key.split("/"))))
         for n in names:
             top = os.path.join(root, n)
             if os.path.islink(top) or not os.path.isdir(top):
                 continue      # a link or file of daskcl's name is removed itself, no more
-            for d, dirs, files in os.walk(top):
-                rel = os.path.relpath(d, root).replace(os.sep, "/")
-                links = [x for x in dirs if os.path.islink(os.path.join(d, x))]
-                found += [f"{rel}/{x}" for x in links]
-                found += [f"{rel}/{x}" for x in files if not _OWN_FILE.fullmatch(f"{rel}/{x}")]
+            found += [rel for rel, regular in _walk(top, n)
+                      if not (regular and _is_own_file(rel, grid_of))]
         return sorted(found)
     import fsspec
 
     fs, path = fsspec.core.url_to_fs(url, **(options or {}))
+
+    def read(key: str) -> Any:
+        try:
+            return json.loads(fs.cat_file(posixpath.join(path, key)))
+        except Exception:     # missing, unreadable or not JSON: not known
+            return None
+
+    grid_of = _grids(read)
     base = str(path).rstrip("/") + "/"
     for n in names:
         top = posixpath.join(path, n)
@@ -592,7 +740,7 @@ def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) 
             continue
         for f in fs.find(top):
             rel = str(f)[len(base):] if str(f).startswith(base) else str(f)
-            if not _OWN_FILE.fullmatch(rel):
+            if not _is_own_file(rel, grid_of):
                 found.append(rel)
     return sorted(found)
 
