@@ -718,3 +718,31 @@ def test_a_grid_streamed_in_many_pieces_gives_the_bits_of_one_launch(monkeypatch
     got = post.f2_f3(args[0])
     np.testing.assert_array_equal(got[0].view(np.int64), whole[0].view(np.int64))
     np.testing.assert_array_equal(got[1].view(np.int64), whole[1].view(np.int64))
+
+
+def test_posterior_mode_finds_a_zero_of_the_gradient_and_checks_its_arguments():
+    """posterior_mode's result is where f2_f3's gradient vanishes (to the iteration's
+    tolerance), and its Hessian is the gradient's derivative there; its arguments are checked
+    against the data set's l2 (a start of the wrong length was reported as f2_f3's b of an
+    internal shape, and tol=-1 ran to 'did not converge')."""
+    x = np.column_stack([np.ones(6), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]])
+    post = Posterior("binomial", "logit", np.array([0.0, 0.2, 0.4, 0.5, 0.8, 0.9]), x,
+                     np.zeros(2), 0.1 * np.eye(2), 0.0, 10.0)
+    mode, hess = glm.posterior_mode(post)
+    _, grad = post.f2_f3(mode[None, :])
+    assert np.abs(grad[0]).max() < 1e-8 * np.abs(hess).max()
+    h = 1e-5
+    e0 = np.array([h, 0.0])
+    _, g2 = post.f2_f3(np.vstack([mode + e0, mode - e0]))
+    np.testing.assert_allclose(hess[0], (g2[0] - g2[1]) / (2 * h), rtol=1e-6)
+    assert mode[1] > 0.5                                   # the proportions rise with x
+    for kw, err, match in [
+            (dict(start=np.zeros(3)), ValueError, r"start has shape \(3,\).*\(l2,\) = \(2,\)"),
+            (dict(start=[0.0, np.nan]), ValueError, "start must be finite"),
+            (dict(start="ab"), TypeError, "start must be 2 real numbers"),
+            (dict(tol=-1.0), ValueError, "tol must be a positive number"),
+            (dict(max_iter=0), ValueError, "max_iter must be a positive int")]:
+        with pytest.raises(err, match=match):
+            glm.posterior_mode(post, **kw)
+    with pytest.raises(TypeError, match=r"post must be a daskcl\.glm\.Posterior"):
+        glm.posterior_mode(x)

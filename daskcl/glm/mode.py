@@ -53,8 +53,25 @@ def posterior_mode(post: Posterior, start: np.ndarray | None = None, *, tol: flo
     ...                  0.0, 2.0)
     >>> mode, hessian = posterior_mode(post)          # doctest: +SKIP
     """
+    import numbers
+
+    if not isinstance(post, Posterior):
+        raise TypeError(f"posterior_mode: post must be a daskcl.glm.Posterior, not "
+                        f"{type(post).__name__}")
     l2 = post.x.shape[1]
-    b = np.array(post.mu if start is None else start, dtype=np.float64)
+    try:
+        b = np.array(post.mu if start is None else start, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"posterior_mode: start must be {l2} real numbers, not {start!r}") from None
+    if b.shape != (l2,):
+        raise ValueError(f"posterior_mode: start has shape {b.shape}; it must have shape "
+                         f"(l2,) = ({l2},), one value per column of x")
+    if not np.isfinite(b).all():
+        raise ValueError(f"posterior_mode: start must be finite, got {b}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol > 0:
+        raise ValueError(f"posterior_mode: tol must be a positive number, not {tol!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"posterior_mode: max_iter must be a positive int, not {max_iter!r}")
     for _ in range(max_iter):
         h = 1e-5 * (1.0 + np.abs(b))
         pts = np.vstack([b, b + np.diag(h), b - np.diag(h)])
