@@ -151,7 +151,7 @@ def _index(args: argparse.Namespace) -> int:
         lib = Library(args.root)
         names = _listed(args.names)
         kernels = _listed(args.kernels)
-        sub = lib.extract(args.dest, names, kernels)
+        sub = lib.extract(args.dest, names, kernels, force=args.force)
         print(f"extracted {len(sub.units)} units into {sub.root}: "
               + ", ".join(u.name for u in sub.units.values()))
         return 0
@@ -189,6 +189,13 @@ def _cache(args: argparse.Namespace) -> int:
         if info["driver_bytes"]:
             print(f"driver      {info['driver_bytes'] / 2**20:.1f} MiB of the NVIDIA driver's "
                   f"compiled code ({program.DRIVER_CACHE}/)")
+        if info["driver_refused"]:
+            print(f"driver      {program.DRIVER_CACHE}/ is not daskcl's, so it is neither used "
+                  f"nor cleared: {info['driver_refused']}")
+        if info["old_driver"]:
+            print("note        nvidia/ is left alone (daskcl cannot tell it from another "
+                  "program's): if it is the driver cache of an earlier daskcl, delete it "
+                  "yourself")
         if info["unfinished"]:
             print(f"unfinished  {info['unfinished']} writes of processes that died")
         return 0
@@ -214,9 +221,10 @@ def _cache(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
         return 2
-    unknown = [n for n in names if not n.startswith("glm:") and n not in nmath.FUNCTIONS]
+    models = [f"glm:{f}:{lk}" for f, lk in glm.FAMILIES]
+    unknown = [n for n in names if n not in nmath.FUNCTIONS and n not in models]
     if unknown:     # all refused before anything is built
-        print(f"error: no daskcl.nmath function {', '.join(map(repr, unknown))}; nothing was "
+        print(f"error: {'; '.join(_unknown_kernel(n, models) for n in unknown)}; nothing was "
               "built", file=sys.stderr)
         return 2
     bound = device.current()
@@ -235,6 +243,21 @@ def _cache(args: argparse.Namespace) -> int:
     print(f"{len(names)} kernels on {bound.info.name}: {built} programs built, {loaded} loaded "
           f"from the cache at {program.cache_dir()}, {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+def _unknown_kernel(name: str, models: list[str]) -> str:
+    """What ``daskcl cache warm`` says of a name it does not know, with the names nearest to
+    it ("did you mean"), as the library suggests them for its own names."""
+    from . import nmath
+    from .runtime.library import closest_names
+
+    if name.startswith("glm:"):
+        said, close = f"no GLM family and link {name!r}", closest_names(name, models)
+    else:
+        said, close = f"no daskcl.nmath function {name!r}", closest_names(name, nmath.FUNCTIONS)
+    if close:
+        said += f" (did you mean {', '.join(close[:-1]) + ' or ' if close[1:] else ''}{close[-1]}?)"
+    return said
 
 
 def _warm_in_processes(names: list[str], jobs: int) -> tuple[int, int]:
@@ -347,7 +370,7 @@ def _sweep(args: argparse.Namespace) -> int:
                           file=sys.stderr)
         print(sweep.plan(done))
         if args.out:
-            print(f"store     {args.out}{what}")
+            print(f"store     {url}{what}")     # as the run names it: a local path absolute
         return 0
     if not args.out:
         print("error: --out STORE is needed (a directory path or an fsspec URL)", file=sys.stderr)
@@ -421,8 +444,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--verbose", "-v", action="store_true", help="print each pass of the sort")
     c = isub.add_parser("check", help="exit 1 if the index is stale, showing the difference")
     c.add_argument("dirs", nargs="*", metavar="DIR", help=dirs_help)
-    e = isub.add_parser("extract", help="copy the units some kernels need, with their index")
-    e.add_argument("dest")
+    e = isub.add_parser("extract", help="copy the units some kernels need, with their index",
+                        description="Copy the units that some functions and kernel files need "
+                        "(and OPENCL.cl, the shims and their index) into DEST, a kernel library "
+                        "of its own.  Files of DEST are not overwritten: where one the copy would "
+                        "write is there with other contents, the command lists them, writes "
+                        "nothing and exits 1, unless --force is given.  The index, generated, "
+                        "is written anew from the units in DEST.")
+    e.add_argument("dest", metavar="DEST", help="the directory to write (made if missing)")
+    e.add_argument("--force", action="store_true",
+                   help="overwrite files of DEST that the copy writes with other contents")
     e.add_argument("--names", action="append", default=[], help="stems or symbols, comma-separated")
     e.add_argument("--kernels", action="append", default=[], help="kernel files (stems) in kernels/")
     p.set_defaults(run=_index)
@@ -466,11 +497,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("cache", help="the program cache: info, clear, warm")
     csub = p.add_subparsers(dest="cache_cmd", required=True)
     csub.add_parser("info", help="where the cache is and what it holds")
-    csub.add_parser("clear", help="delete its programs (nothing else in the directory)")
+    csub.add_parser("clear", help="delete its programs, and the NVIDIA driver's code in the "
+                    "directory daskcl made for it (nothing else in the directory)")
     w = csub.add_parser("warm", help="build programs ahead of time on this device, e.g. once "
                         "for a cluster whose workers share the cache directory")
     w.add_argument("--names", action="append", default=[],
-                   help="daskcl.nmath functions, comma-separated")
+                   help="daskcl.nmath functions (or glm:FAMILY:LINK), comma-separated")
     w.add_argument("--all", action="store_true", help="every daskcl.nmath function")
     w.add_argument("--glm", action="store_true", help="every f2_f3 family and link")
     w.add_argument("--jobs", type=int, default=1,

@@ -4,6 +4,9 @@ warnings (NaNs produced), which a sweep's chunk records per thread."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import threading
 import warnings
 from collections.abc import Iterator
@@ -28,6 +31,7 @@ __all__ = [
     "SweepError",
     "Terminated",
     "collect_r_warnings",
+    "outside_stacklevel",
     "report_stop",
     "sigterm_raises",
     "warn_r",
@@ -117,6 +121,25 @@ class CacheWarning(DaskclWarning):
 
 class PosteriorModeError(DaskclError, ValueError):
     """The posterior mode could not be found (a singular Hessian, or no convergence)."""
+
+
+#: where daskcl's own modules lie, and contextlib's (whose frames run daskcl's ``with`` blocks)
+_INSIDE = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
+           os.path.abspath(contextlib.__file__))
+
+
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` made by the function that calls this, so that
+    the warning points at the first frame outside the daskcl package: the user's line that
+    called into daskcl, however deep in a build the warning arose (``contextlib``'s frames,
+    which run daskcl's ``with`` blocks, are passed over too).  Where the whole stack is
+    daskcl's, the outermost frame."""
+    frame = sys._getframe(1)        # the function that calls warnings.warn: stacklevel 1
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INSIDE):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 _collector = threading.local()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import sys
 import textwrap
@@ -102,8 +103,15 @@ def test_corrupt_entry_is_rebuilt_with_warning(tmp_path, cache, damage):
     else:
         entry.write_bytes(blob[:-10] + bytes(b ^ 0xFF for b in blob[-10:]))
     program.clear_memory_cache()
-    with pytest.warns(program.CacheWarning, match="could not be used"):
+    found = {"truncate": r"truncated: \d+ of \d+ bytes", "garbage": r"not a daskcl cache entry "
+             r"\(bad header\)", "flip": "checksum mismatch"}[damage]
+    with pytest.warns(program.CacheWarning) as record:
         rebuilt = program.build(src)
+    (w,) = record
+    assert re.fullmatch(rf"daskcl ignored a program cache entry that does not hold this program "
+                        rf"\({found}\): {re.escape(str(entry))}; built it from source and "
+                        "replaced the entry", str(w.message)), str(w.message)
+    assert w.filename == __file__           # the line of the call, not inside daskcl
     assert rebuilt.origin == "source"
     np.testing.assert_array_equal(run_twice(rebuilt), [0.0, 2.0, 4.0, 6.0])
     # the entry was rewritten and is good again
@@ -520,7 +528,8 @@ def test_cache_commands_warm_info_clear(tmp_path, cache):
     r = cli("info")
     assert r.returncode == 0 and "entries     2 programs" in r.stdout, r.stdout
     # and the NVIDIA driver's compiled code, where the child kept it in the cache (a GPU)
-    driver = sum(1 for p in (cache / program.DRIVER_CACHE).rglob("*") if p.is_file())
+    driver = sum(1 for p in (cache / program.DRIVER_CACHE).rglob("*")
+                 if p.is_file() and p.name != program._DRIVER_MARKER)
     r = cli("clear")
     assert r.returncode == 0 and r.stdout.startswith(f"deleted {4 + driver} files"), r.stdout
     assert mine.read_text() == "keep me" and (cache / "ab" / "other.bin").exists()
@@ -537,9 +546,9 @@ _DRIVER_ENV = textwrap.dedent("""
 
 def test_driver_cache_lives_in_the_program_cache(tmp_path):
     """Before the first OpenCL call, the NVIDIA driver's cache of compiled code is pointed at
-    ``<cache>/nvidia`` (private, like the cache), unless the user chose its place or turned
-    it off, or the program cache is off or not trusted; ``cache info`` counts it and ``cache
-    clear`` empties it."""
+    ``<cache>/daskcl-nvidia`` (private, like the cache), unless the user chose its place or
+    turned it off, or the program cache is off or not trusted; ``cache info`` counts it and
+    ``cache clear`` empties it, all but daskcl's marker."""
     cache = tmp_path / "c"
     base = {k: v for k, v in os.environ.items()
             if k not in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE",
@@ -551,8 +560,9 @@ def test_driver_cache_lives_in_the_program_cache(tmp_path):
         assert r.returncode == 0, r.stderr
         return r.stdout.split("\n")[0]
 
-    assert child() == f"{cache / 'nvidia'} {4 << 30}"
-    assert (cache / "nvidia").stat().st_mode & 0o777 == 0o700
+    driver = cache / program.DRIVER_CACHE
+    assert child() == f"{driver} {4 << 30}"
+    assert driver.stat().st_mode & 0o777 == 0o700
     assert child(CUDA_CACHE_PATH="/tmp/mine") == "/tmp/mine None"
     assert child(CUDA_CACHE_DISABLE="1") == "None None"
     assert child(DASKCL_NO_CACHE="1") == "None None"
@@ -572,12 +582,155 @@ def test_driver_cache_lives_in_the_program_cache(tmp_path):
         return float(found.group(1)) if found else 0.0     # no line: nothing there
 
     before = driver_mib()
-    (cache / "nvidia" / "Extra" / "1").mkdir(parents=True)
-    (cache / "nvidia" / "Extra" / "1" / "x").write_bytes(bytes(3 << 20))
+    (driver / "Extra" / "1").mkdir(parents=True)
+    (driver / "Extra" / "1" / "x").write_bytes(bytes(3 << 20))
     assert driver_mib() - before == pytest.approx(3.0, abs=0.051)
     subprocess.run([sys.executable, "-m", "daskcl", "cache", "clear"], env=env, timeout=600,
                    check=True, capture_output=True)
-    assert list((cache / "nvidia").iterdir()) == []
+    assert list(driver.iterdir()) == [driver / program._DRIVER_MARKER]
+
+
+@pytest.fixture
+def no_cuda_env(monkeypatch):
+    """No CUDA_CACHE_* variables, and whatever share_driver_cache sets undone after the test."""
+    for key in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE"):
+        monkeypatch.setenv(key, "")         # recorded as unset, so restored to unset
+        monkeypatch.delenv(key)
+
+
+def test_clear_deletes_nothing_of_a_driver_directory_daskcl_did_not_make(cache, no_cuda_env):
+    """A cache directory that other programs use too (``DASKCL_CACHE_DIR=~/.cache``): NVIDIA's
+    OpenGL shader cache in ``nvidia/``, and a directory of daskcl's driver cache's name that
+    daskcl did not make (no marker), are neither taken over for the driver nor emptied."""
+    cache.mkdir(mode=0o700)
+    gl = cache / "nvidia" / "GLCache"
+    gl.mkdir(parents=True)
+    (gl / "data").write_text("precious")
+    (cache / "nvidia" / "notes.txt").write_text("precious")
+    foreign = cache / program.DRIVER_CACHE
+    (foreign / "9" / "2").mkdir(parents=True)
+    (foreign / "index").write_text("someone else's")
+    (foreign / "9" / "2" / "5b42ad9c27a8c5").write_text("someone else's")
+    with pytest.warns(program.CacheWarning) as record:
+        assert program.share_driver_cache() is None
+    (w,) = record
+    assert str(w.message).startswith(
+        f"daskcl does not keep the NVIDIA driver's compiled code in {foreign}: it has no "
+        ".daskcl-driver-cache file, so daskcl did not make it;")
+    assert "CUDA_CACHE_PATH" not in os.environ
+    info = program.cache_info()
+    assert info["driver_bytes"] == 0 and info["old_driver"] is True
+    assert info["driver_refused"] == "it has no .daskcl-driver-cache file, so daskcl did not make it"
+    assert program.clear_disk_cache() == 0
+    assert (gl / "data").read_text() == (cache / "nvidia" / "notes.txt").read_text() == "precious"
+    assert (foreign / "index").read_text() == "someone else's"
+    assert (foreign / "9" / "2" / "5b42ad9c27a8c5").read_text() == "someone else's"
+    assert not (foreign / program._DRIVER_MARKER).exists()
+
+
+@pytest.mark.parametrize("tamper", ["removed", "another text", "a symbolic link", "group-writable",
+                                    "another user's"])
+def test_driver_directory_is_daskcls_only_while_its_marker_is(cache, no_cuda_env, tamper):
+    """daskcl makes its driver cache directory with a marker in it; ``clear`` deletes what the
+    driver wrote there (its ``index`` and hashed files, as the H200's driver 580 lays them out)
+    and keeps the marker; without a marker of the user's, with daskcl's text, the directory is
+    no longer daskcl's: not used, not counted, not emptied."""
+    driver = cache / program.DRIVER_CACHE
+    assert program.share_driver_cache() == driver
+    assert os.environ["CUDA_CACHE_PATH"] == str(driver)
+    marker = driver / program._DRIVER_MARKER
+    assert sorted(p.name for p in driver.iterdir()) == [program._DRIVER_MARKER]
+    assert marker.read_text().startswith("daskcl-driver-cache 1\n")
+    assert stat.S_IMODE(marker.stat().st_mode) == 0o600
+    assert stat.S_IMODE(driver.stat().st_mode) == 0o700
+
+    def driver_writes() -> None:
+        (driver / "9" / "2").mkdir(parents=True, exist_ok=True)
+        (driver / "index").write_bytes(bytes(32))
+        (driver / "9" / "2" / "5b42ad9c27a8c5").write_bytes(bytes(61184))
+
+    driver_writes()
+    assert program.cache_info()["driver_bytes"] == 32 + 61184
+    assert program.clear_disk_cache() == 2
+    assert sorted(p.name for p in driver.iterdir()) == [program._DRIVER_MARKER]
+    driver_writes()
+    text = marker.read_bytes()
+    if tamper == "removed":
+        marker.unlink()
+        why = "it has no .daskcl-driver-cache file, so daskcl did not make it"
+    elif tamper == "another text":
+        marker.write_text("not daskcl's\n")
+        why = "its .daskcl-driver-cache is not daskcl's"
+    elif tamper == "a symbolic link":
+        elsewhere = cache.parent / "elsewhere"
+        elsewhere.write_bytes(text)
+        marker.unlink()
+        marker.symlink_to(elsewhere)
+        why = "its .daskcl-driver-cache cannot be read (Too many levels of symbolic links)"
+    elif tamper == "group-writable":
+        marker.chmod(0o620)
+        why = "its .daskcl-driver-cache is writable by its group (mode 620)"
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("a file of another user is made by root (CI runs the tests as root)")
+        os.chown(marker, 65534, 65534)
+        why = f"its .daskcl-driver-cache belongs to uid 65534, not to you (uid {os.geteuid()})"
+    info = program.cache_info()
+    assert (info["driver_bytes"], info["driver_refused"]) == (0, why)
+    assert program.clear_disk_cache() == 0
+    assert (driver / "index").stat().st_size == 32
+    assert (driver / "9" / "2" / "5b42ad9c27a8c5").stat().st_size == 61184
+    del os.environ["CUDA_CACHE_PATH"]       # a new process (no_cuda_env unsets it after)
+    with pytest.warns(program.CacheWarning, match=re.escape(f"{driver}: {why};")):
+        assert program.share_driver_cache() is None
+    assert "CUDA_CACHE_PATH" not in os.environ
+
+
+def test_processes_starting_at_once_make_one_driver_directory(tmp_path, monkeypatch):
+    """Workers starting at once on a new cache: one makes the driver's directory, and every one
+    finds it daskcl's (never without its marker), with nothing of the others' left beside it."""
+    for attempt in range(5):
+        cache = tmp_path / f"cache{attempt}"
+        monkeypatch.setenv("DASKCL_CACHE_DIR", str(cache))
+        barrier = threading.Barrier(8)
+        found: list[bool] = []
+
+        def start(barrier: threading.Barrier = barrier, found: list[bool] = found) -> None:
+            with program._DiskCache.open() as disk:
+                assert disk is not None
+                barrier.wait()
+                program._make_driver_dir(disk)
+                fd = program._open_driver_dir(disk, program.DRIVER_CACHE)
+                found.append(fd is not None)
+                if fd is not None:
+                    os.close(fd)
+
+        threads = [threading.Thread(target=start) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert found == [True] * 8
+        assert os.listdir(cache) == [program.DRIVER_CACHE]
+        assert os.listdir(cache / program.DRIVER_CACHE) == [program._DRIVER_MARKER]
+
+
+def test_a_driver_directory_left_half_made_is_cleared_only_if_daskcls(cache, no_cuda_env):
+    """A process that died making the driver's directory left it under its temporary name,
+    with the marker in it: ``clear`` removes that; a directory of such a name without the
+    marker stays."""
+    assert program.share_driver_cache() is not None
+    marker = (cache / program.DRIVER_CACHE / program._DRIVER_MARKER).read_bytes()
+    left = cache / f"{program.DRIVER_CACHE}.0123456789abcdef.tmp"
+    left.mkdir(mode=0o700)
+    (left / program._DRIVER_MARKER).write_bytes(marker)
+    other = cache / f"{program.DRIVER_CACHE}.fedcba9876543210.tmp"
+    other.mkdir(mode=0o700)
+    (other / "mine").write_text("keep")
+    assert program.clear_disk_cache() == 1
+    assert not left.exists()
+    assert (other / "mine").read_text() == "keep"
+    assert (cache / program.DRIVER_CACHE / program._DRIVER_MARKER).read_bytes() == marker
 
 
 def test_cache_warm_in_several_processes(cache):

@@ -119,7 +119,7 @@ def run_victim(libs: list[Path], env: dict[str, str], as_nobody: list[str] | Non
     argv = [*(as_nobody or []), sys.executable, "-c", VICTIM, str(Path(__file__).parent),
             *map(str, libs)]
     full = {k: v for k, v in os.environ.items()
-            if not k.startswith(("DASKCL_CACHE", "DASKCL_NO_CACHE", "XDG_CACHE"))}
+            if not k.startswith(("DASKCL_CACHE", "DASKCL_NO_CACHE", "XDG_CACHE", "CUDA_CACHE"))}
     full.update({"PYTHONPATH": repo_pythonpath(REPO), **env})
     try:
         r = subprocess.run(argv, env=full, capture_output=True, text=True, timeout=timeout,
@@ -241,6 +241,12 @@ def test_group_shared_cache_by_explicit_choice(nobody, shared_tmp):
     st = entry.stat()
     assert st.st_uid == NOBODY and st.st_gid == NOGROUP and stat.S_IMODE(st.st_mode) == 0o640
     assert stat.S_IMODE(entry.parent.stat().st_mode) == 0o2770
+    # the driver's directory, made for the group, with daskcl's marker the group can read
+    driver = cache / program.DRIVER_CACHE
+    st = driver.stat()
+    assert st.st_uid == NOBODY and st.st_gid == NOGROUP and stat.S_IMODE(st.st_mode) == 0o2770
+    st = (driver / program._DRIVER_MARKER).stat()
+    assert st.st_uid == NOBODY and st.st_gid == NOGROUP and stat.S_IMODE(st.st_mode) == 0o640
     res = run_victim([lib.root], shared, prefix, shared_tmp)
     assert res == {"runs": [["disk", GOOD]], "warnings": []}
     # a group's cache is not made by daskcl
@@ -439,3 +445,71 @@ def test_unknown_shared_setting_warns_and_stays_private(cache, tmp_path, monkeyp
     assert len(messages) == 2
     assert "DASKCL_CACHE_SHARED='everyone' is not understood" in messages[0]
     assert "writable by its group" in messages[1]
+
+
+# -- what the warnings say, and where they point -----------------------------------------------
+
+
+def test_a_warning_about_an_entry_says_what_daskcl_did_at_the_callers_line(cache):
+    """An entry others may write, met deep in a call of a daskcl.nmath function: the warning
+    says in words what was found and done (no internal class name) and points at the line of
+    the caller's code, not inside daskcl."""
+    from daskcl import nmath
+
+    assert float(nmath.pnorm(0.5)) == 0.691462461274013
+    (entry,) = cache.rglob("*.bin")
+    entry.chmod(0o666)
+    program.clear_memory_cache()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        again = float(nmath.pnorm(0.5))
+    assert again == 0.691462461274013
+    (w,) = [w for w in caught if issubclass(w.category, program.CacheWarning)]
+    assert str(w.message) == (
+        "daskcl ignored a program cache entry that it cannot trust (the entry is writable by "
+        f"others (mode 666)): {entry}; built it from source and replaced the entry")
+    assert (w.filename, w.lineno) == (__file__, line)
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600
+
+
+USER_SCRIPT = """\
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from daskcl import nmath
+    value = float(nmath.pnorm(0.5))
+print(json.dumps({"value": value, "warnings": [[w.category.__name__, str(w.message), w.filename,
+                                                w.lineno] for w in caught]}))
+"""
+
+
+@pytest.mark.parametrize("found", ["cache writable by others", "driver directory not daskcl's"])
+def test_a_warning_at_the_first_opencl_call_points_at_the_users_line(tmp_path, found):
+    """The cache is checked before the process's first OpenCL call (binding the device, deep
+    in daskcl): its warning points at the user's line that made the call, and says what daskcl
+    found and did."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    if found == "cache writable by others":
+        cache.chmod(0o777)
+        said = (f"daskcl does not use the program cache at {cache}: the directory is writable "
+                "by others (mode 777). Programs are built from source in this process.")
+    else:
+        (cache / program.DRIVER_CACHE).mkdir()
+        said = (f"daskcl does not keep the NVIDIA driver's compiled code in "
+                f"{cache / program.DRIVER_CACHE}: it has no .daskcl-driver-cache file, so "
+                "daskcl did not make it; it uses only a directory it made itself")
+    script = tmp_path / "user.py"
+    script.write_text(USER_SCRIPT)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DASKCL_CACHE", "DASKCL_NO_CACHE", "CUDA_CACHE"))}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=300, env={**env, "PYTHONPATH": repo_pythonpath(REPO),
+                                         "DASKCL_CACHE_DIR": str(cache)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["value"] == 0.691462461274013
+    (w,) = [w for w in res["warnings"] if w[0] == "CacheWarning"]
+    assert w[1].startswith(said), w[1]
+    assert w[2:] == [str(script), 5]

@@ -266,3 +266,20 @@ def test_a_closed_pipe_ends_quietly() -> None:
         err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+@pytest.mark.parametrize(("names", "said"), [
+    ("pnrom", "no daskcl.nmath function 'pnrom' (did you mean pnorm, plnorm or pbinom?)"),
+    ("pnorm,qbta,nosuch", "no daskcl.nmath function 'qbta' (did you mean qbeta, qnbeta or "
+                          "beta?); no daskcl.nmath function 'nosuch'"),
+    ("glm:binomal:logit", "no GLM family and link 'glm:binomal:logit' (did you mean "
+                          "glm:binomial:logit, glm:binomial:probit or glm:binomial:cloglog?)"),
+])
+def test_cache_warm_suggests_the_nearest_names(tmp_path: Path, names: str, said: str) -> None:
+    """A misspelt name for ``daskcl cache warm`` gets the names nearest to it, as the library's
+    errors do, in one line, and nothing is built (a GLM name too, once a traceback)."""
+    r = run_python(["-m", "daskcl", "cache", "warm", "--names", names], timeout=240,
+                   env={**ENV, "DASKCL_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"error: {said}; nothing was built\n"
+    assert not (tmp_path / "cache").exists()

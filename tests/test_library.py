@@ -152,6 +152,43 @@ def test_extract_subset_is_a_library(tmp_path):
     assert src.files == ("OPENCL.cl", "shims/s.cl", "nmath/a.cl", "nmath/b.cl", "kernels/kb.cl")
 
 
+def test_extract_overwrites_no_file_of_dest_unless_forced(tmp_path):
+    """Files of the destination that the extract would write with other contents are listed
+    and nothing is written; the same extract again is no obstacle; ``force`` overwrites them
+    (a symbolic link is replaced, what it points to left alone)."""
+    root = make_lib(tmp_path / "lib", {"a": ("fa", []), "b": ("fb", ["a"]), "e": ("fe", [])},
+                    shims={"s": ("s", [])})
+    Library(root).write_index()
+    dest = tmp_path / "dest"
+    (dest / "nmath").mkdir(parents=True)
+    (dest / "nmath" / "a.cl").write_text("mine\n")
+    outside = tmp_path / "outside.cl"
+    outside.write_text("outside\n")
+    (dest / "nmath" / "b.cl").symlink_to(outside)
+    mine = "// @provides: mine\n// @depends: a\ndouble mine(double x);\n"    # not extracted
+    (dest / "nmath" / "e.cl").write_text(mine)
+    with pytest.raises(LibraryError) as err:
+        Library(root).extract(dest, names=["fb"])
+    assert str(err.value).startswith(
+        f"{dest} already has 2 of the files the extract would write, with other contents: "
+        f"{dest / 'nmath' / 'a.cl'}, {dest / 'nmath' / 'b.cl'}. Nothing was written")
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == [
+        "nmath", "nmath/a.cl", "nmath/b.cl", "nmath/e.cl"]
+    assert (dest / "nmath" / "a.cl").read_text() == "mine\n"
+    sub = Library(root).extract(dest, names=["fb"], force=True)
+    assert sorted(sub.units) == ["a", "b", "e", "s"]
+    for name in ("a.cl", "b.cl"):
+        assert (dest / "nmath" / name).read_text() == (root / "nmath" / name).read_text()
+    assert not (dest / "nmath" / "b.cl").is_symlink()
+    assert outside.read_text() == "outside\n"
+    assert (dest / "nmath" / "e.cl").read_text() == mine
+    assert sub.check_index() == []           # the index, generated, is written anew
+    # made again into a destination that holds it: nothing to overwrite
+    (dest / "nmath" / "e.cl").unlink()
+    sub = Library(root).extract(dest, names=["fb"])
+    assert sorted(sub.units) == ["a", "b", "s"] and sub.check_index() == []
+
+
 def test_program_source_locates_lines(tmp_path):
     root = make_lib(tmp_path / "lib", {"a": ("fa", [])})
     lib = Library(root)

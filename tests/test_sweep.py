@@ -364,6 +364,10 @@ def test_cli_dry_run_and_sync(tmp_path: Path) -> None:
     r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--dry-run", "--overwrite")
     assert r.returncode == 0 and f"store     {tmp_path / 'o.zarr'} (replaced: --overwrite)" in \
         r.stdout
+    # a relative store is named as the run names it: absolute, in the command's directory
+    r = run_python(["-m", "daskcl", "sweep", str(spec), "--out", "o.zarr", "--dry-run",
+                    "--resume"], timeout=240, cwd=str(tmp_path))
+    assert r.returncode == 0 and f"store     {tmp_path / 'o.zarr'}\n" in r.stdout, r.stdout
     bad = tmp_path / "bad.toml"
     bad.write_text('[sweep]\nfunction = "qt"\n[axes]\np = { values = [0.5] }\n'
                    'dof = { values = [1] }\n')

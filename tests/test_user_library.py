@@ -302,6 +302,32 @@ def test_extract_output_is_the_base_of_a_tree(tmp_path):
         Library(ext, [other]).write_index(root=other)
 
 
+def test_cli_extract_refuses_to_overwrite_a_file_without_force(tmp_path):
+    """``daskcl index extract`` into a destination holding a file of the user's where the
+    extract writes one: exit 1, one line naming it, nothing written; ``--force`` overwrites."""
+    ext = tmp_path / "ext"
+    (ext / "nmath").mkdir(parents=True)
+    (ext / "nmath" / "pnorm.cl").write_text("mine\n")
+    r = cli("extract", str(ext), "--names", "pnorm,dbinom")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (
+        f"error: {ext} already has 1 of the files the extract would write, with other "
+        f"contents: {ext / 'nmath' / 'pnorm.cl'}. Nothing was written: move them away, choose "
+        "another destination, or overwrite them with --force (daskcl index extract) or "
+        "force=True (Library.extract)\n")
+    assert [p.name for p in ext.rglob("*")] == ["nmath", "pnorm.cl"]
+    assert (ext / "nmath" / "pnorm.cl").read_text() == "mine\n"
+    r = cli("extract", str(ext), "--names", "pnorm,dbinom", "--force")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"extracted 15 units into {ext}: ")
+    shipped = get_library(None).root
+    assert (ext / "nmath" / "pnorm.cl").read_text() == (shipped / "nmath" / "pnorm.cl").read_text()
+    assert cli("check", str(ext)).returncode == 0
+    # the same extract again overwrites nothing, so needs no --force
+    r = cli("extract", str(ext), "--names", "pnorm,dbinom")
+    assert r.returncode == 0, r.stderr
+
+
 def test_extract_of_a_combined_library_holds_the_tree_units(tmp_path):
     tree = logit_tree(tmp_path)
     Library(trees=[tree]).write_index(root=tree)

@@ -39,7 +39,7 @@ import difflib
 import functools
 import os
 import re
-import shutil
+import stat
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -560,7 +560,7 @@ class Library:
     def closest(self, name: str, n: int = 3) -> list[str]:
         """The stems and symbols of the library nearest to ``name``, best first (for "did you
         mean" in the errors about a name it does not have)."""
-        return difflib.get_close_matches(name, sorted({*self.units, *self.symbols}), n)
+        return closest_names(name, {*self.units, *self.symbols}, n)
 
     def resolve(self, names: Iterable[str]) -> list[str]:
         """The stems a kernel calling ``names`` needs, in load order, shims first.
@@ -719,7 +719,8 @@ class Library:
         return self.program_source(k.depends_nmath, self.read(f"kernels/{stem}.cl"), f"kernels/{stem}.cl")
 
     def extract(
-        self, dest: _StrPath, names: Iterable[str] = (), kernels: Iterable[str] = ()
+        self, dest: _StrPath, names: Iterable[str] = (), kernels: Iterable[str] = (), *,
+        force: bool = False,
     ) -> Library:
         """Copy the subset of the library that ``names`` and ``kernels`` need into ``dest``.
 
@@ -727,29 +728,60 @@ class Library:
         among them), the named kernel files and its index, built from those units; it is
         itself a :class:`Library` (so a downstream package can ship only that, or use it as
         the base of its own unit trees) and passes ``daskcl index check``.
+
+        No file of ``dest`` is overwritten unless ``force``: where a file the copy would write
+        is there already with other contents (or is not a regular file), :class:`LibraryError`
+        lists those files and nothing is written.  Files already as the copy would write them
+        (an extract made again) are no obstacle, nor is the index, which is generated: it is
+        written anew from the annotations of the units in ``dest``.
         """
         dest = Path(dest)
         kernel_files = [self.kernel(k) for k in kernels]
         wanted = list(names) + [n for k in kernel_files for n in k.depends_nmath]
         stems = self.resolve(wanted)
-        (dest / "shims").mkdir(parents=True, exist_ok=True)
-        (dest / "nmath").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(self.root / "OPENCL.cl", dest / "OPENCL.cl")
-        if (self.root / "OPENCL_END.cl").is_file():
-            shutil.copy2(self.root / "OPENCL_END.cl", dest / "OPENCL_END.cl")
+        # what to write: a path under dest, and the bytes
+        files = [(Path(f), (self.root / f).read_bytes())
+                 for f in ("OPENCL.cl", "OPENCL_END.cl") if (self.root / f).is_file()]
         for s in stems:
             unit = self.units[s]
             if unit.tree is None:
-                shutil.copy2(unit.path, dest / unit.name)
+                files.append((Path(unit.name), unit.path.read_bytes()))
             else:
-                (dest / "nmath" / f"{s}.cl").write_text(self._texts[unit.name])
-        if kernel_files:
-            (dest / "kernels").mkdir(exist_ok=True)
-            for k in kernel_files:
-                shutil.copy2(k.path, dest / "kernels" / k.path.name)
+                files.append((Path("nmath", f"{s}.cl"), self._texts[unit.name].encode()))
+        files += [(Path("kernels", k.path.name), k.path.read_bytes()) for k in kernel_files]
+        clash = [f for f, data in files if _differs(dest / f, data)]
+        if clash and not force:
+            raise LibraryError(
+                f"{dest} already has {len(clash)} of the files the extract would write, with "
+                f"other contents: {', '.join(str(dest / f) for f in clash)}. Nothing was "
+                "written: move them away, choose another destination, or overwrite them with "
+                "--force (daskcl index extract) or force=True (Library.extract)")
+        for layer in _LAYERS:
+            (dest / layer).mkdir(parents=True, exist_ok=True)
+        for f, data in files:
+            (dest / f).parent.mkdir(parents=True, exist_ok=True)
+            if (dest / f).is_symlink():
+                (dest / f).unlink()        # the link is replaced, not what it points to
+            (dest / f).write_bytes(data)
         sub = Library(dest)
         sub.write_index()
         return sub
+
+
+def closest_names(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    """The names of ``choices`` nearest to ``name``, at most ``n``, best first: what "did you
+    mean" offers in daskcl's errors about a name it does not know (difflib's close matches)."""
+    return difflib.get_close_matches(name, sorted(set(choices)), n)
+
+
+def _differs(path: Path, data: bytes) -> bool:
+    """Whether writing ``data`` as ``path`` would overwrite something other than the same
+    bytes (``path`` is there, and is not a regular file holding ``data``)."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or path.read_bytes() != data
 
 
 #: OpenCL C keywords, types, qualifiers and built-in functions (OpenCL C 1.2 and 2.0, 6.1-6.13)

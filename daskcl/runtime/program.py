@@ -17,6 +17,13 @@ never by others (daskcl does not make such a directory).
 Entries are opened below the checked directory without following symbolic links, and only
 regular files are read (never waiting on a FIFO).
 
+Nothing in the cache directory is deleted that daskcl did not write there: ``daskcl cache clear``
+(:func:`clear_disk_cache`) deletes files of the names of its entries, build locks and unfinished
+writes, and the NVIDIA driver's compiled code in the directory that daskcl makes for it
+(:data:`DRIVER_CACHE`, :func:`share_driver_cache`), which it uses and empties only while that
+holds the marker file daskcl wrote into it when making it.  Anything else stays, so the cache
+directory may be one that other programs use too (``~/.cache``).
+
 Entries are written to a temporary file and renamed into place, so readers never see a partial
 file and two processes building the same program at once both succeed (the last rename wins;
 both binaries are valid).  Each entry records its full key (program key, device identity and
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -58,7 +66,7 @@ import numpy as np
 
 from .. import config
 from .._version import __version__
-from ..errors import BuildError, CacheWarning, ConfigError, DaskclWarning
+from ..errors import BuildError, CacheWarning, ConfigError, DaskclWarning, outside_stacklevel
 from . import device as _device
 from . import link as _link
 from .library import ProgramSource
@@ -661,7 +669,7 @@ def _load_or_build(
 
     with _DiskCache.open() as disk:
         prg, origin, notes = _cached(bound, disk, key, load, make, "")
-    _warn(notes, stacklevel=5)
+    _warn(notes)
     if origin == "source" and plan is not None:
         origin = "linked"
     return BuiltProgram(prg, source, options, origin, linked=plan is not None, detail=detail)
@@ -682,7 +690,7 @@ def _cached(
     """
     import pyopencl as cl
 
-    problem = None if read else "refused by the driver's linker"
+    problem = None if read else "ignored a cached object that the OpenCL linker did not take"
     notes: list[_Note] = []
     with contextlib.ExitStack() as held:
         entry = disk.entry(key, bound.info.identity) if disk else None
@@ -697,7 +705,7 @@ def _cached(
                     return built, "disk", notes
             # unreadable, untrusted, corrupt or another program's, refused by the driver
             except (OSError, _Untrusted, ValueError, cl.Error) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
+                problem = _unusable(exc)
                 _count("rebuilt_corrupt")
                 break
             if attempt == "before":
@@ -721,16 +729,34 @@ def _cached(
                         "set DASKCL_CACHE_DIR to a writable directory or DASKCL_NO_CACHE=1",
                     ))
         if problem is not None and entry is not None:
-            what = "rebuilt and replaced it" if stored else "rebuilt it (not replaced)"
-            notes.append((None, f"daskcl cache entry {entry.path} could not be used "
-                                f"({problem[:200]}); {what}"))
+            what = ("built it from source and replaced the entry" if stored
+                    else "built it from source (the entry could not be replaced)")
+            notes.append((None, f"daskcl {problem[:300]}: {entry.path}; {what}"))
     return built, "source", notes
 
 
-def _warn(notes: Sequence[_Note], stacklevel: int) -> None:
+def _unusable(exc: BaseException) -> str:
+    """What daskcl did with a disk entry that raised ``exc`` when read or loaded, in words (the
+    start of a :class:`CacheWarning`'s message)."""
+    import pyopencl as cl
+
+    if isinstance(exc, _Untrusted):
+        return f"ignored a program cache entry that it cannot trust ({exc})"
+    if isinstance(exc, ValueError):
+        return f"ignored a program cache entry that does not hold this program ({exc})"
+    if isinstance(exc, cl.Error):
+        said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"ignored a program cache entry that the OpenCL driver refused ({said})"
+    if isinstance(exc, OSError):
+        return f"could not read a program cache entry ({exc.strerror or exc})"
+    return f"could not use a program cache entry ({exc})"
+
+
+def _warn(notes: Sequence[_Note]) -> None:
+    """Give the warnings of ``notes``, each pointing at the caller's code outside daskcl."""
     for once, message in notes:
         if once is None:
-            warnings.warn(message, CacheWarning, stacklevel=stacklevel)
+            warnings.warn(message, CacheWarning, stacklevel=outside_stacklevel())
         else:
             _warn_once(once, message)
 
@@ -780,7 +806,7 @@ def _build_linked(
         detail["recompiled"] = len(stale)
         prg = _link_objects(bound, plan, [p for p, _ in got], source)
     detail.update(link_s=time.perf_counter() - t1, compile_s=sum(compile_s))
-    _warn(notes, stacklevel=8)
+    _warn(notes)
     return prg
 
 
@@ -980,7 +1006,7 @@ def _warn_once(what: tuple[str, str], message: str,
         if what in _refused:
             return
         _refused.add(what)
-    warnings.warn(message, category, stacklevel=5)
+    warnings.warn(message, category, stacklevel=outside_stacklevel())
 
 
 class _DiskCache:
@@ -1212,8 +1238,25 @@ def _own_files() -> Iterator[tuple[Path, str, int]]:
                     yield disk.path / sub, name, fst.st_size
 
 
-#: the NVIDIA driver's JIT cache, a directory of the program cache (see share_driver_cache)
-DRIVER_CACHE = "nvidia"
+#: the directory of the program cache that daskcl makes for the NVIDIA driver's own cache of
+#: compiled code (``CUDA_CACHE_PATH``: see :func:`share_driver_cache`).  daskcl uses, counts and
+#: empties a directory of this name only while it carries daskcl's marker (``_DRIVER_MARKER``).
+#: Earlier, daskcl used ``<cache>/nvidia``, without a marker: it leaves that alone now, as it
+#: cannot tell it from another program's (NVIDIA's OpenGL keeps ``~/.cache/nvidia``)
+DRIVER_CACHE = "daskcl-nvidia"
+#: the file daskcl writes into :data:`DRIVER_CACHE` as it makes it, before the directory takes
+#: its name: it vouches that the directory and what is in it are daskcl's (the driver writes
+#: only its ``index`` and directories beside it, and leaves other files alone)
+_DRIVER_MARKER = ".daskcl-driver-cache"
+_MARKER_MAGIC = b"daskcl-driver-cache 1\n"
+_MARKER_TEXT = _MARKER_MAGIC + (
+    b"daskcl made this directory for the NVIDIA driver's compiled code (CUDA_CACHE_PATH).\n"
+    b"`daskcl cache clear` deletes everything in it but this file: keep nothing else here.\n")
+#: a driver cache directory being made (:func:`_make_driver_dir`), or left by a process that
+#: died making it
+_DRIVER_TMP = re.compile(re.escape(DRIVER_CACHE) + r"\.[0-9a-f]{16}\.tmp")
+#: the name of the driver's cache directory in daskcl before it made its own, with a marker
+_OLD_DRIVER_CACHE = "nvidia"
 
 
 def share_driver_cache() -> Path | None:
@@ -1222,33 +1265,46 @@ def share_driver_cache() -> Path | None:
     On NVIDIA a program's binary, the one daskcl caches, is PTX; loading it compiles the PTX
     for the GPU (most of a cold build: 7.6 of qbeta's 8.1 s on an H200), and the driver keeps
     the result in its compute cache (``~/.nv/ComputeCache``), which a fresh node or container
-    does not have.  With ``CUDA_CACHE_PATH`` at ``<cache>/nvidia`` that compiled code lives
-    beside daskcl's entries: processes and nodes that share the program cache share it too,
-    so a program is compiled once per cluster, and ``daskcl cache warm`` prepares both.
+    does not have.  With ``CUDA_CACHE_PATH`` at ``<cache>/daskcl-nvidia`` (:data:`DRIVER_CACHE`)
+    that compiled code lives beside daskcl's entries: processes and nodes that share the program
+    cache share it too, so a program is compiled once per cluster, and ``daskcl cache warm``
+    prepares both.
+
+    daskcl makes that directory itself, with a marker file of its own in it
+    (``.daskcl-driver-cache``) written before the directory takes its name
+    (:func:`_make_driver_dir`), and uses it only while the marker is there and passes the
+    cache's trust rules (the user's, in a private cache): a directory of that name that daskcl
+    did not make is never taken over (one :class:`CacheWarning`, and the driver keeps its own
+    cache), so that :func:`clear_disk_cache`, which empties the directory, deletes only what
+    the driver wrote there at daskcl's direction.
 
     Called before this process's first OpenCL call (the driver reads its environment when it
     initialises); nothing is changed where the disk cache is off or not trusted, where the
-    user set ``CUDA_CACHE_PATH`` or ``CUDA_CACHE_DISABLE``, or where the directory fails the
-    cache's trust rules.  Returns the directory it set, or ``None``.
+    user set ``CUDA_CACHE_PATH`` or ``CUDA_CACHE_DISABLE``, or where the directory is not
+    daskcl's.  Returns the directory it set, or ``None``.
     """
     if "CUDA_CACHE_PATH" in os.environ or os.environ.get("CUDA_CACHE_DISABLE", "0") != "0":
         return None
     with _DiskCache.open() as disk:
         if disk is None:
             return None
-        mode = 0o2770 if disk.shared else 0o700
-        try:
-            made = False
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(DRIVER_CACHE, mode, dir_fd=disk.fd)
-                made = True
-            fd = os.open(DRIVER_CACHE, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=disk.fd)
-            if made:
-                os.fchmod(fd, mode)           # the group's members write there too (no umask)
-            os.close(_checked_fd(fd, "the driver's cache directory", disk.shared, disk.gid))
-        except (OSError, _Untrusted):
-            return None
         path = disk.path / DRIVER_CACHE
+        try:
+            _make_driver_dir(disk)
+            fd = _open_driver_dir(disk, DRIVER_CACHE)
+        except _Untrusted as exc:
+            _warn_once((str(path), "driver"),
+                       f"daskcl does not keep the NVIDIA driver's compiled code in {path}: {exc}; "
+                       "it uses only a directory it made itself (marked by its "
+                       f"{_DRIVER_MARKER} file), so the driver keeps its own cache. Move that "
+                       "directory away to let daskcl make its own")
+            return None
+        except OSError as exc:
+            _logger.debug("daskcl: no driver cache in %s (%s)", path, exc)
+            return None
+        if fd is None:                          # gone meanwhile (a clear elsewhere)
+            return None
+        os.close(fd)
     os.environ["CUDA_CACHE_PATH"] = str(path)
     os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))   # the driver's largest
     return path
@@ -1257,69 +1313,195 @@ def share_driver_cache() -> Path | None:
 _device.before_drivers.append(share_driver_cache)
 
 
-def _driver_cache_bytes() -> int:
+def _make_driver_dir(disk: _DiskCache) -> None:
+    """Make daskcl's :data:`DRIVER_CACHE` in ``disk``, unless something has that name.
+
+    The directory is made under a name of its own (``daskcl-nvidia.<random>.tmp``), the marker
+    written into it, and then renamed to :data:`DRIVER_CACHE`, so that the name never stands
+    for a directory of daskcl's without its marker (no process sees it half made).  Where
+    another process's came first, this one's is removed (its marker and itself: nothing else).
+    """
+    with contextlib.suppress(FileNotFoundError):
+        os.stat(DRIVER_CACHE, dir_fd=disk.fd, follow_symlinks=False)
+        return
+    mode = 0o2770 if disk.shared else 0o700
+    tmp = f"{DRIVER_CACHE}.{secrets.token_hex(8)}.tmp"
+    os.mkdir(tmp, mode, dir_fd=disk.fd)
+    try:
+        fd = os.open(tmp, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=disk.fd)
+        try:
+            os.fchmod(fd, mode)           # the group's members write there too (no umask)
+            mfd = os.open(_DRIVER_MARKER,
+                          os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          0o600, dir_fd=fd)
+            with os.fdopen(mfd, "wb") as f:
+                if disk.shared:
+                    os.fchmod(f.fileno(), 0o640)
+                f.write(_MARKER_TEXT)
+        finally:
+            os.close(fd)
+        os.rename(tmp, DRIVER_CACHE, src_dir_fd=disk.fd, dst_dir_fd=disk.fd)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(f"{tmp}/{_DRIVER_MARKER}", dir_fd=disk.fd)
+        with contextlib.suppress(OSError):
+            os.rmdir(tmp, dir_fd=disk.fd)
+        if isinstance(exc, OSError) and exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+            return                        # another process made it first
+        raise
+
+
+def _open_driver_dir(disk: _DiskCache, name: str) -> int | None:
+    """A descriptor of the driver cache directory ``name`` of ``disk`` (:data:`DRIVER_CACHE`, or
+    one being made), where it is daskcl's; ``None`` where there is none.
+
+    Raises ``_Untrusted``, saying why, where ``name`` is not a directory, fails the cache's
+    trust rules, or does not carry daskcl's marker: a regular file of the cache's owners (the
+    user, in a private cache) that begins as daskcl writes it.
+    """
+    try:
+        fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=disk.fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:                 # a symbolic link or a file of that name
+        raise _Untrusted(f"it is not a directory ({exc.strerror})") from None
+    fd = _checked_fd(fd, "the directory", disk.shared, disk.gid)
+    try:
+        why = _marker_problem(fd, disk)
+    except BaseException:
+        os.close(fd)
+        raise
+    if why is not None:
+        os.close(fd)
+        raise _Untrusted(why)
+    return fd
+
+
+def _marker_problem(fd: int, disk: _DiskCache) -> str | None:
+    """Why the directory open as ``fd`` lacks daskcl's marker, or ``None`` where it has it."""
+    try:
+        mfd = os.open(_DRIVER_MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                      dir_fd=fd)
+    except FileNotFoundError:
+        return f"it has no {_DRIVER_MARKER} file, so daskcl did not make it"
+    except OSError as exc:
+        return f"its {_DRIVER_MARKER} cannot be read ({exc.strerror})"
+    with os.fdopen(mfd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return f"its {_DRIVER_MARKER} is not a regular file"
+        why = _distrust(st, f"its {_DRIVER_MARKER}", disk.shared, disk.gid)
+        if why is not None:
+            return why
+        if f.read(len(_MARKER_MAGIC)) != _MARKER_MAGIC:
+            return f"its {_DRIVER_MARKER} is not daskcl's"
+    return None
+
+
+def _driver_files(fd: int) -> Iterator[tuple[int, str, os.stat_result]]:
+    """What is in daskcl's driver cache directory open as ``fd`` but its marker, deepest first
+    (a directory after what is in it): ``(descriptor of the directory it is in, name, status)``,
+    each while that descriptor is open."""
+    for root, dirs, files, dfd in os.fwalk(dir_fd=fd, topdown=False):
+        for name in [*files, *dirs]:
+            if root == "." and name == _DRIVER_MARKER:
+                continue
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            yield dfd, name, st
+
+
+def _driver_cache_state() -> tuple[int, str | None]:
+    """The bytes of the driver's compiled code in :data:`DRIVER_CACHE`, and why a directory of
+    that name is left alone (``None`` where it is daskcl's, or there is none)."""
     with _DiskCache.open() as disk:
         if disk is None:
-            return 0
+            return 0, None
         try:
-            fd = os.open(DRIVER_CACHE, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=disk.fd)
-        except OSError:
-            return 0
+            fd = _open_driver_dir(disk, DRIVER_CACHE)
+        except _Untrusted as exc:
+            return 0, str(exc)
+        except OSError as exc:
+            return 0, f"it cannot be read ({exc.strerror})"
+        if fd is None:
+            return 0, None
         try:
-            return sum(st.st_size for _, _, files, dfd in os.fwalk(dir_fd=fd)
-                       for st in (os.stat(f, dir_fd=dfd, follow_symlinks=False) for f in files)
-                       if stat.S_ISREG(st.st_mode))
+            return sum(st.st_size for _, _, st in _driver_files(fd)
+                       if stat.S_ISREG(st.st_mode)), None
         finally:
             os.close(fd)
 
 
 def cache_info() -> dict[str, Any]:
     """What the disk cache holds: its directory (``None`` without one), the number and bytes of
-    its program entries, and the build locks and unfinished writes beside them."""
+    its program entries, the build locks and unfinished writes beside them, the bytes of the
+    driver's compiled code in daskcl's :data:`DRIVER_CACHE`, why a directory of that name is
+    not daskcl's (``driver_refused``, else ``None``), and whether the directory has a
+    ``nvidia`` directory (``old_driver``: what daskcl before its marker used, which it leaves
+    alone now, being unable to tell it from another program's)."""
     d = cache_dir()
     files = list(_own_files())
     entries = [f for f in files if f[1].endswith(".bin")]
+    driver_bytes, driver_refused = _driver_cache_state()
     return {
         "directory": None if d is None else str(d),
         "shared": _shared(),
         "entries": len(entries),
         "bytes": sum(f[2] for f in entries),
         "locks": sum(f[1].endswith(".lock") for f in files),
-        "driver_bytes": _driver_cache_bytes(),
+        "driver_bytes": driver_bytes,
+        "driver_refused": driver_refused,
+        "old_driver": d is not None and (d / _OLD_DRIVER_CACHE).is_dir(),
         "unfinished": sum(f[1].endswith(".tmp") for f in files),
     }
 
 
 def clear_disk_cache() -> int:
-    """Delete the disk cache's program entries, build locks and unfinished writes, and the
-    subdirectories they leave empty; return the number of files deleted.  Only files of the
-    names daskcl writes are touched: anything else in the directory stays."""
+    """Delete what daskcl wrote in the disk cache; return the number of files deleted.
+
+    That is the program entries, build locks and unfinished writes (files of the names daskcl
+    writes, in the subdirectories it makes) and the subdirectories they leave empty; and what
+    the NVIDIA driver wrote in :data:`DRIVER_CACHE` (everything in it but daskcl's marker),
+    only while that directory carries the marker (:func:`share_driver_cache`), and a driver
+    cache directory a process left half made.  Anything else in the cache directory stays: a
+    directory of that name without daskcl's marker, and the ``nvidia`` directory of earlier
+    versions, are not daskcl's to empty."""
     n = 0
     for sub, name, _ in list(_own_files()):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sub / name)
             n += 1
     with _DiskCache.open() as disk:
-        if disk is not None:
-            for name in os.listdir(disk.fd):
-                if _SUBDIR.fullmatch(name):
-                    with contextlib.suppress(OSError):   # not empty: something else is there
-                        os.rmdir(name, dir_fd=disk.fd)
-            # the driver's compiled code in the directory daskcl made for it
-            st = None
-            with contextlib.suppress(FileNotFoundError):
-                st = os.stat(DRIVER_CACHE, dir_fd=disk.fd, follow_symlinks=False)
-            if st is not None and stat.S_ISDIR(st.st_mode):
-                fd = os.open(DRIVER_CACHE, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=disk.fd)
+        if disk is None:
+            return n
+        for name in sorted(os.listdir(disk.fd)):
+            if _SUBDIR.fullmatch(name):
+                with contextlib.suppress(OSError):   # not empty: something else is there
+                    os.rmdir(name, dir_fd=disk.fd)
+            elif name == DRIVER_CACHE or _DRIVER_TMP.fullmatch(name):
                 try:
-                    for _, dirs, files, dfd in os.fwalk(dir_fd=fd, topdown=False):
-                        for f in files:
+                    fd = _open_driver_dir(disk, name)
+                except (OSError, _Untrusted):
+                    continue                         # not daskcl's: left alone
+                if fd is None:
+                    continue
+                try:
+                    for dfd, f, st in _driver_files(fd):
+                        if stat.S_ISDIR(st.st_mode):
+                            with contextlib.suppress(OSError):   # not empty: left
+                                os.rmdir(f, dir_fd=dfd)
+                        else:
                             with contextlib.suppress(FileNotFoundError):
                                 os.unlink(f, dir_fd=dfd)
                                 n += 1
-                        for d in dirs:
-                            with contextlib.suppress(OSError):
-                                os.rmdir(d, dir_fd=dfd)
+                    if name != DRIVER_CACHE:         # half made: its marker and itself too
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(_DRIVER_MARKER, dir_fd=fd)
+                            n += 1
+                        with contextlib.suppress(OSError):
+                            os.rmdir(name, dir_fd=disk.fd)
                 finally:
                     os.close(fd)
     return n
