@@ -252,3 +252,34 @@ def test_cli_index_check_detects_stale(tmp_path):
     (root / "nmath" / "c.cl").write_text("// @provides: fc\n// @depends: b\n")
     r = subprocess.run([*cmd, "check"], capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "+c\ta,b" in r.stdout
+
+
+def test_an_extract_serves_nmath_as_daskcl_library_with_its_template(tmp_path):
+    """An extract of the shipped library is a library daskcl.nmath can use (DASKCL_LIBRARY)
+    once it holds the elementwise template: ``--kernels elementwise`` extracts it (its
+    ``@depends_nmath`` is a template field, which the extract read as a unit's name and
+    refused), and without it the first call says what is missing, not a FileNotFoundError."""
+    import os
+
+    lib = get_library()
+    assert lib.kernel("elementwise").depends_nmath == ()
+    lib.extract(tmp_path / "bare", names=["pnorm"])
+    lib.extract(tmp_path / "ext", names=["pnorm"], kernels=["elementwise"])
+    assert (tmp_path / "ext" / "kernels" / "elementwise.cl").is_file()
+    code = ("import warnings; warnings.simplefilter('error'); from daskcl import nmath\n"
+            "try:\n    print(repr(float(nmath.pnorm(1.0))))\n"
+            "except Exception as e:\n    print(type(e).__name__, e)\n")
+    got = {}
+    for name in ("bare", "ext"):
+        env = {**os.environ, "PYTHONPATH": repo_pythonpath(REPO),
+               "DASKCL_LIBRARY": str(tmp_path / name), "DASKCL_NO_CACHE": "1"}
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=240)
+        assert r.returncode == 0, r.stderr
+        got[name] = r.stdout.strip()
+    assert got["ext"] == "0.8413447460685429"                      # R: pnorm(1)
+    assert got["bare"] == (
+        f"LibraryError the kernel library {tmp_path / 'bare'} has no kernels/elementwise.cl: an "
+        "extract holds the kernel files asked for only (daskcl index extract DEST --kernels "
+        "elementwise adds this one; daskcl.nmath's functions, the generators and "
+        "ElementwiseKernel need kernels/elementwise.cl)")

@@ -665,15 +665,31 @@ class Library:
         """The text of the library file ``name`` (e.g. ``kernels/elementwise.cl``, relative to
         the base; a unit of a tree by its absolute path), read once."""
         text = self._texts.get(name)
-        return text if text is not None else _read_text(str(self.root / name))
+        if text is not None:
+            return text
+        try:
+            return _read_text(str(self.root / name))
+        except FileNotFoundError:
+            stem = name[len("kernels/"):-len(".cl")] if name.startswith("kernels/") else ""
+            hint = (f": an extract holds the kernel files asked for only (daskcl index extract "
+                    f"DEST --kernels {stem} adds this one; daskcl.nmath's functions, the "
+                    "generators and ElementwiseKernel need kernels/elementwise.cl)"
+                    if stem else "")
+            raise LibraryError(f"the kernel library {self.root} has no {name}{hint}") from None
+        except OSError as exc:
+            raise LibraryError(f"{self.root / name} cannot be read: {exc.strerror or exc}"
+                               ) from None
 
     def kernel(self, stem: str) -> Kernel:
-        """The kernel file ``kernels/<stem>.cl`` of the base."""
+        """The kernel file ``kernels/<stem>.cl`` of the base.  Its ``@depends_nmath`` names
+        without template fields (``${DEPENDS}`` of the elementwise template, filled per kernel
+        when one is made)."""
         path = self.root / "kernels" / f"{stem}.cl"
         if not path.is_file():
             raise LibraryError(f"no kernel file {path}")
         tags = parse_annotations(self.read(f"kernels/{stem}.cl"))
-        return Kernel(stem, path, tuple(tags.get("depends_nmath", ())))
+        return Kernel(stem, path, tuple(d for d in tags.get("depends_nmath", ())
+                                        if not d.startswith("${")))
 
     def program_source(
         self, names: Iterable[str], kernel_source: str, kernel_name: str = "<kernel>"
