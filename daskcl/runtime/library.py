@@ -59,6 +59,7 @@ __all__ = [
     "Library",
     "ProgramSource",
     "Unit",
+    "closest_names",
     "default_root",
     "get_library",
     "parse_annotations",
