@@ -237,8 +237,20 @@ def test_pbinom_non_integer_size_warns_then_is_nan_like_r():
 
 
 def test_flags_are_keyword_only():
-    with pytest.raises(TypeError):
-        nmath.pnorm(1.0, 0.0, 1.0, False)
+    """A flag by position, or a misspelt keyword, is a TypeError that names the function, shows
+    its signature and says what to write (it was inspect's bare "too many positional
+    arguments")."""
+    sig = "pnorm(q, mean=0.0, sd=1.0, *, lower_tail=True, log_p=False)"
+    with pytest.raises(TypeError) as err:
+        nmath.pnorm(1.0, 0.0, 1.0, False, True)
+    assert str(err.value) == (f"{sig}: too many positional arguments; R's flags are keywords "
+                              "here: pnorm(..., lower_tail=False, log_p=True)")
+    with pytest.raises(TypeError) as err:
+        nmath.pnorm(1.0, lowertail=False)
+    assert str(err.value) == (f"{sig}: got an unexpected keyword argument 'lowertail' (did you "
+                              "mean lower_tail?)")
+    with pytest.raises(TypeError, match=r"^qbeta\(p, shape1, .*missing a required argument"):
+        nmath.qbeta()
 
 
 def test_dask_in_dask_out():

@@ -86,7 +86,10 @@ class NmathFunction(ElementwiseKernel):
                 for k, v in kwargs.items():
                     flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
                 return self.apply(vals, flags)
-        bound = self.__signature__.bind(*args, **kwargs)
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(self._binding_error(args, kwargs, exc)) from None
         if self.aliases:
             target = _docs.apply_aliases(fn.name, bound.arguments)
             if target != fn.name:
@@ -95,6 +98,27 @@ class NmathFunction(ElementwiseKernel):
         vals = [bound.arguments[n] for n in fn.arg_names]
         flags = [int(flag_value(fn.name, k, bound.arguments[k])) for k in fn.flag_defaults]
         return self.apply(vals, flags)
+
+    def _binding_error(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       exc: TypeError) -> str:
+        """inspect's complaint about a call, with the function's name and its signature, and
+        what to do where a flag came by position or a name is misspelt."""
+        fn = self.fn
+        msg = f"{fn.name}{self.__signature__}: {exc}"
+        flags = list(fn.flag_defaults)
+        if len(args) > len(fn.arg_names) and flags:
+            extra = args[len(fn.arg_names):]
+            msg += (f"; R's flags are keywords here: {fn.name}(..., "
+                    + ", ".join(f"{k}={v!r}" for k, v in zip(flags, extra)) + ")")
+        from ..runtime.library import closest_names
+
+        known = [*fn.arg_names, *flags, *self.aliases]
+        for k in kwargs:
+            if k not in known:
+                near = closest_names(k, known)
+                if near:
+                    msg += f" (did you mean {' or '.join(near)}?)"
+        return msg
 
     def _nonint_names(self) -> list[str]:
         return list(self.fn.nonint)
