@@ -322,7 +322,7 @@ def _checked(key: Key, value: Any) -> Any:
         return key.check(value)
     except _Bad as bad:
         raise ConfigError(f"config key {key.name!r} must be {bad.allowed}, not {value!r} "
-                          f"(environment variable {key.env})") from None
+                          f"(set in code; its environment variable is {key.env})") from None
 
 
 def _from_env(key: Key, text: str) -> Any:

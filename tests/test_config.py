@@ -131,8 +131,12 @@ def test_set_without_a_block_lasts_until_undone() -> None:
 ])
 def test_bad_values_are_refused_where_they_are_set(key: str, value: object,
                                                    allowed: str) -> None:
-    with pytest.raises(ConfigError, match=re.escape(f"config key {key!r} must be {allowed}")):
+    with pytest.raises(ConfigError, match=re.escape(f"config key {key!r} must be {allowed}")) \
+            as err:
         config.set({key: value})
+    # where the value came from: code, not the variable (which read as if it had)
+    assert str(err.value).endswith(
+        f"not {value!r} (set in code; its environment variable is {config.KEYS[key].env})")
     assert config.explicit() == {}
     assert issubclass(ConfigError, ValueError) and issubclass(ConfigError, DaskclError)
 
