@@ -23,7 +23,11 @@ def fmt(v: Any) -> str:
 def render(path: Path) -> str:
     data = json.loads(path.read_text())
     m = data["machine"]
-    rows = data["results"] if "results" in data else data["rows"]
+    if "calls" in data:    # a timeline (profile_stream.py): one row per call, its spans counted
+        rows = [{"call": c["call"], "total_ms": c["total_ms"], "spans": len(c["rows"])}
+                for c in data["calls"]]
+    else:
+        rows = data["results"] if "results" in data else data["rows"]
     cols = list(dict.fromkeys(k for r in rows for k in r))
     head = (f"### {path.stem}\n\n{m['date']}, daskcl {m['daskcl']}, **{m['device']}** "
             f"({m['device_type']}, driver {m['driver']}, {m['compute_units']} CUs)")
