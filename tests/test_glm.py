@@ -308,6 +308,29 @@ def test_dask_factorial_grid():
     np.testing.assert_array_equal(grad_c, want[1])
 
 
+@pytest.mark.parametrize("chunks", ["5", "big", "Auto", ""])
+def test_a_chunks_string_other_than_auto_is_a_type_error(chunks):
+    """f2_f3's docs promise a TypeError for chunks of another type; a string other than
+    "auto" was a ValueError.  "auto" itself is dask's choice, for an array and a grid."""
+    b, *rest = problem("binomial", 30, 4, 103, seed=19)
+    grid = FactorialGrid([np.linspace(-1, 1, 7), np.linspace(0, 1, 6), [-1.0, 0.0, 1.0],
+                          [0.5]])
+    for grid_or_b in (b, grid):
+        with pytest.raises(TypeError) as err:
+            f2_f3("binomial", "logit", grid_or_b, *rest, chunks=chunks)
+        assert str(err.value) == ("f2_f3: chunks must be 'auto', a positive int or a sequence "
+                                  f"of ints, not {chunks!r}")
+    want = f2_f3("binomial", "logit", b, *rest)
+    qf, grad = f2_f3("binomial", "logit", b, *rest, chunks="auto")
+    assert isinstance(qf, da.Array) and qf.chunks == ((103,),) and grad.shape == (103, 4)
+    np.testing.assert_array_equal(qf.compute(scheduler="sync"), want[0])
+    qf_g, _ = f2_f3("binomial", "logit", grid, *rest, chunks="auto")
+    assert qf_g.chunks == ((126,),)
+    np.testing.assert_array_equal(
+        qf_g.compute(scheduler="sync"),
+        f2_f3("binomial", "logit", np.asarray(grid), *rest)[0])
+
+
 def test_posterior_pickles_without_device_state():
     b, *rest = problem("Gamma", 15, 2, 10, seed=29)
     post = Posterior("Gamma", "log", *rest)

@@ -336,7 +336,7 @@ def glm_args():
     (-3, ValueError, r"chunks must be a positive.*not -3"),
     ((2, 2), ValueError, r"chunk sizes \(2, 2\) must be non-negative and sum to the 5 grid"),
     ((3, -1, 3), ValueError, r"chunk sizes"),
-    ("big", ValueError, r"chunks must be 'auto'"),
+    ("big", TypeError, r"chunks must be 'auto', a positive int or a sequence of ints, not 'big'"),
     (1.5, TypeError, r"chunks must be 'auto', a positive int"),
     (True, TypeError, r"chunks"),
 ])

@@ -465,6 +465,12 @@ def _glm_spec(tmp_path: Path, **over: Any) -> dict[str, Any]:
     ({"envelope": {"points": "many"}}, "points must be a positive integer"),
     ({"envelope": {"points": 2**26}}, "67108864 points on each of 2 coefficients is more than"),
     ({"envelope": {"points": 3, "width": 0}}, "width must be a positive number"),
+    # an unknown key is named, as in the other tables (it said only "give points ... and
+    # width ...")
+    ({"envelope": {"points": 21, "width": 3.0, "bogus": 1}},
+     "glm.envelope: unknown keys ['bogus']; known: ['points', 'width']"),
+    ({"envelope": {"point": 21, "widht": 3.0}}, "unknown keys ['point', 'widht']"),
+    ({"envelope": 21}, "glm.envelope: give points (per coefficient) and width (in sd)"),
 ])
 def test_bad_glm_values_fail_at_validation(tmp_path: Path, over: dict[str, Any],
                                            message: str) -> None:

@@ -168,6 +168,102 @@ def test_workers_that_do_not_exist_are_refused_before_the_store_is_made(tmp_path
     assert not (tmp_path / "o.zarr").exists()
 
 
+def test_a_local_cluster_that_does_not_start_leaves_no_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store was made before the local cluster started: a cluster that did not start (a
+    misspelt DASKCL_WARM, a device without fp64) left ``zarr.json`` with "preparing": true,
+    and the next plain run said "already holds a sweep; pass --resume or --overwrite" though
+    nothing had been computed.  The store is now made once the cluster is up."""
+    from daskcl.errors import ClusterError
+
+    s = Sweep.from_dict(_spec())
+    out = tmp_path / "w.zarr"
+    monkeypatch.setenv("DASKCL_WARM", "pnrom")
+    with pytest.raises(ClusterError, match="cannot warm 'pnrom'"):
+        run(s, out, client=None)
+    assert not out.exists()
+    monkeypatch.delenv("DASKCL_WARM")
+    res = run(s, out, client="sync")                   # a plain run: nothing to refuse
+    assert (res.computed, res.skipped) == (6, 0)
+    q, shape = np.linspace(0, 20, 21), np.array([0.5, 1.0, 2.5, 10.0])
+    want = nmath.pgamma(q[:, None], shape[None, :], 0.5, lower_tail=False, log_p=True)
+    assert np.array_equal(open_result(out)["pgamma"][...], want)
+
+
+def test_a_store_is_refused_before_the_local_cluster_starts_and_kept_when_it_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the store would refuse is said without starting a cluster; with --overwrite, a
+    cluster that does not start leaves the old store as it was (it was deleted first)."""
+    from daskcl.distributed import cluster
+    from daskcl.errors import ClusterError
+
+    s = Sweep.from_dict(_spec())
+    out = tmp_path / "o.zarr"
+    run(s, out, client="sync")
+    before = open_result(out)["pgamma"][...]
+    started: list[int] = []
+
+    def no_cluster(*args: object, **kwargs: object) -> None:
+        started.append(1)
+        raise ClusterError("the local cluster did not start: RuntimeError: no fp64")
+
+    monkeypatch.setattr(cluster, "local_cluster", no_cluster)
+    with pytest.raises(SweepError, match="already holds a sweep; pass --resume"):
+        run(s, out, client=None)
+    other = Sweep.from_dict(_spec(args={"scale": 3.0}))
+    with pytest.raises(SweepError, match="holds a different sweep"):
+        run(other, out, client=None, resume=True)
+    assert started == []
+    with pytest.raises(ClusterError, match="no fp64"):
+        run(other, out, client=None, overwrite=True)
+    assert started == [1]
+    g = open_result(out)
+    assert read_info(g)["identity"] == s.identity()
+    assert np.array_equal(g["pgamma"][...], before) and g["_daskcl/done"][...].all()
+    assert run(s, out, client="sync", resume=True).skipped == 6
+
+
+def _python_blocks(page: str) -> list[str]:
+    """The ``.. code-block:: python`` examples of a page of docs/, dedented."""
+    import re
+    import textwrap
+
+    text = (ROOT / "docs" / page).read_text()
+    return [textwrap.dedent(m.group(1)) for m in re.finditer(
+        r"^[ ]*\.\. code-block:: python\n\n((?:(?:[ ]+\S.*)?\n)+)", text, re.M)]
+
+
+@pytest.mark.parametrize("page", ["sweeps.rst", "clusters.rst"])
+def test_the_local_cluster_examples_of_the_docs_run_as_scripts(tmp_path: Path, page: str
+                                                               ) -> None:
+    """The docs' local-cluster examples, saved as a script and run: each worker process of
+    the cluster re-imports the script, so without ``if __name__ == "__main__":`` they failed
+    ("the local cluster did not start: RuntimeError: Nanny failed to start worker process")."""
+    blocks = [b for b in _python_blocks(page) if "local_cluster()" in b or "client=None" in b]
+    assert len(blocks) == 1, blocks
+    assert 'if __name__ == "__main__":' in blocks[0]
+    (tmp_path / "example.py").write_text(blocks[0])
+    (tmp_path / "sweep.toml").write_text(
+        '[sweep]\nfunction = "pnorm"\n[axes]\nq = { linspace = [-3, 3, 7] }\n')
+    proc = run_python(["example.py"], timeout=240, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if page == "sweeps.rst":
+        assert proc.stdout.strip() == "1 chunks computed"
+        got = open_result(tmp_path / "out.zarr")["pnorm"][...]
+        np.testing.assert_array_equal(got, nmath.pnorm(np.linspace(-3, 3, 7)))
+        assert got[3] == 0.5
+    else:
+        import ast
+
+        from daskcl.distributed.cluster import describe
+
+        devices = ast.literal_eval(proc.stdout.strip())     # worker address -> its device
+        here = describe()
+        assert devices and all(a.startswith("tcp://127.0.0.1:") for a in devices)
+        assert all(d["host"] == here["host"] and d["platform"] == here["platform"]
+                   for d in devices.values())
+
+
 def test_file_urls_and_unknown_protocols(tmp_path: Path) -> None:
     """A file:// URL is the path it names (it failed: zarr.json in a directory never made);
     an unknown protocol is one SweepError, not fsspec's traceback."""

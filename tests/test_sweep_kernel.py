@@ -172,3 +172,50 @@ def test_a_ctrl_c_lost_in_a_finalizer_still_stops_the_run(tmp_path: Path, monkey
     monkeypatch.setattr(Sweep, "evaluate", real)
     res = run(s, out, client="sync", resume=True)
     assert res.skipped >= 1 and res.computed + res.skipped == s.n_chunks
+
+
+KERNEL_ALONE = textwrap.dedent("""\
+    [kernel]
+    name = "power"
+    inputs = "double n, double d, double alpha"
+    outputs = "double power"
+    operation = '''
+    double df = 2 * n - 2, ncp = d * sqrt(n / 2), c = qt(alpha / 2, df, 0, 0);
+    power = pnt(c, df, ncp, 0, 0) + pnt(-c, df, ncp, 1, 0);
+    '''
+    [axes]
+    n = { values = [5, 10, 64] }
+    d = { values = [0.5, 1.0] }
+    [args]
+    alpha = 0.05
+    """)
+
+
+def test_a_kernel_table_alone_is_a_spec(tmp_path: Path, capsys):
+    """The spec module's own example: [kernel], [axes] and [args], no [sweep] table.  It was
+    refused ("a [sweep] table with function = ... (or a [kernel] table) is needed") unless an
+    empty [sweep] line was added."""
+    from daskcl import cli
+
+    spec = tmp_path / "k.toml"
+    spec.write_text(KERNEL_ALONE)
+    s = Sweep.from_toml(spec)
+    assert s.function == "[kernel] power" and s.output_names == ("power",)
+    assert s.shape == (3, 2) and "sweep" not in s.spec
+    assert cli.main(["sweep", str(spec), "--out", str(tmp_path / "k.zarr"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "function  [kernel] power" in out and "(new)" in out
+    assert not (tmp_path / "k.zarr").exists()
+    res = run(s, tmp_path / "k.zarr", client="sync")
+    assert (res.computed, res.skipped) == (1, 0)
+    g = open_result(tmp_path / "k.zarr")
+    n, d = np.array([5.0, 10.0, 64.0])[:, None], np.array([0.5, 1.0])[None, :]
+    df, ncp = 2 * n - 2, d * np.sqrt(n / 2)
+    c = nmath.qt(0.025, df, lower_tail=False)
+    want = nmath.pt(c, df, ncp=ncp, lower_tail=False) + nmath.pt(-c, df, ncp=ncp)
+    np.testing.assert_allclose(g["power"][...], want, rtol=1e-13, atol=0)
+    assert g["power"][2, 0] == pytest.approx(0.8014595579223276, abs=1e-12)  # R power.t.test
+    # a [sweep] that is not a table is still refused
+    with pytest.raises(SweepError, match=r"a \[sweep\] table with function"):
+        Sweep.from_dict({"sweep": 3, "kernel": SPEC["kernel"], "axes": SPEC["axes"],
+                         "args": SPEC["args"]}, tmp_path)

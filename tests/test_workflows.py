@@ -148,6 +148,33 @@ def test_power_other_designs(tmp_path: Path) -> None:
         mod.power(10, 0.5, alternative="less")
 
 
+def test_the_docs_say_how_power_toml_computes() -> None:
+    """docs/workflows.rst said power.toml works "through the Python function of power.py";
+    the spec is a [kernel] table (no function), and power.py calls that same kernel."""
+    import re
+    import tomllib
+
+    spec = tomllib.loads((POWER / "power.toml").read_text())
+    assert "kernel" in spec and "function" not in spec.get("sweep", {})
+    page = (ROOT / "docs" / "workflows.rst").read_text()
+    section = re.search(r"t-test power \(``workflows/ttest_power``\)\n-+\n(.*?)\n\.\. ",
+                        page, re.S)
+    assert section is not None
+    text = " ".join(section.group(1).split())
+    assert "Python function" not in text
+    assert "through the fused kernel of its ``[kernel]`` table" in text
+    assert "``power.py`` calls the same kernel" in text
+    # which it does: power.py's kernel is the spec's table, and gives the sweep's values
+    mod = _power_module()
+    k = mod.kernel()
+    assert (k.definition.outputs, k.name) == (("power",), "power")
+    s = Sweep.from_toml(POWER / "power.toml")
+    assert s.func is not None and s.func.kernel.definition == k.definition
+    n, d = np.array([26.0, 64.0]), np.array([0.8, 0.5])
+    np.testing.assert_allclose(mod.power(n, d), [0.8074866151471, 0.801459557922328],
+                               rtol=0, atol=1e-12)
+
+
 # --- Tukey critical values ----------------------------------------------------------------
 
 

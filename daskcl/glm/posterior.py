@@ -516,8 +516,9 @@ class Posterior:
         ----------
         b : (m1, l2) array, dask array, pyopencl array or FactorialGrid
             The grid, one coefficient vector per row.
-        chunks : int or tuple, optional
-            Return dask arrays chunked this way along the grid axis.
+        chunks : int, tuple or "auto", optional
+            Return dask arrays chunked this way along the grid axis (``"auto"``: dask's
+            choice).
         tuning : Tuning, optional
             Launch configuration; the default suits the device.
         device : bool, default False
@@ -629,12 +630,11 @@ def _descriptor(bound: _device.BoundDevice, grid: FactorialGrid) -> tuple[Any, A
 
 def _check_chunks(chunks: Any, m1: Any) -> None:
     """``chunks`` along the grid axis of ``m1`` points: ``"auto"``, a positive int (-1: one
-    chunk) or a sequence of non-negative ints that sum to ``m1``."""
-    if isinstance(chunks, str):
-        if chunks == "auto":
-            return
-        raise ValueError(f"f2_f3: chunks must be 'auto', a positive int or a sequence of ints "
-                         f"summing to the {m1} grid points, not {chunks!r}")
+    chunk) or a sequence of non-negative ints that sum to ``m1``.  A ``ValueError`` for an int
+    or sizes out of range; a ``TypeError`` for anything else, a string other than ``"auto"``
+    (``"5"``) included."""
+    if isinstance(chunks, str) and chunks == "auto":
+        return
     if isinstance(chunks, tuple) and len(chunks) == 1 and isinstance(chunks[0], tuple):
         chunks = chunks[0]
     if isinstance(chunks, numbers.Integral) and not isinstance(chunks, bool):
@@ -651,6 +651,7 @@ def _check_chunks(chunks: Any, m1: Any) -> None:
         return
     raise TypeError(f"f2_f3: chunks must be 'auto', a positive int or a sequence of ints, "
                     f"not {chunks!r}")
+
 
 def _stack(qf: np.ndarray, grad: np.ndarray) -> np.ndarray:
     out = np.empty((len(qf), grad.shape[1] + 1))
@@ -731,9 +732,11 @@ def f2_f3(
     mu : (l2,) array
     P : (l2, l2) array
         Prior mean and (symmetric) precision.
-    chunks : int or tuple, optional
+    chunks : int, tuple or "auto", optional
         Return dask arrays chunked this way along the grid axis (for a NumPy ``b`` or a
-        :class:`FactorialGrid`, whose chunks are then decoded on the workers).
+        :class:`FactorialGrid`, whose chunks are then decoded on the workers): a positive int
+        (-1: one chunk), sizes that sum to the number of grid points, or ``"auto"`` (dask's
+        choice).
     tuning : Tuning, optional
         Launch configuration (kernel path, work-group size, ...); the default suits the device.
     device : bool, default False
@@ -757,7 +760,8 @@ def f2_f3(
         not sum to the number of grid points; ``l2`` beyond the device's limit (a few
         thousand; the message states it).
     TypeError
-        Non-numeric arrays; ``chunks`` of another type; ``tuning`` not a :class:`Tuning`.
+        Non-numeric arrays; ``chunks`` of another type (a string other than ``"auto"``
+        included); ``tuning`` not a :class:`Tuning`.
 
     Examples
     --------

@@ -2,12 +2,14 @@
 """Running a :class:`daskcl.sweep.Sweep` into its store: :func:`run`, one task per chunk.
 
 The store is prepared (and proven writable) before anything is computed
-(:func:`daskcl.sweep.store.open_store`).  Each chunk is one task that computes its arrays on the
-worker's device and writes them with :func:`daskcl.sweep.store.write_chunk` (its zarr chunks,
-their checksums, its mark); a task whose chunk is marked reads it back and skips it only if it
-still matches its checksums.  The sweep travels to the workers once, and at most a few tasks per
-worker thread are submitted at a time, so the client's memory does not grow with the number of
-chunks.
+(:func:`daskcl.sweep.store.open_store`); for a local cluster (``client=None``) what the store
+would refuse is said before the cluster starts, and the store is made once it has started, so
+that a cluster that fails to start leaves no store behind.  Each chunk is one task that
+computes its arrays on the worker's device and writes them with
+:func:`daskcl.sweep.store.write_chunk` (its zarr chunks, their checksums, its mark); a task
+whose chunk is marked reads it back and skips it only if it still matches its checksums.  The
+sweep travels to the workers once, and at most a few tasks per worker thread are submitted at a
+time, so the client's memory does not grow with the number of chunks.
 
 The next chunk computes while the last one is written: a task leaves its worker's thread pool
 (``distributed.secede``) once its arrays are off the device, so the worker starts the next
@@ -43,6 +45,7 @@ from ..errors import collect_r_warnings
 from .spec import Sweep, SweepError, listing
 from .store import (
     DISK_FULL,
+    check_store,
     chunk_marked,
     chunk_matches,
     create_arrays,
@@ -348,7 +351,9 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     client : distributed.Client, "sync" or None
         Who computes: the client's workers, this process chunk by chunk (``"sync"``), or a
         :func:`daskcl.cluster.local_cluster` of ``workers`` workers, started and closed here
-        (``None``).
+        (``None``: what the store would refuse is refused before it starts, and the store is
+        made once it has, so that a cluster that does not start leaves no store; a script
+        calls ``run`` under ``if __name__ == "__main__":``, as the workers re-import it).
     resume : bool
         Continue an existing store: chunks not marked done, or whose data no longer match their
         checksums, are computed; a store of a different sweep is refused, naming what differs.
@@ -392,24 +397,35 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     if listen is not None and client is not None:
         raise SweepError("listen is for the local cluster only: a cluster you bring (or 'sync') "
                          "listens where it was started")
-    if client is None:      # the workers asked for exist, before the store is made
-        from ..distributed.cluster import device_slots
-
-        device_slots(workers)
-    sweep, group, done = open_store(sweep, url, resume=resume, overwrite=overwrite,
-                                    options=storage_options)
     if client is None:
         import logging
 
         from distributed import Client
 
-        from ..distributed.cluster import local_cluster
+        from ..distributed.cluster import device_slots, local_cluster
 
+        device_slots(workers)   # the workers asked for exist
+        # What the store would refuse is said before the cluster starts (nothing is written);
+        # the store is made only once the cluster is up: a cluster that does not start (a
+        # worker.warm name that is no function, a device without fp64) leaves nothing behind.
+        with warnings.catch_warnings():     # what it warns of is said once, as it opens
+            warnings.simplefilter("ignore")
+            check_store(sweep, url, resume=resume, overwrite=overwrite, options=storage_options)
         # _run_client warms every worker's programs, on this cluster as on any other.
         host = {} if listen is None else {"host": listen}
         with local_cluster(workers, threads_per_worker=_SWEEP_THREADS,
                            silence_logs=logging.WARNING, **host) as cluster, Client(cluster) as c:
-            return _run(sweep, url, c, group, done is None, t0, progress, storage_options)
+            return _open_and_run(sweep, url, c, resume, overwrite, t0, progress,
+                                 storage_options)
+    return _open_and_run(sweep, url, client, resume, overwrite, t0, progress, storage_options)
+
+
+def _open_and_run(sweep: Sweep, url: str, client: Any, resume: bool, overwrite: bool, t0: float,
+                  progress: bool, storage_options: dict[str, Any] | None) -> SweepResult:
+    """Open (or create) the store, then compute the sweep into it: the store is made only
+    once whoever computes is there."""
+    sweep, group, done = open_store(sweep, url, resume=resume, overwrite=overwrite,
+                                    options=storage_options)
     return _run(sweep, url, client, group, done is None, t0, progress, storage_options)
 
 

@@ -47,7 +47,9 @@ becomes an array of the store::
     # preamble = "..."  (helper functions);  library = ["mylib"]  (your own units' trees,
     # relative to the spec's directory: cl/README.md)
 
-``int`` inputs take integers (or true/false) from ``[args]``.
+``int`` inputs take integers (or true/false) from ``[args]``.  With a ``[kernel]`` the
+``[sweep]`` table is optional: it adds a ``description``, ``chunks``, a ``compressor``, or a
+``name`` where the kernel has none.
 
 ``compressor`` is the codec of the result arrays: ``"blosc-lz4"`` (the default: LZ4 after a
 byte shuffle, Blosc level 1 to 9, default 5), ``"blosc-zstd"`` (Zstandard after a byte shuffle,
@@ -726,8 +728,12 @@ class GlmSpec:
         envelope = None
         env = table.get("envelope")
         if env is not None:
-            if not isinstance(env, dict) or set(env) - {"points", "width"}:
+            if not isinstance(env, dict):
                 raise _err("glm.envelope", "give points (per coefficient) and width (in sd)")
+            bad = sorted(set(env) - {"points", "width"})
+            if bad:
+                raise _err("glm.envelope", f"unknown keys {bad}; known: ['points', 'width'] "
+                           "(points per coefficient, width in sd)")
             raw_points = env.get("points", 3)
             if isinstance(raw_points, bool) or not isinstance(raw_points, int):
                 raise _err("glm.envelope", f"points must be a positive integer, got "
@@ -967,8 +973,8 @@ class Sweep:
         Parameters
         ----------
         spec : mapping
-            The spec's tables (``"sweep"``, ``"axes"``, ``"args"``, ``"glm"``), as TOML would
-            give them.
+            The spec's tables (``"sweep"``, ``"axes"``, ``"args"``, ``"glm"``, ``"kernel"``),
+            as TOML would give them; ``"sweep"`` may be left out with a ``"kernel"``.
         base : str or path
             The directory that relative paths in the spec are relative to.
         text : str, optional
@@ -999,8 +1005,9 @@ class Sweep:
         if unknown:
             raise _err("spec", f"unknown tables {unknown}; a spec has [sweep], [axes], [args] "
                        "and, for glm.f2_f3, [glm], or a [kernel] of its own")
-        top = tables.get("sweep")
         kernel_table = tables.get("kernel")
+        # a [kernel] names what is computed: the [sweep] table, then, is optional
+        top = tables.get("sweep", {} if kernel_table is not None else None)
         if not isinstance(top, dict) or ("function" not in top and kernel_table is None):
             raise _err("spec", "a [sweep] table with function = \"<name>\" (or a [kernel] "
                        "table) is needed")
