@@ -294,6 +294,19 @@ def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> 
     assert sorted(os.listdir(out)) == ["_daskcl", "pgamma", "q", "shape", "zarr.json"]
     assert run(Sweep.from_dict(_spec()), out, client="sync", resume=True).computed == 6
     np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
+    # the same spec's plain run takes such a store up too (it said "already holds a sweep":
+    # a preparing store recorded no identity); another spec's is refused
+    shutil.rmtree(out)
+    monkeypatch.setattr(store, "_info", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run(Sweep.from_dict(_spec()), out, client="sync")
+    monkeypatch.undo()
+    other = _spec()
+    other["axes"]["q"] = {"values": [0.5, 1.0, 2.0, 3.0]}
+    with pytest.raises(SweepError, match="already holds a sweep"):
+        run(Sweep.from_dict(other), out, client="sync")
+    assert run(Sweep.from_dict(_spec()), out, client="sync").computed == 6
+    np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
 
 
 # --- identity ----------------------------------------------------------------------------------

@@ -862,7 +862,9 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     """Check the store (:func:`check_store`) and open it.  Returns the sweep, the group and
     its done marks to resume it (the sweep with the envelope axes the store holds, for a GLM
     envelope), or the sweep, a fresh, empty group (proven writable) and ``None`` for
-    :func:`create_arrays` to fill.  Runs before any cluster starts or anything is computed.
+    :func:`create_arrays` to fill.  Runs before anything is computed: after a local cluster
+    has started (:func:`daskcl.sweep.run` checks the store first, writing nothing, then starts
+    the cluster, so that a cluster that does not start leaves no store).
 
     ``overwrite`` replaces only a store daskcl wrote (its ``daskcl`` attribute says so) that
     holds nothing else; anything else at ``url`` is refused and left as it is."""
@@ -891,8 +893,12 @@ def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
     """A new, empty group at ``url`` (which holds nothing: mode ``w-`` deletes nothing)."""
     try:
         group = open_group(url, "w-", options)
+        # the spec's identity too: a run of the same spec that finds the store still being
+        # prepared (its run failed or was stopped before its first chunk: a GLM envelope that
+        # did not converge, Ctrl-C) takes it up without --resume or --overwrite
         group.update_attributes({"daskcl_format": FORMAT, "daskcl": json.dumps(
-            {"preparing": True, "format": FORMAT, "arrays": [*_arrays(sweep), _BOOK]})})
+            {"preparing": True, "format": FORMAT, "identity": sweep.identity(),
+             "arrays": [*_arrays(sweep), _BOOK]})})
     except Exception as exc:
         raise write_error(url, exc) from exc
     return group
