@@ -407,14 +407,50 @@ def _slurm(args: argparse.Namespace) -> int:
     return run_slurm(args)
 
 
+def _worker_usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments of ``daskcl worker``, or None: said before anything
+    starts (a count of threads below 1 was every nanny's traceback)."""
+    if not args.scheduler and not args.scheduler_file:
+        return "give the scheduler's address (tcp://host:8786) or --scheduler-file FILE"
+    if args.scheduler and args.scheduler_file:
+        return "give the scheduler's address or --scheduler-file, not both"
+    if args.scheduler:
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        try:
+            protocol, location = parse_address(args.scheduler)
+            if protocol in ("tcp", "tls"):
+                parse_host_port(location)
+        except ValueError as exc:
+            hint = (" (a scheduler file? give --scheduler-file)"
+                    if os.path.isfile(args.scheduler) else "")
+            return f"{args.scheduler!r} is not a scheduler address (tcp://host:port): {exc}{hint}"
+    if args.nthreads < 1:
+        return f"--nthreads must be at least 1, not {args.nthreads}"
+    if not 0 < args.timeout < float("inf"):
+        return f"--timeout must be a positive number of seconds, not {args.timeout:g}"
+    spec: str | None = args.devices
+    if spec is not None:
+        if not [d for d in spec.split(",") if d.strip()]:
+            return "--devices: give 'all', a count, or devices by name or P:D, comma-separated"
+        if spec.strip().lstrip("+-").isdigit() and int(spec) < 1:
+            return f"--devices {spec}: at least one worker is needed"
+    return None
+
+
 def _worker(args: argparse.Namespace) -> int:
     from .distributed.cluster import run_workers
 
+    usage = _worker_usage(args)
+    if usage:
+        print(f"error: {usage}", file=sys.stderr)
+        return 2
     spec: str | None = args.devices
     devices: str | int | None = int(spec) if spec is not None and spec.isdigit() else spec
     return run_workers(args.scheduler, scheduler_file=args.scheduler_file, devices=devices,
                        nthreads=args.nthreads, name=args.name,
-                       local_directory=args.local_directory, listen=args.listen)
+                       local_directory=args.local_directory, listen=args.listen,
+                       timeout=args.timeout)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -520,6 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--listen", default=None, metavar="HOST",
                    help="address to listen on (default: this host's address towards the "
                    "scheduler, loopback for a local one); whoever reaches it can run code")
+    p.add_argument("--timeout", type=float, default=_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="give up on a scheduler that does not answer within this time, and "
+                   "on a --scheduler-file that does not appear within it (default %(default)g s)")
     p.set_defaults(run=_worker)
     args = parser.parse_args(argv)
     if args.cmd is None:

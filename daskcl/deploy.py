@@ -17,7 +17,10 @@ worker on one GPU:
   built once per cluster, is an explicit choice (``cache_shared=True``, a directory prepared for
   it);
 * ``minimum``/``maximum`` make the worker count adaptive (``cluster.adapt``): jobs are submitted
-  while tasks wait, and retired when idle.
+  while tasks wait, and retired when idle;
+* the scheduler runs in this process and listens on one address, the one the jobs' workers are
+  given (that of ``interface=``, else this host's address on its route out), not on every
+  interface; its dashboard on ``127.0.0.1:8787`` unless ``dashboard_address=`` says otherwise.
 
 The command form runs a sweep spec on such a cluster, from a login node::
 
@@ -97,6 +100,20 @@ def _slurm_cluster_class() -> Any:
     return SLURMCluster
 
 
+#: Where the scheduler's dashboard of :func:`slurm_cluster` listens unless told otherwise: this
+#: host's loopback only (reach it through ``ssh -L 8787:127.0.0.1:8787 LOGIN-NODE``).
+_DASHBOARD_ADDRESS = "127.0.0.1:8787"
+
+#: The keyword arguments of dask-jobqueue's ``JobQueueCluster`` that are the cluster's or the
+#: scheduler's, not the worker job's (the rest go to the job class).
+_CLUSTER_ONLY = frozenset({"n_workers", "job_cls", "loop", "security", "shared_temp_directory",
+                           "silence_logs", "name", "asynchronous", "dashboard_address", "host",
+                           "scheduler_options", "scheduler_cls", "protocol"})
+
+#: The scheduler's address in a job script rendered without a scheduler (dask-jobqueue's own).
+_NO_SCHEDULER = "tcp://<insert-scheduler-address-here>:8786"
+
+
 def slurm_cluster(
     n_workers: int = 0,
     *,
@@ -109,9 +126,18 @@ def slurm_cluster(
     cores: int = 1,
     memory: str = "16GB",
     local_directory: str = "${TMPDIR:-/tmp}",
+    dashboard_address: str | None = _DASHBOARD_ADDRESS,
     **options: Any,
 ) -> Any:
     """A ``dask_jobqueue.SLURMCluster`` of daskcl workers, one SLURM job and one GPU each.
+
+    Its scheduler runs in this process and must be reachable from the compute nodes, so it
+    listens on the network -- on one address only, the one its workers are given: that of
+    ``interface`` (``interface="ib0"``) where one is named, else this host's address that
+    dask advertises (on the route out of the host), never every interface.  Its dashboard
+    listens on ``dashboard_address``: this host's loopback unless told otherwise.  Whoever
+    can connect to a dask scheduler can run code as you: a cluster network you trust, or
+    TLS (``security=``), is up to you.
 
     Parameters
     ----------
@@ -138,10 +164,16 @@ def slurm_cluster(
         Memory of the job (``--mem``) and the worker's memory limit.
     local_directory : str
         The worker's scratch directory (shell text, node-local).
+    dashboard_address : str or None
+        Where the scheduler's dashboard listens: ``"HOST:PORT"``; a port alone (``":8787"``)
+        listens on ``127.0.0.1``; ``None``: no dashboard.  Default ``127.0.0.1:8787``.  A
+        ``dashboard_address`` in ``scheduler_options`` wins.
     **options
         Passed to ``SLURMCluster``: ``queue``, ``account``, ``walltime``, ``job_cpu``,
         ``job_extra_directives``, ``job_script_prologue`` (both extended, not replaced),
-        ``worker_extra_args``, ``interface``, ``log_directory``, ``python``, ...
+        ``worker_extra_args``, ``interface``, ``log_directory``, ``python``,
+        ``scheduler_options`` (a ``host`` or ``interface`` there is where the scheduler
+        listens), ...
 
     Returns
     -------
@@ -150,15 +182,39 @@ def slurm_cluster(
     Raises
     ------
     ClusterError
-        dask-jobqueue is not installed.
+        dask-jobqueue is not installed; the scheduler did not start (an ``interface`` this
+        host does not have, an address it cannot listen on).
     ValueError
         ``cache_shared`` without a ``cache_dir`` of its own.
     """
+    SLURMCluster = _slurm_cluster_class()
+    kwargs = _cluster_options(
+        cache_dir=cache_dir, cache_shared=cache_shared, gres=gres, device=device, cores=cores,
+        memory=memory, local_directory=local_directory, options=options)
+    kwargs["scheduler_options"] = _scheduler_options(kwargs, dashboard_address)
+    try:
+        cluster = SLURMCluster(**kwargs)
+    except (OSError, RuntimeError) as exc:  # "Cluster failed to start": no such interface, ...
+        from .distributed.cluster import _first_cause
+
+        raise ClusterError(f"the SLURM cluster's scheduler did not start: {_first_cause(exc)}"
+                           ) from exc
+    if maximum is not None:
+        cluster.adapt(minimum=minimum or 0, maximum=maximum)
+    elif n_workers:
+        cluster.scale(n_workers)
+    return cluster
+
+
+def _cluster_options(*, cache_dir: str, cache_shared: bool, gres: str | None,
+                     device: str | None, cores: int, memory: str, local_directory: str,
+                     options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``SLURMCluster`` that :func:`slurm_cluster` gives it (but the
+    scheduler's options): the one GPU, the private node-local cache, the preload."""
     if cache_shared and cache_dir == NODE_LOCAL_CACHE:
         raise ValueError("slurm_cluster: cache_shared=True needs cache_dir=, the directory "
                          "prepared for your group's cache")
-    SLURMCluster = _slurm_cluster_class()
-
+    options = dict(options)
     directives = [f"--gres={gres}"] if gres else []
     directives += list(options.pop("job_extra_directives", None) or ())
     prologue = cache_prologue(cache_dir, cache_shared)
@@ -167,16 +223,76 @@ def slurm_cluster(
     prologue += list(options.pop("job_script_prologue", None) or ())
     extra = ["--preload", "daskcl.cluster", *(options.pop("worker_extra_args", None) or ())]
     options.setdefault("job_name", "daskcl-worker")
-    cluster = SLURMCluster(
-        cores=cores, processes=1, memory=memory, local_directory=local_directory,
-        job_extra_directives=directives, job_script_prologue=prologue,
-        worker_extra_args=extra, **options,
-    )
-    if maximum is not None:
-        cluster.adapt(minimum=minimum or 0, maximum=maximum)
-    elif n_workers:
-        cluster.scale(n_workers)
-    return cluster
+    return dict(cores=cores, processes=1, memory=memory, local_directory=local_directory,
+                job_extra_directives=directives, job_script_prologue=prologue,
+                worker_extra_args=extra, **options)
+
+
+def _scheduler_options(kwargs: dict[str, Any], dashboard_address: str | None) -> dict[str, Any]:
+    """The ``scheduler_options`` of the cluster of ``kwargs``: those given (else dask-jobqueue's
+    configured ones), with where the scheduler listens -- one address: the workers'
+    ``interface`` (dask-jobqueue gives the scheduler the same one) or, without one, this host's
+    address that the scheduler advertises (dask-jobqueue's default listens on every
+    interface) -- and its dashboard on loopback unless ``dashboard_address`` says otherwise."""
+    import dask
+
+    config_name = kwargs.get("config_name") or "slurm"
+    given = kwargs.get("scheduler_options")
+    sched = dict(given if given is not None else
+                 dask.config.get(f"jobqueue.{config_name}.scheduler-options", {}) or {})
+    interface = kwargs.get("interface") or dask.config.get(f"jobqueue.{config_name}.interface",
+                                                           None)
+    if "host" not in sched and "interface" not in sched and not interface:
+        from distributed.utils import get_ip
+
+        sched["host"] = get_ip()    # what a scheduler on every interface would advertise
+    if "dashboard_address" not in sched:
+        if dashboard_address is None:
+            # no dashboard; distributed still serves its HTTP routes (health): on a free port
+            sched["dashboard"] = False
+            sched["dashboard_address"] = "127.0.0.1:0"
+        else:
+            sched["dashboard_address"] = _dashboard_address(dashboard_address)
+    return sched
+
+
+def _dashboard_address(address: str) -> str:
+    """``"HOST:PORT"`` as given; a port alone (``":8787"``, ``"8787"``) on loopback."""
+    text = str(address).strip()
+    if text.startswith(":") or text.isdigit():
+        return f"127.0.0.1:{text.lstrip(':') or 0}"
+    return text
+
+
+def _job_script(**kwargs: Any) -> str:
+    """The job script that :func:`slurm_cluster` with these arguments would submit, rendered
+    without starting its scheduler (nothing listens): the scheduler's address is
+    dask-jobqueue's placeholder, ``tcp://<insert-scheduler-address-here>:8786``.
+
+    Takes :func:`slurm_cluster`'s arguments (those of the cluster and its scheduler, such as
+    ``dashboard_address`` and ``scheduler_options``, change nothing in the script); not
+    ``security`` or ``protocol``, whose worker options only a running cluster knows.
+
+    Raises
+    ------
+    ClusterError
+        dask-jobqueue is not installed, or ``security``/``protocol`` given.
+    """
+    SLURMCluster = _slurm_cluster_class()
+    if kwargs.get("security") is not None or kwargs.get("protocol") is not None:
+        raise ClusterError("with security= or protocol=, render the script of a "
+                           "running cluster (slurm_cluster(...).job_script())")
+    import inspect
+
+    params = inspect.signature(slurm_cluster).parameters     # its defaults, not copies
+    own: dict[str, Any] = {k: kwargs.pop(k, params[k].default) for k in (
+        "cache_dir", "cache_shared", "gres", "device", "cores", "memory", "local_directory")}
+    for k in ("n_workers", "minimum", "maximum", "dashboard_address"):
+        kwargs.pop(k, None)
+    options = _cluster_options(**own, options=kwargs)
+    job_kwargs = {k: v for k, v in options.items() if k not in _CLUSTER_ONLY}
+    job = SLURMCluster.job_cls(_NO_SCHEDULER, name="dummy-name", **job_kwargs)
+    return str(job.job_script())
 
 
 def check_submission(cluster: Any, timeout: float = 120.0) -> None:
@@ -230,15 +346,17 @@ def _slurm(args: argparse.Namespace) -> int:
                           ("interface", args.interface), ("log_directory", args.log_directory))
         if v is not None
     }
-    cluster = slurm_cluster(   # no jobs yet: SLURM is asked first whether it takes one
-        0, gres=args.gres or None, device=args.device, cache_dir=args.cache_dir,
-        cache_shared=args.cache_shared,
-        cores=args.cores, memory=args.memory, job_extra_directives=args.job_extra, **options,
-    )
+    settings: dict[str, Any] = dict(
+        gres=args.gres or None, device=args.device, cache_dir=args.cache_dir,
+        cache_shared=args.cache_shared, cores=args.cores, memory=args.memory,
+        job_extra_directives=args.job_extra, **options)
+    if sweep is None:   # rendered, not submitted: no scheduler starts, nothing listens
+        print(_job_script(**settings))
+        return 0
+    dashboard = args.dashboard_address.strip() or None
+    # no jobs yet: SLURM is asked first whether it takes one
+    cluster = slurm_cluster(0, dashboard_address=dashboard, **settings)
     with cluster:
-        if sweep is None:
-            print(cluster.job_script())
-            return 0
         check_submission(cluster)
         if args.maximum is not None:
             cluster.adapt(minimum=args.minimum or 0, maximum=args.maximum)
@@ -276,7 +394,13 @@ def slurm_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--queue", default=None, help="partition (-p)")
     p.add_argument("--account", default=None, help="account (-A)")
     p.add_argument("--walltime", default=None, help="time limit per job (-t)")
-    p.add_argument("--interface", default=None, help="network interface of the workers, e.g. ib0")
+    p.add_argument("--interface", default=None,
+                   help="network interface of the workers and the scheduler, e.g. ib0: the "
+                   "scheduler listens on its address only (default: on this host's address "
+                   "that the workers are given, the one on its route out)")
+    p.add_argument("--dashboard-address", default=_DASHBOARD_ADDRESS, metavar="HOST:PORT",
+                   help="where the scheduler's dashboard listens (default %(default)s: this "
+                   "host only; a port alone, :PORT, is on 127.0.0.1 too; '' for none)")
     p.add_argument("--log-directory", default=None, help="where the jobs' logs go")
     p.add_argument("--resume", action="store_true", help="compute only the missing chunks")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
@@ -285,7 +409,8 @@ def slurm_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true",
                    help="show the log of dask's workers (hidden otherwise)")
     p.add_argument("--print-job-script", action="store_true",
-                   help="print the job script a worker would be submitted with; submit nothing")
+                   help="print the job script a worker would be submitted with (the "
+                   "scheduler's address a placeholder); start and submit nothing")
     return p
 
 

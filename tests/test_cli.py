@@ -283,3 +283,80 @@ def test_cache_warm_suggests_the_nearest_names(tmp_path: Path, names: str, said:
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == f"error: {said}; nothing was built\n"
     assert not (tmp_path / "cache").exists()
+
+
+# --- daskcl worker: a user's mistake is a line, a missing scheduler an error in bounded time ----
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--nthreads", "-2", "tcp://127.0.0.1:1"], "--nthreads must be at least 1, not -2"),
+    (["--nthreads", "0", "tcp://127.0.0.1:1"], "--nthreads must be at least 1, not 0"),
+    ([], "give the scheduler's address (tcp://host:8786) or --scheduler-file FILE"),
+    (["tcp://127.0.0.1:1", "--scheduler-file", "s.json"], "not both"),
+    (["tcp://127.0.0.1:1", "--timeout", "0"], "--timeout must be a positive number of seconds"),
+    (["tcp://127.0.0.1:1", "--timeout", "nan"], "--timeout must be a positive number"),
+    (["tcp://127.0.0.1:1", "--devices", "0"], "--devices 0: at least one worker is needed"),
+    (["tcp://127.0.0.1:1", "--devices", ","], "--devices: give 'all', a count, or devices"),
+    (["nope.json"], "'nope.json' is not a scheduler address (tcp://host:port): missing port"),
+])
+def test_daskcl_worker_refuses_bad_arguments_in_a_line(args: list[str], text: str) -> None:
+    """Before, ``--nthreads -2`` was every nanny's traceback ("max_workers must be greater than
+    0") and an unreachable scheduler a 30 s wait before them."""
+    t0 = time.perf_counter()
+    r = _cli("worker", *args, timeout=120)
+    assert time.perf_counter() - t0 < 30
+    _one_error_line(r, 2, text)
+    assert r.stdout == ""
+
+
+def test_daskcl_worker_gives_up_on_a_scheduler_within_its_timeout(tmp_path: Path) -> None:
+    """An unreachable scheduler was a 68-line traceback after 30 s; a missing scheduler file
+    a silent wait without end."""
+    address = f"tcp://127.0.0.1:{_dead_port()}"
+    t0 = time.perf_counter()
+    r = _cli("worker", address, "--timeout", "2", timeout=120)
+    assert time.perf_counter() - t0 < 25
+    _one_error_line(r, 1, f"cannot reach the scheduler {address} within 2 s")
+    missing = tmp_path / "scheduler.json"
+    t0 = time.perf_counter()
+    r = _cli("worker", "--scheduler-file", str(missing), "--timeout", "1", timeout=120)
+    assert time.perf_counter() - t0 < 25
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [
+        f"daskcl worker: waiting up to 1 s for the scheduler file {missing} (--timeout)",
+        f"error: no scheduler file {missing} (waited 1 s for it; --timeout SECONDS waits "
+        "longer)"], r.stderr
+    missing.write_text('{"foo": 1}')
+    r = _cli("worker", "--scheduler-file", str(missing), "--timeout", "1", timeout=120)
+    assert r.returncode == 1 and r.stderr.splitlines()[-1] == (
+        f"error: {missing} is not a dask scheduler file (JSON with the scheduler's \"address\"), "
+        "as `dask scheduler --scheduler-file` writes it (waited 1 s)"), r.stderr
+    r = run_python(["-m", "daskcl", "worker", address, "--timeout", "2"], timeout=120,
+                   env={**ENV, "DASKCL_WARM": "pnorm,pnrom"})   # each worker failed at start
+    _one_error_line(r, 1, "cannot warm 'pnrom' (DASKCL_WARM, the config key worker.warm): no "
+                    "such daskcl.nmath function")
+    r = _cli("worker", address, "--listen", "nosuchhost.invalid", "--timeout", "2", timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: cannot listen on nosuchhost.invalid: "), r.stderr
+
+
+def test_daskcl_worker_waits_for_a_scheduler_file_that_appears(tmp_path: Path) -> None:
+    """A scheduler started beside the workers writes its file a moment later: the worker waits
+    for it (saying so), reads the address, then tries that scheduler within its timeout."""
+    import threading
+
+    sched_file = tmp_path / "scheduler.json"
+    address = f"tcp://127.0.0.1:{_dead_port()}"
+    writer = threading.Timer(2.0, lambda: sched_file.write_text(f'{{"address": "{address}"}}'))
+    writer.start()
+    try:
+        r = _cli("worker", "--scheduler-file", str(sched_file), "--timeout", "8", timeout=240)
+    finally:
+        writer.cancel()
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2 and lines[0] == (
+        f"daskcl worker: waiting up to 8 s for the scheduler file {sched_file} (--timeout)"), \
+        r.stderr
+    assert lines[1].startswith(f"error: cannot reach the scheduler {address} within 8 s: "), \
+        r.stderr

@@ -454,3 +454,110 @@ def test_ctrl_c_in_a_slurm_sweep_says_one_line_and_exits_130(monkeypatch, capsys
     assert deploy.run_slurm(args) == 130
     assert capsys.readouterr().err.strip() == ("interrupted: finished chunks are kept; run "
                                                "again with --resume")
+
+
+# --- where a SLURM cluster listens ---------------------------------------------------------------
+
+
+def _listening() -> set[tuple[str, int]]:
+    """The (address, port) pairs this process listens on."""
+    import psutil
+
+    me = psutil.Process()
+    conns = me.net_connections("inet") if hasattr(me, "net_connections") else me.connections("inet")
+    return {(c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN}
+
+
+def test_the_scheduler_listens_on_one_address_and_its_dashboard_on_loopback() -> None:
+    """dask-jobqueue's scheduler listened on every interface (0.0.0.0 and [::]) and its
+    dashboard on 0.0.0.0:8787.  The scheduler must be reachable from the compute nodes, so it
+    listens on the network, but on one address, the one its workers are given; the dashboard
+    on loopback unless told otherwise."""
+    from distributed.comm import get_address_host_port
+    from distributed.utils import get_ip
+
+    from daskcl.deploy import slurm_cluster
+
+    before = _listening()
+    with slurm_cluster() as cluster:
+        opened = _listening() - before
+        host, port = get_address_host_port(cluster.scheduler_address)
+        http = cluster.scheduler.http_server.port
+        script = cluster.job_script()
+    assert host == get_ip()                     # the address dask advertised before
+    assert f" {cluster.scheduler_address} " in script    # and the workers are given
+    assert opened == {(host, port), ("127.0.0.1", http)}, opened
+    # --interface: the workers' interface is the scheduler's, its address alone
+    before = _listening()
+    with slurm_cluster(interface="lo", dashboard_address=":0") as cluster:
+        opened = _listening() - before
+        host, port = get_address_host_port(cluster.scheduler_address)
+        http = cluster.scheduler.http_server.port
+        assert "--interface lo" in cluster.job_script()
+    assert host == "127.0.0.1" and opened == {("127.0.0.1", port), ("127.0.0.1", http)}, opened
+    # a dashboard elsewhere, and a scheduler host, when asked for
+    before = _listening()
+    with slurm_cluster(dashboard_address=f"{get_ip()}:0",
+                       scheduler_options={"host": "127.0.0.1"}) as cluster:
+        opened = _listening() - before
+        _, port = get_address_host_port(cluster.scheduler_address)
+        http = cluster.scheduler.http_server.port
+    assert opened == {("127.0.0.1", port), (get_ip(), http)}, opened
+
+
+def test_a_scheduler_that_cannot_listen_is_one_error(tmp_path: Path) -> None:
+    from daskcl.deploy import slurm_cluster
+    from daskcl.errors import ClusterError
+
+    with pytest.raises(ClusterError, match=r"^the SLURM cluster's scheduler did not start: "
+                       r"ValueError: 'nosuchif0' is not a valid network interface"):
+        slurm_cluster(interface="nosuchif0")
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    r = subprocess.run([sys.executable, "-m", "daskcl", "slurm", str(spec), "--out",
+                        str(tmp_path / "o.zarr"), "--workers", "1", "--interface", "nosuchif0"],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": repo_pythonpath(ROOT)})
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("error: the SLURM cluster's scheduler did not start: ValueError: "
+                               "'nosuchif0' is not a valid network interface"), r.stderr
+    assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "o.zarr").exists()
+
+
+def test_print_job_script_starts_no_scheduler(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``daskcl slurm --print-job-script`` submits nothing, yet it started a scheduler on
+    every interface to print the job; the script is rendered without one now, the same
+    script a running cluster submits (its address a placeholder)."""
+    import argparse
+
+    from daskcl import deploy
+
+    real = deploy._slurm_cluster_class()
+
+    class NeverStarted(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(deploy, "_slurm_cluster_class", lambda: NeverStarted)
+    args = deploy.slurm_arguments(argparse.ArgumentParser()).parse_args(
+        ["x.toml", "--print-job-script", "--queue", "gpu", "--device", "NVIDIA",
+         "--interface", "lo", "--job-extra=--constraint=a100", "--gres", "gpu:2"])
+    before = _listening()
+    assert deploy.run_slurm(args) == 0
+    assert _listening() - before == set()
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
+    assert "#SBATCH -p gpu" in lines and "#SBATCH --gres=gpu:2" in lines
+    assert "#SBATCH --constraint=a100" in lines and 'export DASKCL_DEVICE="NVIDIA"' in lines
+    command = next(ln for ln in lines if "distributed.cli.dask_worker" in ln)
+    assert " tcp://<insert-scheduler-address-here>:8786 " in command
+    assert command.endswith("--preload daskcl.cluster --interface lo")
+    monkeypatch.undo()
+    # the very script a running cluster of those settings submits, but for the address
+    with deploy.slurm_cluster(queue="gpu", device="NVIDIA", interface="lo",
+                              job_extra_directives=["--constraint=a100"], gres="gpu:2",
+                              dashboard_address=":0") as cluster:
+        live = cluster.job_script().replace(cluster.scheduler_address,
+                                            "tcp://<insert-scheduler-address-here>:8786")
+    assert printed == live + "\n"

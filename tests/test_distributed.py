@@ -316,3 +316,155 @@ def test_daskcl_worker_processes_join_a_scheduler(tmp_path: Path) -> None:
             assert len(client.scheduler_info(n_workers=-1)["workers"]) == 2
     finally:
         stop(workers, sched, sig=signal.SIGINT)
+
+
+# --- a device that advertises fp64 but fails the probe gets no worker ---------------------------
+
+
+def _broken_device_first(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Any]:
+    """This host's first device listed after one at 9:0 that advertises fp64 but whose probe
+    fails (PyPI's PoCL 3.0 on an AMD Zen 5) and one at 9:1 without cl_khr_fp64."""
+    real = _device.list_devices()[0]
+    cls = real[0].__class__
+    broken = (cls(**{**real[0].__dict__, "platform_index": 9, "device_index": 0,
+                     "name": "Broken CPU"}), "broken")
+    single = (cls(**{**real[0].__dict__, "platform_index": 9, "device_index": 1,
+                     "name": "Single CPU", "fp64": False}), "single")
+    monkeypatch.setattr(_device, "list_devices", lambda: [broken, single, real])
+    probe = _device.probe_fp64
+    monkeypatch.setattr(_device, "probe_fp64", lambda d: (
+        "the probe kernel did not build (error: unknown target CPU 'generic')")
+        if d == "broken" else probe(d))
+    monkeypatch.delenv("DASKCL_DEVICE", raising=False)
+    return real[0], broken[0], single[0]
+
+
+def test_device_slots_go_by_the_probe_not_the_advertised_fp64(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers' devices were those that advertise cl_khr_fp64: a device whose probe fails
+    got a worker, which died at start-up (sixty lines of nanny tracebacks)."""
+    from daskcl.cluster import DeviceSlot, device_slots
+    from daskcl.errors import NoFp64DeviceError
+
+    real, broken, single = _broken_device_first(monkeypatch)
+    if real.type == "GPU":
+        pytest.skip("the fake devices are CPUs beside this host's GPU")
+    assert device_slots() == [DeviceSlot(real.describe(), {"DASKCL_DEVICE": real.spec})]
+    assert [s.env for s in device_slots(2)] == [{"DASKCL_DEVICE": real.spec}] * 2
+    want = (f"no device with working double precision among those matching '9:0': "
+            f"{broken.describe()}: the probe kernel did not build (error: unknown target CPU "
+            "'generic')")
+    for call in (lambda: device_slots(), lambda: device_slots(2), lambda: device_slots("all")):
+        monkeypatch.setenv("DASKCL_DEVICE", "9:0")
+        with pytest.raises(NoFp64DeviceError) as ei:
+            call()
+        assert str(ei.value).startswith(want) and "apt-get install pocl-opencl-icd" in str(ei.value)
+    monkeypatch.delenv("DASKCL_DEVICE")
+    with pytest.raises(NoFp64DeviceError, match="among those matching '9:0'"):
+        device_slots(["9:0"])
+    monkeypatch.setenv("DASKCL_DEVICE", "9:")      # matches none: the listing says why
+    with pytest.raises(DaskclError) as err:
+        device_slots()
+    assert str(err.value).endswith(
+        f"Devices found: {broken.describe()} fp64=no (probe failed); {single.describe()} "
+        f"fp64=no (extension); {real.describe()} fp64=yes (probed)"), str(err.value)
+
+
+def test_a_sweep_on_a_device_whose_probe_fails_is_one_line_before_any_worker(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``DASKCL_DEVICE=P:D daskcl sweep`` on such a device: the local cluster started its worker,
+    which failed, and the command ended on "Nanny failed to start worker process"."""
+    from daskcl import cli
+
+    _, broken, _ = _broken_device_first(monkeypatch)
+    monkeypatch.setenv("DASKCL_DEVICE", broken.spec)
+    monkeypatch.setenv("DASK_LOGGING__DISTRIBUTED", "critical")
+    started: list[object] = []
+    monkeypatch.setattr(distributed, "SpecCluster", lambda *a, **k: started.append(a) or 1 / 0)
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nfunction = "qt"\n[axes]\np = { values = [0.9] }\n'
+                    'df = { values = [1, 10] }\n')
+    assert cli.main(["sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "-q"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith(f"error: no device with working double precision among those "
+                          f"matching '{broken.spec}': {broken.describe()}: the probe kernel "
+                          "did not build (error: unknown target CPU 'generic')"), err
+    assert started == [] and not (tmp_path / "o.zarr").exists()
+
+
+def test_a_real_device_whose_probe_fails_is_one_line(tmp_path: Path) -> None:
+    """The same with this host's own such device, where it has one (PyPI's PoCL 3.0 beside a
+    newer PoCL on a CPU its LLVM does not know)."""
+    failing = [i for i, d in _device.list_devices()
+               if i.fp64 and _device.probe_fp64(d) is not None]
+    if not failing:
+        pytest.skip("every device here that advertises fp64 passes the probe")
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nfunction = "qt"\n[axes]\np = { values = [0.9] }\n'
+                    'df = { values = [1, 10] }\n')
+    env = {**os.environ, "DASKCL_DEVICE": failing[0].spec}
+    env.pop("DASK_LOGGING__DISTRIBUTED", None)
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "daskcl", "sweep", str(spec), "--out",
+                        str(tmp_path / "o.zarr")], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert time.monotonic() - t0 < 60
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: no device with working double precision among those matching "
+        f"'{failing[0].spec}': {failing[0].describe()}: "), r.stderr
+    assert not (tmp_path / "o.zarr").exists()
+
+
+# --- the cause of a cluster that did not start ---------------------------------------------------
+
+
+def _chained(cause: BaseException) -> BaseException:
+    """``cause`` under distributed's two wrappers, as a local cluster's start raises it."""
+    try:
+        try:
+            try:
+                raise cause
+            except BaseException as exc:
+                raise RuntimeError("Nanny failed to start worker process") from exc
+        except RuntimeError as exc:
+            raise RuntimeError("Cluster failed to start: Nanny failed to start") from exc
+    except RuntimeError as outer:
+        return outer
+    raise AssertionError("unreachable")
+
+
+def test_the_cause_of_a_failed_start_is_said_whole() -> None:
+    """multiprocessing's "if __name__ == '__main__'" hint was cut after its first line."""
+    from multiprocessing import process, spawn
+
+    from daskcl.distributed.cluster import _first_cause
+
+    me = process.current_process()
+    me._inheriting = True  # type: ignore[attr-defined]
+    try:
+        spawn._check_not_importing_main()       # what a script without the idiom meets
+    except RuntimeError as exc:
+        hint = exc
+    else:
+        pytest.fail("multiprocessing raised nothing")
+    finally:
+        del me._inheriting  # type: ignore[attr-defined]
+    said = _first_cause(_chained(hint))
+    lines = said.splitlines()
+    assert lines[:2] == ["RuntimeError: An attempt has been made to start a new process before "
+                         "the", "current process has finished its bootstrapping phase."], said
+    assert "    if __name__ == '__main__':" in lines and "        freeze_support()" in lines
+    assert lines[-1].endswith("https://docs.python.org/3/library/multiprocessing.html"), said
+    assert "" not in lines and "[...]" not in said and "Traceback" not in said
+    assert len(lines) == len([ln for ln in str(hint).splitlines() if ln.strip()]) <= 15
+    # bounded: 15 lines, 1500 characters, the cut marked
+    said = _first_cause(_chained(ValueError("\n".join(f"line {i}" for i in range(40)))))
+    assert said.splitlines() == ["ValueError: line 0", *(f"line {i}" for i in range(1, 14)),
+                                 "line 14 [...]"]
+    said = _first_cause(_chained(OSError("x" * 5000)))
+    assert said == "OSError: " + "x" * 1500 + " [...]"
+    assert _first_cause(_chained(KeyError())) == "KeyError"

@@ -43,7 +43,7 @@ import dask
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from .. import config
-from ..errors import ClusterError, NoFp64DeviceError, NoMatchingDeviceError
+from ..errors import ClusterError, NoMatchingDeviceError
 from ..kernels._kernel import Kernel
 from ..runtime import device as _device
 from ..runtime import program as _program
@@ -267,6 +267,11 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
     worker); an int ``n`` -- the first ``n`` GPUs (or ``n`` workers sharing the CPU device when
     there is no GPU); a sequence of ``"P:D"`` specs or name substrings -- those devices.
 
+    A device is fp64-capable as a worker will find it: it advertises ``cl_khr_fp64`` *and*
+    passes daskcl's fp64 probe (:func:`daskcl.runtime.device.probe_fp64`), which is run here,
+    before any worker process starts: a device whose probe fails (a PoCL whose compiler does
+    not know the CPU) is an error in one line now, not a worker that dies at start-up.
+
     ``DASKCL_DEVICE`` (this process's environment), when set, restricts every choice to the
     devices it matches (``"P:D"`` or a name substring, as :func:`daskcl.runtime.device.choose` reads it):
     a device it does not match is an error, as is a ``DASKCL_DEVICE`` that matches no fp64
@@ -280,18 +285,15 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
     NoMatchingDeviceError
         ``DASKCL_DEVICE`` or a requested device matches no fp64 device here.
     NoFp64DeviceError
-        No fp64 device here.
+        No device here (or none that ``DASKCL_DEVICE`` matches) passes the fp64 probe; the
+        message says why each one fails.
     ClusterError
         A bad count.
     """
     listed = _device.list_devices()
-    every = [info for info, _ in listed if info.fp64]
-    if not every:
-        raise NoFp64DeviceError(
-            "no OpenCL device with fp64 found on this host; run 'daskcl devices'")
     allowed = config.get("device")
-    found = [i for i in every if allowed is None or _device.matches(i, allowed)]
-    if not found:
+    matching = [(i, d) for i, d in listed if allowed is None or _device.matches(i, allowed)]
+    if allowed is not None and not matching:
         raise NoMatchingDeviceError(
             f"DASKCL_DEVICE={allowed!r} matches no fp64 OpenCL device of this host (use 'P:D' "
             "indices or a name substring; unset it to use any). Devices found: "
@@ -299,18 +301,29 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
     if isinstance(devices, str) and devices != "all":
         devices = [d for d in devices.split(",") if d]
     if isinstance(devices, Sequence) and not isinstance(devices, str):
+        if not devices:
+            raise ClusterError("at least one worker is needed: name its device ('P:D' or a "
+                               "name substring)")
         slots = []
         for spec in devices:
-            info, _ = _device.choose(spec)
-            if info not in found:
+            info, _ = _device.choose(spec)      # probed: an unusable device is its error
+            if allowed is not None and not _device.matches(info, allowed):
                 raise NoMatchingDeviceError(
                     f"device {spec!r} ({info.describe()}) is not one DASKCL_DEVICE={allowed!r} "
-                    "allows; it allows: " + "; ".join(i.describe() for i in found))
+                    "allows; it allows: " + _device.listing(matching))
             slots.append(DeviceSlot(info.describe(), {"DASKCL_DEVICE": info.spec}))
         return slots
-    gpus = [i for i in found if i.type == "GPU"]
+
+    def usable(info: _device.DeviceInfo, dev: Any) -> bool:
+        return info.fp64 and _device.probe_fp64(dev) is None
+
+    # GPUs first (each probed); the CPU device only where no GPU is usable
+    gpus = [i for i, d in matching if i.type == "GPU" and usable(i, d)]
     if not gpus:
-        cpu = found[0]
+        cpu = next((i for i, d in matching if i.type != "GPU" and usable(i, d)), None)
+        if cpu is None:
+            # no usable device: choose says why each one is not, as a worker would
+            cpu, _ = _device.choose(allowed)
         n = 1 if devices in (None, "all") else int(devices)
         if n < 1:
             raise ClusterError(f"at least one worker is needed, got {devices!r}")
@@ -322,7 +335,7 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
                               + "; ".join(g.describe() for g in gpus))
         gpus = gpus[:n]
     # CUDA numbers every NVIDIA GPU of the host, allowed or not: index them among all of them.
-    nvidia = [g for g in every if g.type == "GPU" and "NVIDIA" in g.platform.upper()]
+    nvidia = [g for g, _ in listed if g.type == "GPU" and "NVIDIA" in g.platform.upper()]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = [v for v in visible.split(",") if v] if visible else [str(i) for i in range(len(nvidia))]
     slots = []
@@ -518,9 +531,18 @@ def _check_worker_config(warm_names: Sequence[str]) -> None:
     config.get("worker.log_level")      # a level that is none is the config's error
 
 
+#: How much of the root cause's message :func:`_first_cause` keeps: lines and characters.
+_CAUSE_LINES, _CAUSE_CHARS = 15, 1500
+
+
 def _first_cause(exc: BaseException) -> str:
     """The innermost exception under ``exc`` (distributed wraps a worker's own error in
-    "Nanny failed to start" and "Cluster failed to start"), as ``Type: message``."""
+    "Nanny failed to start" and "Cluster failed to start"), as ``Type: message``: its whole
+    message (Python's own hints run over several lines, multiprocessing's "if __name__ ==
+    '__main__'" one among them), not a traceback, dedented, without blank lines, and at most
+    :data:`_CAUSE_LINES` lines of :data:`_CAUSE_CHARS` characters in all ("[...]" marks a cut)."""
+    import textwrap
+
     seen = {id(exc)}
     while True:
         nxt = exc.__cause__ or exc.__context__
@@ -528,8 +550,17 @@ def _first_cause(exc: BaseException) -> str:
             break
         seen.add(id(nxt))
         exc = nxt
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    text = str(exc)
+    first, _, rest = text.strip().partition("\n")     # the first line's indent is no guide
+    lines = [first.strip(), *textwrap.dedent(rest).splitlines()]
+    lines = [ln.rstrip() for ln in lines if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    kept = "\n".join(lines[:_CAUSE_LINES])
+    cut = len(lines) > _CAUSE_LINES or len(kept) > _CAUSE_CHARS
+    if len(kept) > _CAUSE_CHARS:
+        kept = kept[:_CAUSE_CHARS].rstrip()
+    return f"{type(exc).__name__}: {kept}" + (" [...]" if cut else "")
 
 
 def _on_host(address: str | None, host: str) -> str | None:
@@ -544,15 +575,18 @@ def _on_host(address: str | None, host: str) -> str | None:
     return text
 
 
-def _route_to(address: str | None, scheduler_file: str | None) -> str:
+def _route_to(address: str | None, scheduler_file: str | None = None) -> str:
     """This host's address on the route to the scheduler (loopback for a scheduler on this
-    host): where ``daskcl worker`` listens unless told otherwise."""
+    host): where ``daskcl worker`` listens unless told otherwise.  ``address`` or, without it,
+    the address in ``scheduler_file`` (read as it is now: no wait)."""
+    import time
+
     from distributed.comm import get_address_host
-    from distributed.utils import get_ip, json_load_robust
+    from distributed.utils import get_ip
 
     if not address:
         assert scheduler_file is not None
-        address = str(json_load_robust(scheduler_file)["address"])
+        address = _scheduler_file_address(scheduler_file, 0, time.monotonic())
     try:
         return str(get_ip(get_address_host(address)))
     except (OSError, ValueError) as exc:
@@ -560,22 +594,101 @@ def _route_to(address: str | None, scheduler_file: str | None) -> str:
                           f"{exc}; give --listen HOST") from exc
 
 
-async def _serve(address: str | None, scheduler_file: str | None, slots: list[DeviceSlot],
-                 nthreads: int, name: str | None, local_directory: str | None,
-                 listen: str) -> None:
+#: Seconds ``daskcl worker`` waits for its scheduler (its file included) unless told otherwise.
+_CONNECT_TIMEOUT = 10.0
+
+
+def _scheduler_file_address(path: str, timeout: float, deadline: float) -> str:
+    """The scheduler's address in the scheduler file ``path``, waiting for the file (and for
+    its contents: a scheduler may be writing it) until ``deadline`` (``time.monotonic()``).
+    Waiting is said on stderr once, so that a mistyped path is no silent wait."""
+    import json
+    import sys
+    import time
+
+    said = False
+    what = "no scheduler file"
+    while True:
+        try:
+            with open(path, encoding="utf-8") as f:
+                address = json.load(f).get("address")
+            if isinstance(address, str) and address:
+                return address
+            what = "not a dask scheduler file (JSON with the scheduler's \"address\")"
+        except FileNotFoundError:
+            what = "no scheduler file"
+        except IsADirectoryError:
+            raise ClusterError(f"{path} is a directory, not a dask scheduler file") from None
+        except (ValueError, AttributeError):   # half written, or not JSON of an object
+            what = "not a dask scheduler file (JSON with the scheduler's \"address\")"
+        except OSError as exc:
+            raise ClusterError(f"cannot read the scheduler file {path}: {exc}") from None
+        if time.monotonic() >= deadline:
+            if what == "no scheduler file":
+                raise ClusterError(f"no scheduler file {path} (waited {timeout:g} s for it; "
+                                   "--timeout SECONDS waits longer)")
+            raise ClusterError(f"{path} is {what}, as `dask scheduler --scheduler-file` "
+                               f"writes it (waited {timeout:g} s)")
+        if not said:
+            print(f"daskcl worker: waiting up to {timeout:g} s for the scheduler file {path} "
+                  "(--timeout)", file=sys.stderr, flush=True)
+            said = True
+        time.sleep(0.1)
+
+
+async def _check_scheduler(address: str, timeout: float) -> None:
+    """That a dask scheduler answers at ``address`` within ``timeout`` seconds: one line
+    (:class:`ClusterError`) if not, instead of every nanny's traceback after 30 s."""
+    from distributed import Security
+    from distributed.core import rpc
+
+    where = f"cannot reach the scheduler {address} within {timeout:g} s"
+    try:
+        args = Security().get_connection_args("worker")
+        async with rpc(address, timeout=timeout, connection_args=args) as remote:
+            ident = await asyncio.wait_for(remote.identity(n_workers=0), timeout)
+    except (OSError, TimeoutError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ClusterError(f"{where}: {why}") from None
+    except (ValueError, TypeError) as exc:      # no address distributed can parse
+        raise ClusterError(f"{address!r} is not a scheduler address (tcp://host:port): "
+                           f"{exc}") from None
+    kind = ident.get("type") if isinstance(ident, dict) else None
+    if kind != "Scheduler":
+        raise ClusterError(f"{address} is not a dask scheduler (it is {kind or 'something else'})")
+
+
+def _check_listen(host: str) -> None:
+    """That this host can listen on ``host`` (``--listen``): one line if not, before any nanny
+    tries (and logs its failure at length)."""
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as s:
+            s.bind(addr)
+    except (OSError, UnicodeError) as exc:
+        raise ClusterError(f"cannot listen on {host}: {exc}") from None
+
+
+async def _serve(address: str, slots: list[DeviceSlot], nthreads: int, name: str | None,
+                 local_directory: str | None, listen: str | None, timeout: float) -> None:
     from distributed import Nanny
 
+    await _check_scheduler(address, timeout)
     host = socket.gethostname()
+    listen = listen or _route_to(address)
     nannies = [
-        Nanny(address, scheduler_file=scheduler_file, nthreads=nthreads,
+        Nanny(address, nthreads=nthreads,
               env=slot.env, preload=["daskcl.cluster"], host=listen,
               name=f"{name or host}-daskcl-{i}", local_directory=local_directory)
         for i, slot in enumerate(slots)
     ]
-    await asyncio.gather(*(n.start() for n in nannies))
-    for n, slot in zip(nannies, slots):
-        print(f"daskcl worker {n.name} ({slot.label}) joined {n.scheduler_addr}", flush=True)
     try:
+        try:
+            await asyncio.gather(*(n.start() for n in nannies))
+        except Exception as exc:    # "Nanny failed to start": said in a line, with its cause
+            raise ClusterError(f"the workers did not start: {_first_cause(exc)}") from exc
+        for n, slot in zip(nannies, slots):
+            print(f"daskcl worker {n.name} ({slot.label}) joined {n.scheduler_addr}", flush=True)
         await asyncio.gather(*(n.finished() for n in nannies))
     finally:
         await asyncio.gather(*(n.close() for n in nannies), return_exceptions=True)
@@ -584,24 +697,50 @@ async def _serve(address: str | None, scheduler_file: str | None, slots: list[De
 def run_workers(address: str | None, *, scheduler_file: str | None = None,
                 devices: str | int | Sequence[str] | None = None, nthreads: int = 1,
                 name: str | None = None, local_directory: str | None = None,
-                listen: str | None = None) -> int:
+                listen: str | None = None, timeout: float = _CONNECT_TIMEOUT) -> int:
     """Start one dask worker per device of this host, joined to the scheduler at ``address`` (or
     the one in ``scheduler_file``); run until they are stopped (Ctrl-C, SIGTERM, or the scheduler
     retiring them).
+
+    ``timeout``: seconds to wait for the scheduler before any worker starts: for its file to
+    appear (a scheduler started beside the workers writes it; the wait is said on stderr), then
+    for the scheduler to answer.  A scheduler that does not is a :class:`ClusterError` in one line.
 
     ``listen``: the address the nannies and workers listen on.  By default, this host's address
     on the route to the scheduler: loopback when the scheduler is on this host, else the one
     interface the scheduler reaches (never every interface).  Anyone who can reach a worker's
     port can run code in it as this user; securing a multi-host cluster (a trusted network,
     ``distributed.Security`` with TLS) is up to whoever runs it.
+
+    Raises
+    ------
+    ClusterError
+        No scheduler given, both given, a bad ``nthreads`` or ``timeout``, a ``DASKCL_WARM``
+        name that is no function, a scheduler (or its file) not there within ``timeout``, or
+        workers that did not start (with the cause).
+    NoMatchingDeviceError, NoFp64DeviceError
+        The devices, as :func:`device_slots` refuses them (checked first).
     """
+    import time
+
     if not address and not scheduler_file:
         raise ClusterError("give the scheduler's address (tcp://host:8786) or --scheduler-file")
+    if address and scheduler_file:
+        raise ClusterError("give the scheduler's address or --scheduler-file, not both")
+    if isinstance(nthreads, bool) or not isinstance(nthreads, int) or nthreads < 1:
+        raise ClusterError(f"nthreads must be a whole number of at least 1, not {nthreads!r}")
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
+        raise ClusterError(f"timeout must be a positive number of seconds, not {timeout!r}")
     slots = device_slots(devices)
-    host = listen or _route_to(address, scheduler_file)
+    _check_worker_config(())    # a DASKCL_WARM name that is none: said here, not by each worker
+    if listen:
+        _check_listen(listen)
     try:
-        asyncio.run(_serve(address, scheduler_file, slots, nthreads, name, local_directory,
-                           host))
+        if scheduler_file:
+            address = _scheduler_file_address(scheduler_file, timeout,
+                                              time.monotonic() + timeout)
+        assert address is not None
+        asyncio.run(_serve(address, slots, nthreads, name, local_directory, listen, timeout))
     except KeyboardInterrupt:
         pass
     return 0

@@ -240,10 +240,16 @@ def matches(info: DeviceInfo, spec: str) -> bool:
 
 
 def listing(found: Sequence[tuple[DeviceInfo, Any]]) -> str:
-    """The devices of :func:`list_devices`, one clause each, for error messages."""
-    return "; ".join(
-        f"{i.describe()} fp64={'yes' if i.fp64 else 'no'}" for i, _ in found
-    ) or "none"
+    """The devices of :func:`list_devices`, one clause each, for error messages: each with its
+    fp64 verdict as ``daskcl devices`` gives it, the probe's (:func:`probe_fp64`), not only
+    what the device advertises: ``fp64=yes (probed)``, ``fp64=no (probe failed)`` or
+    ``fp64=no (extension)`` (no ``cl_khr_fp64``)."""
+    def verdict(info: DeviceInfo, dev: Any) -> str:
+        if not info.fp64:
+            return "no (extension)"
+        return "yes (probed)" if probe_fp64(dev) is None else "no (probe failed)"
+
+    return "; ".join(f"{i.describe()} fp64={verdict(i, d)}" for i, d in found) or "none"
 
 
 def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
