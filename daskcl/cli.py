@@ -572,10 +572,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", level)
     shown = warnings.showwarning
     try:
-        if args.cmd in ("sweep", "slurm"):
-            if not getattr(args, "verbose", False):   # a warning is a line, not its source's
-                warnings.showwarning = _warning_line
-            with sigterm_raises():
+        if args.cmd in ("sweep", "slurm", "worker"):
+            if args.cmd != "worker" and not getattr(args, "verbose", False):
+                warnings.showwarning = _warning_line   # a warning is a line, not its source's
+            with sigterm_raises():    # stops as at Ctrl-C: the worker processes closed
                 return int(args.run(args))
         return int(args.run(args))
     except DaskclError as exc:

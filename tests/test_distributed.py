@@ -314,6 +314,12 @@ def test_daskcl_worker_processes_join_a_scheduler(tmp_path: Path) -> None:
         assert "daskcl: worker not started:" in r.stderr and "pnrom" in r.stderr, r.stderr[-3000:]
         with distributed.Client(scheduler_file=str(sched_file)) as client:
             assert len(client.scheduler_info(n_workers=-1)["workers"]) == 2
+        # SIGTERM (kill, a batch system) stops the workers as Ctrl-C does, closing their
+        # processes: status 143 (it died at once, multiprocessing's semaphores reported leaked)
+        workers.send_signal(signal.SIGTERM)
+        _, err = workers.communicate(timeout=120)
+        assert workers.returncode == 143, err[-3000:]
+        assert "leaked semaphore" not in err, err[-3000:]
     finally:
         stop(workers, sched, sig=signal.SIGINT)
 

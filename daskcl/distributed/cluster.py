@@ -43,7 +43,7 @@ import dask
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from .. import config
-from ..errors import ClusterError, NoMatchingDeviceError
+from ..errors import ClusterError, NoMatchingDeviceError, Terminated
 from ..kernels._kernel import Kernel
 from ..runtime import device as _device
 from ..runtime import program as _program
@@ -741,6 +741,8 @@ def run_workers(address: str | None, *, scheduler_file: str | None = None,
                                               time.monotonic() + timeout)
         assert address is not None
         asyncio.run(_serve(address, slots, nthreads, name, local_directory, listen, timeout))
+    except Terminated:      # SIGTERM (kill, a batch system): the workers closed as at Ctrl-C
+        return 143
     except KeyboardInterrupt:
         pass
     return 0
