@@ -343,20 +343,23 @@ def test_daskcl_worker_gives_up_on_a_scheduler_within_its_timeout(tmp_path: Path
 def test_daskcl_worker_waits_for_a_scheduler_file_that_appears(tmp_path: Path) -> None:
     """A scheduler started beside the workers writes its file a moment later: the worker waits
     for it (saying so), reads the address, then tries that scheduler within its timeout."""
-    import threading
-
     sched_file = tmp_path / "scheduler.json"
     address = f"tcp://127.0.0.1:{_dead_port()}"
-    writer = threading.Timer(2.0, lambda: sched_file.write_text(f'{{"address": "{address}"}}'))
-    writer.start()
-    try:
-        r = _cli("worker", "--scheduler-file", str(sched_file), "--timeout", "8", timeout=240)
-    finally:
-        writer.cancel()
-    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 2 and lines[0] == (
-        f"daskcl worker: waiting up to 8 s for the scheduler file {sched_file} (--timeout)"), \
-        r.stderr
-    assert lines[1].startswith(f"error: cannot reach the scheduler {address} within 8 s: "), \
-        r.stderr
+    with subprocess.Popen([sys.executable, "-m", "daskcl", "worker", "--scheduler-file",
+                           str(sched_file), "--timeout", "10"], env=ENV, text=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        try:
+            assert proc.stderr is not None
+            first = proc.stderr.readline()     # the file is written once the worker waits
+            sched_file.write_text(f'{{"address": "{address}"}}')
+            rest = proc.stderr.read()
+            proc.wait(timeout=240)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert first == (f"daskcl worker: waiting up to 10 s for the scheduler file {sched_file} "
+                     "(--timeout)\n"), first + rest
+    assert proc.returncode == 1 and "Traceback" not in rest, rest
+    lines = rest.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: cannot reach the scheduler {address} within 10 s: "), rest
