@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from procs import run_python
@@ -137,3 +137,23 @@ def bit_differences(key: str, a: np.ndarray, b: np.ndarray) -> str | None:
     where = np.argwhere(~same)[:3].tolist()
     return (f"{key}: {int((~same).sum())} of {a.size} differ, e.g. at {where}: "
             f"{[a[tuple(i)].item() for i in where]} vs {[b[tuple(i)].item() for i in where]}")
+
+
+def with_unusable_devices(monkeypatch: Any, real_first: bool) -> tuple[Any, Any, Any]:
+    """This host's first device, and two listed beside it (after it, or before it where not
+    ``real_first``) at 9:0 and 9:1: one that advertises fp64 but whose probe fails (PyPI's
+    PoCL 3.0 on an AMD Zen 5), one without cl_khr_fp64.  Returns their infos: (real, broken,
+    single)."""
+    real = device.list_devices()[0]
+    info = real[0].__class__
+    broken = (info(**{**real[0].__dict__, "platform_index": 9, "device_index": 0,
+                      "name": "Broken CPU"}), "broken")
+    single = (info(**{**real[0].__dict__, "platform_index": 9, "device_index": 1,
+                      "name": "Single CPU", "fp64": False}), "single")
+    listed = [real, broken, single] if real_first else [broken, single, real]
+    monkeypatch.setattr(device, "list_devices", lambda: listed)
+    probe = device.probe_fp64
+    monkeypatch.setattr(device, "probe_fp64", lambda d: (
+        "the probe kernel did not build (error: unknown target CPU 'generic')")
+        if d == "broken" else probe(d))
+    return real[0], broken[0], single[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from devices import with_unusable_devices
 
 from daskcl.errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
 from daskcl.runtime import device
@@ -193,27 +194,10 @@ def test_builds_leave_other_threads_warnings_alone():
     assert [w.category for w in caught] == [cl.CompilerWarning]
 
 
-def _with_unusable_devices(monkeypatch):
-    """The first real device, and two beside it at 9:0 and 9:1: one that advertises fp64 but
-    whose probe fails (PyPI's PoCL 3.0 on an AMD Zen 5), one without cl_khr_fp64."""
-    real = device.list_devices()[0]
-    info = real[0].__class__
-    broken = (info(**{**real[0].__dict__, "platform_index": 9, "device_index": 0,
-                      "name": "Broken CPU"}), "broken")
-    single = (info(**{**real[0].__dict__, "platform_index": 9, "device_index": 1,
-                      "name": "Single CPU", "fp64": False}), "single")
-    monkeypatch.setattr(device, "list_devices", lambda: [real, broken, single])
-    probe = device.probe_fp64
-    monkeypatch.setattr(device, "probe_fp64", lambda d: (
-        "the probe kernel did not build (error: unknown target CPU 'generic')")
-        if d == "broken" else probe(d))
-    return real[0], broken[0], single[0]
-
-
 def test_a_device_listing_gives_the_probes_verdict(monkeypatch):
     """The devices an error lists: fp64 as `daskcl devices` says it, the probe's verdict; a
     device whose probe fails was listed "fp64=yes" (it advertises cl_khr_fp64)."""
-    real, broken, single = _with_unusable_devices(monkeypatch)
+    real, broken, single = with_unusable_devices(monkeypatch, real_first=True)
     assert device.listing(device.list_devices()) == (
         f"{real.describe()} fp64=yes (probed); {broken.describe()} fp64=no (probe failed); "
         f"{single.describe()} fp64=no (extension)")

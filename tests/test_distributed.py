@@ -25,6 +25,7 @@ import distributed
 import numpy as np
 import pytest
 import zarr
+from devices import with_unusable_devices
 from procs import stop
 
 from daskcl import glm, nmath
@@ -328,21 +329,10 @@ def test_daskcl_worker_processes_join_a_scheduler(tmp_path: Path) -> None:
 
 
 def _broken_device_first(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Any]:
-    """This host's first device listed after one at 9:0 that advertises fp64 but whose probe
-    fails (PyPI's PoCL 3.0 on an AMD Zen 5) and one at 9:1 without cl_khr_fp64."""
-    real = _device.list_devices()[0]
-    cls = real[0].__class__
-    broken = (cls(**{**real[0].__dict__, "platform_index": 9, "device_index": 0,
-                     "name": "Broken CPU"}), "broken")
-    single = (cls(**{**real[0].__dict__, "platform_index": 9, "device_index": 1,
-                     "name": "Single CPU", "fp64": False}), "single")
-    monkeypatch.setattr(_device, "list_devices", lambda: [broken, single, real])
-    probe = _device.probe_fp64
-    monkeypatch.setattr(_device, "probe_fp64", lambda d: (
-        "the probe kernel did not build (error: unknown target CPU 'generic')")
-        if d == "broken" else probe(d))
+    """This host's first device listed after one at 9:0 whose fp64 probe fails and one at 9:1
+    without cl_khr_fp64 (:func:`devices.with_unusable_devices`), no DASKCL_DEVICE set."""
     monkeypatch.delenv("DASKCL_DEVICE", raising=False)
-    return real[0], broken[0], single[0]
+    return with_unusable_devices(monkeypatch, real_first=False)
 
 
 def test_device_slots_go_by_the_probe_not_the_advertised_fp64(

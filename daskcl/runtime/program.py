@@ -1075,8 +1075,14 @@ class _DiskCache:
 def _checked_fd(fd: int, what: str, shared: bool, gid: int | None) -> int:
     """``fd`` if what it opens is trusted (:func:`_distrust`); else it is closed and
     :class:`_Untrusted` raised."""
+    return _kept_fd(fd, lambda f: _distrust(os.fstat(f), what, shared, gid))
+
+
+def _kept_fd(fd: int, problem: Callable[[int], str | None]) -> int:
+    """``fd`` where ``problem(fd)`` finds none; else (or where it raises) ``fd`` is closed, and
+    :class:`_Untrusted` raised with the problem."""
     try:
-        why = _distrust(os.fstat(fd), what, shared, gid)
+        why = problem(fd)
     except BaseException:
         os.close(fd)
         raise
@@ -1366,15 +1372,7 @@ def _open_driver_dir(disk: _DiskCache, name: str) -> int | None:
     except OSError as exc:                 # a symbolic link or a file of that name
         raise _Untrusted(f"it is not a directory ({exc.strerror})") from None
     fd = _checked_fd(fd, "the directory", disk.shared, disk.gid)
-    try:
-        why = _marker_problem(fd, disk)
-    except BaseException:
-        os.close(fd)
-        raise
-    if why is not None:
-        os.close(fd)
-        raise _Untrusted(why)
-    return fd
+    return _kept_fd(fd, lambda f: _marker_problem(f, disk))
 
 
 def _marker_problem(fd: int, disk: _DiskCache) -> str | None:
