@@ -539,6 +539,8 @@ def test_cache_commands_warm_info_clear(tmp_path, cache):
 _DRIVER_ENV = textwrap.dedent("""
     import os
     from daskcl import nmath
+    from daskcl.runtime import program
+    program._nvidia_opencl = lambda: True   # as on an NVIDIA machine (test_nvidia_is_looked_for)
     nmath.pnorm(0.5)
     print(os.environ.get("CUDA_CACHE_PATH"), os.environ.get("CUDA_CACHE_MAXSIZE"))
 """)
@@ -592,10 +594,48 @@ def test_driver_cache_lives_in_the_program_cache(tmp_path):
 
 @pytest.fixture
 def no_cuda_env(monkeypatch):
-    """No CUDA_CACHE_* variables, and whatever share_driver_cache sets undone after the test."""
+    """No CUDA_CACHE_* variables, and whatever share_driver_cache sets undone after the test;
+    NVIDIA's driver taken as present (:func:`test_nvidia_is_looked_for_before_any_driver`)."""
     for key in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE"):
         monkeypatch.setenv(key, "")         # recorded as unset, so restored to unset
         monkeypatch.delenv(key)
+    monkeypatch.setattr(program, "_nvidia_opencl", lambda: True)
+
+
+def test_nvidia_is_looked_for_before_any_driver(cache, monkeypatch):
+    """The driver's directory is made only where NVIDIA's OpenCL may be (its kernel driver, or
+    an ICD registration naming it), judged before any driver loads; elsewhere (PoCL alone)
+    nothing is made and CUDA_CACHE_PATH is not set.  ``cache info`` and ``cache clear`` make
+    no cache directory either."""
+    if os.path.exists("/proc/driver/nvidia"):
+        pytest.skip("NVIDIA's kernel driver is loaded here")
+    for key in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE",
+                "OCL_ICD_FILENAMES"):
+        monkeypatch.setenv(key, "")
+        monkeypatch.delenv(key)
+    vendors = cache.parent / "vendors"
+    vendors.mkdir()
+    (vendors / "pocl.icd").write_text("libpocl.so.2\n")
+    (vendors / "notes.txt").write_text("libnvidia-opencl.so.1\n")   # not an .icd file
+    monkeypatch.setenv("OCL_ICD_VENDORS", str(vendors))
+    assert program._nvidia_opencl() is False
+    assert program.share_driver_cache() is None and "CUDA_CACHE_PATH" not in os.environ
+    assert not cache.exists()
+    assert program.cache_info()["entries"] == 0 and program.clear_disk_cache() == 0
+    assert not cache.exists()
+    (vendors / "nvidia.icd").write_text("libnvidia-opencl.so.1\n")
+    assert program._nvidia_opencl() is True
+    (vendors / "nvidia.icd").unlink()
+    monkeypatch.setenv("OCL_ICD_FILENAMES", "/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1")
+    assert program._nvidia_opencl() is True
+    monkeypatch.delenv("OCL_ICD_FILENAMES")
+    monkeypatch.setenv("OCL_ICD_VENDORS", str(vendors / "missing"))
+    assert program._nvidia_opencl() is False
+    try:
+        assert program.share_driver_cache() is None
+    finally:
+        os.environ.pop("CUDA_CACHE_PATH", None)
+    assert not cache.exists()
 
 
 def test_clear_deletes_nothing_of_a_driver_directory_daskcl_did_not_make(cache, no_cuda_env):

@@ -198,7 +198,7 @@ def test_arrays_still_written_on_another_queue_are_waited_for():
         other.finish()
     assert same(got, nmath.pnorm(values))
     # a GLM grid on the device, the same way
-    y, xm = np.array([0.2, 0.7, 0.5]), np.array([[1.0, 0.5], [1.0, -1.0], [1.0, 2.0]])
+    y, xm = np.array([0.25, 0.75, 0.5]), np.array([[1.0, 0.5], [1.0, -1.0], [1.0, 2.0]])
     args = (y, xm, np.zeros(2), np.eye(2), 0.0, 4.0)
     b = cla.zeros(other, (32, 2), np.float64)
     b.add_event(fill(other, (64,), None, b.data, np.int64(64), np.int64(10_000_000)))

@@ -37,6 +37,11 @@ def lchoose(n, s):
     return special.gammaln(n + 1) - special.gammaln(s + 1) - special.gammaln(n - s + 1)
 
 
+#: the binomial data of :func:`data` round some weights by design (the counts of the likelihood
+#: are round(y * wt) of round(wt)), which R's glm warns of; the warning's own test asks for it
+pytestmark = pytest.mark.filterwarnings("ignore:f2_f3. non-integer #successes")
+
+
 def terms(family, link, eta, y, wt):
     """l (negative log-likelihood) and g = dl/deta, elementwise, as the specification's table.
 
@@ -467,6 +472,29 @@ def test_outside_the_support(family, link, y, wt, want):
         assert np.isnan(qf)
     else:
         assert qf == want
+
+
+def test_non_integer_binomial_counts_warn_as_rs_glm_does():
+    """R's glm warns "non-integer #successes in a binomial glm!" where y * wt is more than
+    1e-3 from an integer; the likelihood here counts round(y * wt) of round(wt), so such data
+    change the model silently.  f2_f3 and Posterior warn (the first row named); whole counts,
+    rounding noise within 1e-3 and quasibinomial do not."""
+    x, mu, P = np.ones((3, 1)), np.zeros(1), np.eye(1)
+    b = np.zeros((2, 1))
+    with pytest.warns(RuntimeWarning, match=r"f2_f3: non-integer #successes in a binomial "
+                      r"model: 1 row\(s\), the first y\[1\] \* wt\[1\] = 0\.3 \* 2\.0; the "
+                      r"likelihood counts round\(y \* wt\) successes of round\(wt\) trials") as got:
+        f2_f3("binomial", "logit", b, [0.5, 0.3, 1.0], x, mu, P, 0.0, 2.0)
+    assert got[0].filename == __file__
+    with pytest.warns(RuntimeWarning, match=r"2 row\(s\), the first y\[0\] \* wt\[0\] = "
+                      r"0\.4 \* 2\.5"):
+        Posterior("binomial", "probit", [0.4, 1 / 3, 0.0], x, mu, P, 0.0, [2.5, 3.0, 1.2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f2_f3("binomial", "logit", b, [0.5, 1 / 3, 1.0], x, mu, P, 0.0, [2.0, 3.0, 1.0005])
+        f2_f3("quasibinomial", "logit", b, [0.5, 0.3, 1.0], x, mu, P, 0.0, 2.0)
+        f2_f3("binomial", "logit", b, [0.5, np.nan, 1.0], x, mu, P, 0.0, 2.0)
+        f2_f3("poisson", "log", b, [0.5, 0.3, 1.0], x, mu, P, 0.0, 2.0)
 
 
 def test_gamma_y0_shape1_is_eta():

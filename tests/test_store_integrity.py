@@ -151,6 +151,7 @@ def test_overwrite_leaves_files_named_like_chunks_beyond_the_grid(tmp_path: Path
     if gone is not None:
         p = out / gone
         shutil.rmtree(p) if p.is_dir() else p.unlink()
+    made = [d for d in (out / stray).parents if not d.exists()]   # the user's directories
     (out / stray).parent.mkdir(parents=True, exist_ok=True)
     (out / stray).write_text("keep me")
     before = _tree(out)
@@ -163,6 +164,8 @@ def test_overwrite_leaves_files_named_like_chunks_beyond_the_grid(tmp_path: Path
     with pytest.raises(SweepError, match=rf"also holds {stray}, which"):
         store.check_store(other, str(out), resume=False, overwrite=True)
     (out / stray).unlink()
+    for d in made:      # deepest first: an empty directory of the user's stops it too
+        d.rmdir()
     res = run(other, out, client="sync", overwrite=True)
     assert res.computed == 6
     np.testing.assert_array_equal(open_result(out)["pgamma"][...], np.asarray(
@@ -189,6 +192,31 @@ def test_overwrite_leaves_a_link_named_like_a_chunk(tmp_path: Path) -> None:
     with pytest.raises(SweepError, match=r"also holds q/c/0, which daskcl did not write"):
         run(other, out, client="sync", overwrite=True)
     assert stat.S_ISFIFO(os.lstat(out / "q" / "c" / "0").st_mode)
+
+
+def test_overwrite_leaves_a_users_empty_directory(tmp_path: Path) -> None:
+    """An empty directory inside one of daskcl's entries was removed with it: the search for
+    what daskcl did not write saw files only.  A user's empty directory stops --overwrite as a
+    file does; the empty chunk directories a deleted chunk leaves (``pgamma/c/1``) are
+    daskcl's and go."""
+    out = tmp_path / "o.zarr"
+    run(Sweep.from_dict(_spec()), out, client="sync")
+    other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})
+    for mine in ("pgamma/results", "pgamma/c/0/extra", "q/c/0x", "_daskcl/mine", "pgamma/c/7"):
+        (out / mine).mkdir()
+        before = _tree(out)
+        with pytest.raises(SweepError, match=rf"also holds {mine}/, which daskcl did not"):
+            run(other, out, client="sync", overwrite=True)
+        assert _tree(out) == before and (out / mine).is_dir()
+        (out / mine).rmdir()
+    for key in ("1/0", "1/1"):
+        (out / "pgamma" / "c" / key).unlink()
+    assert (out / "pgamma" / "c" / "1").is_dir()
+    assert run(other, out, client="sync", overwrite=True).computed == 6
+    assert store._is_own_dir("pgamma/c", {"pgamma": (3, 2)}.get)
+    assert store._is_own_dir("pgamma/c/2", {"pgamma": (3, 2)}.get)
+    assert [r for r in ("pgamma/c/3", "pgamma/c/0/0", "pgamma/d", "pgamma", "x/c")
+            if store._is_own_dir(r, {"pgamma": (3, 2)}.get)] == []
 
 
 def test_overwrite_knows_chunk_keys_by_the_arrays_metadata(tmp_path: Path) -> None:

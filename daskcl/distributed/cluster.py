@@ -101,9 +101,9 @@ def _warm_glm(family: str, link: str) -> None:
 
     from ..glm import f2_f3
 
-    x = np.ones((1, 1))
+    x = np.ones((1, 1))   # one success of two trials: a count (binomial warns of others)
     f2_f3(family, link, np.zeros((1, 1)), np.array([0.5 if family != "Gamma" else 1.0]), x,
-          np.zeros(1), np.eye(1), np.zeros(1), np.ones(1))
+          np.zeros(1), np.eye(1), np.zeros(1), np.full(1, 2.0))
 
 
 def describe() -> dict[str, Any]:

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LibraryError
+from ..errors import LibraryError, outside_stacklevel, warn_r
 from ..kernels import _transfer
 from ..kernels._elementwise import is_dask_array
 from ..runtime import device as _device
@@ -70,6 +70,25 @@ FAMILIES: dict[tuple[str, str], str] = {
 #: family names that use another family's kernels
 _ALIASES = {"quasibinomial": "binomial", "quasipoisson": "poisson", "gamma": "Gamma"}
 _DRIVER = "f2_f3_driver"
+
+
+def _warn_non_integer_counts(y: np.ndarray, wt: np.ndarray) -> None:
+    """R's glm warns "non-integer #successes in a binomial glm!" where ``y * wt`` is more than
+    1e-3 from an integer; the binomial likelihood here rounds the counts (``round(y * wt)`` of
+    ``round(wt)`` trials), so a proportion that is not a count's, or weights that are not
+    numbers of trials, change the model silently.  The same warning, naming the first row
+    (quasibinomial, which is meant for such data, does not warn, as in R)."""
+    with np.errstate(invalid="ignore"):
+        s = y * wt
+        bad = (np.abs(s - np.round(s)) > 1e-3) | (np.abs(wt - np.round(wt)) > 1e-3)
+    rows = np.flatnonzero(bad & np.isfinite(s) & np.isfinite(wt))
+    if rows.size:
+        i = int(rows[0])
+        warn_r(f"f2_f3: non-integer #successes in a binomial model: {rows.size} row(s), the "
+               f"first y[{i}] * wt[{i}] = {float(y[i])!r} * {float(wt[i])!r}; the likelihood "
+               "counts round(y * wt) successes of round(wt) trials (y is the proportion of "
+               "successes, wt the number of trials; family 'quasibinomial' takes other data "
+               "without this warning)", stacklevel=outside_stacklevel())
 
 
 def _supported() -> str:
@@ -267,6 +286,8 @@ class Posterior:
                     f"eigenvalue is {float(eig[0])!r}, so qf has no minimum.  A zero precision "
                     f"(a flat prior along some directions, e.g. P = 0) is accepted"
                 )
+        if family == "binomial":
+            _warn_non_integer_counts(vecs["y"], vecs["wt"])
         self.x, self.mu, self.P = x, mu, P
         self.y, self.alpha, self.wt = vecs["y"], vecs["alpha"], vecs["wt"]
         self.l1, self.l2 = l1, l2
@@ -762,6 +783,13 @@ def f2_f3(
     TypeError
         Non-numeric arrays; ``chunks`` of another type (a string other than ``"auto"``
         included); ``tuning`` not a :class:`Tuning`.
+
+    Warns
+    -----
+    RuntimeWarning
+        binomial data whose counts are not whole (``y * wt`` or ``wt`` more than 1e-3 from an
+        integer), as R's glm warns "non-integer #successes": the likelihood counts
+        ``round(y * wt)`` successes of ``round(wt)`` trials.  ``quasibinomial`` does not warn.
 
     Examples
     --------

@@ -54,6 +54,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 import threading
 import time
 import warnings
@@ -1021,14 +1022,16 @@ class _DiskCache:
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls) -> Iterator[_DiskCache | None]:
-        """The cache directory, created private when missing; ``None`` without a usable one.
+    def open(cls, create: bool = True) -> Iterator[_DiskCache | None]:
+        """The cache directory, created private when missing (``None`` where it is missing
+        and ``create`` is false: what only looks, ``cache info`` and ``cache clear``, makes
+        nothing); ``None`` without a usable one.
 
         A directory that is not trusted (see :func:`_distrust`) or cannot be opened warns once
         per process and is not used.
         """
         d = cache_dir()
-        if d is None or (str(d), "open") in _refused:
+        if d is None or (str(d), "open") in _refused or not (create or os.path.lexists(d)):
             yield None
             return
         shared = _shared()
@@ -1229,7 +1232,7 @@ _SUBDIR = re.compile(r"[0-9a-f]{2}")
 def _own_files() -> Iterator[tuple[Path, str, int]]:
     """The files of the disk cache that daskcl writes (entries, their build locks, unfinished
     writes): ``(subdirectory, name, bytes)``; nothing else under the directory is listed."""
-    with _DiskCache.open() as disk:
+    with _DiskCache.open(create=False) as disk:
         if disk is None:
             return
         for sub in sorted(os.listdir(disk.fd)):
@@ -1291,6 +1294,8 @@ def share_driver_cache() -> Path | None:
     """
     if "CUDA_CACHE_PATH" in os.environ or os.environ.get("CUDA_CACHE_DISABLE", "0") != "0":
         return None
+    if not _nvidia_opencl():
+        return None
     with _DiskCache.open() as disk:
         if disk is None:
             return None
@@ -1314,6 +1319,31 @@ def share_driver_cache() -> Path | None:
     os.environ["CUDA_CACHE_PATH"] = str(path)
     os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))   # the driver's largest
     return path
+
+
+def _nvidia_opencl() -> bool:
+    """Whether NVIDIA's OpenCL driver may be on this machine, judged without loading any
+    driver (this runs before the first OpenCL call): on Linux, the NVIDIA kernel driver
+    (``/proc/driver/nvidia``) or an ICD registration that names NVIDIA's library
+    (``OCL_ICD_FILENAMES``, the ``.icd`` files of ``OCL_ICD_VENDORS`` or
+    ``/etc/OpenCL/vendors``).  Elsewhere it cannot be told so cheaply: true.  Where it is
+    false, :func:`share_driver_cache` makes no ``daskcl-nvidia`` directory."""
+    if not sys.platform.startswith("linux") or os.path.exists("/proc/driver/nvidia"):
+        return True
+    if "nvidia" in os.environ.get("OCL_ICD_FILENAMES", "").lower():
+        return True
+    vendors = os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors"
+    try:
+        files = ([os.path.join(vendors, f) for f in os.listdir(vendors) if f.endswith(".icd")]
+                 if os.path.isdir(vendors) else [vendors])
+    except OSError:
+        return False
+    for f in files:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            with open(f, encoding="utf-8") as fh:
+                if "nvidia" in fh.read(4096).lower():
+                    return True
+    return False
 
 
 _device.before_drivers.append(share_driver_cache)
@@ -1414,7 +1444,7 @@ def _driver_files(fd: int) -> Iterator[tuple[int, str, os.stat_result]]:
 def _driver_cache_state() -> tuple[int, str | None]:
     """The bytes of the driver's compiled code in :data:`DRIVER_CACHE`, and why a directory of
     that name is left alone (``None`` where it is daskcl's, or there is none)."""
-    with _DiskCache.open() as disk:
+    with _DiskCache.open(create=False) as disk:
         if disk is None:
             return 0, None
         try:
@@ -1471,7 +1501,7 @@ def clear_disk_cache() -> int:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sub / name)
             n += 1
-    with _DiskCache.open() as disk:
+    with _DiskCache.open(create=False) as disk:
         if disk is None:
             return n
         for name in sorted(os.listdir(disk.fd)):

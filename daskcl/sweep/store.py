@@ -641,6 +641,22 @@ def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> 
         _INDEX.fullmatch(i) and int(i) < n for i, n in zip(index, grid))
 
 
+def _is_own_dir(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> bool:
+    """Whether the empty directory ``rel`` is one that daskcl's chunks make: an array's ``c``
+    or a prefix of a chunk key that ``grid_of(array)`` holds (``c/0`` of a 2-d grid), left
+    empty where a chunk was deleted.  Any other empty directory is the user's, and
+    ``--overwrite`` would delete it with its entry."""
+    parts = rel.split("/")
+    split = 2 if parts[0] == _BOOK else 1
+    array, rest = "/".join(parts[:split]), parts[split:]
+    if not rest or rest[0] != "c":
+        return False
+    index = rest[1:]
+    grid = grid_of(array)
+    return grid is not None and len(index) < len(grid) and all(
+        _INDEX.fullmatch(i) and int(i) < n for i, n in zip(index, grid))
+
+
 def _read_local_json(path: str) -> Any:
     """The JSON of a regular file at ``path`` (a link is not followed, nothing blocks), or
     ``None`` where there is none."""
@@ -686,10 +702,11 @@ def _grids(read: Callable[[str], Any]) -> Callable[[str], tuple[int, ...] | None
     return grid_of
 
 
-def _walk(top: str, rel: str) -> Iterable[tuple[str, bool]]:
-    """Every entry under the directory ``top`` but the directories (a link to one included),
-    as its path ``rel/...`` and whether it is a regular file; links are not followed, and a
-    directory that cannot be read is passed over (as ``os.walk`` does)."""
+def _walk(top: str, rel: str) -> Iterable[tuple[str, str]]:
+    """Every entry under the directory ``top`` but the directories that hold something (a
+    link to one included), as its path ``rel/...`` and its kind: ``"file"`` (a regular file),
+    ``"dir"`` (an empty directory) or ``"other"``; links are not followed, and a directory that
+    cannot be read is passed over (as ``os.walk`` does)."""
     stack = [(top, rel)]
     while stack:
         d, r = stack.pop()
@@ -698,12 +715,14 @@ def _walk(top: str, rel: str) -> Iterable[tuple[str, bool]]:
                 entries = list(it)
         except OSError:
             continue
+        if not entries and r != rel:
+            yield r, "dir"
         for e in entries:
             path = f"{r}/{e.name}"
             if e.is_dir(follow_symlinks=False):
                 stack.append((e.path, path))
             else:
-                yield path, e.is_file(follow_symlinks=False)
+                yield path, "file" if e.is_file(follow_symlinks=False) else "other"
 
 
 def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) -> list[str]:
@@ -719,8 +738,9 @@ def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) 
             top = os.path.join(root, n)
             if os.path.islink(top) or not os.path.isdir(top):
                 continue      # a link or file of daskcl's name is removed itself, no more
-            found += [rel for rel, regular in _walk(top, n)
-                      if not (regular and _is_own_file(rel, grid_of))]
+            found += [rel + ("/" if kind == "dir" else "") for rel, kind in _walk(top, n)
+                      if not ((kind == "file" and _is_own_file(rel, grid_of))
+                              or (kind == "dir" and _is_own_dir(rel, grid_of)))]
         return sorted(found)
     import fsspec
 
