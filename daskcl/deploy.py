@@ -97,7 +97,32 @@ def _slurm_cluster_class() -> Any:
     finally:
         if before is not None and signal.getsignal(signal.SIGINT) is not before:
             signal.signal(signal.SIGINT, before)
-    return SLURMCluster
+    global _CLASS
+    if _CLASS is None or not issubclass(_CLASS, SLURMCluster):
+        _CLASS = type("SLURMCluster", (SLURMCluster,), {
+            "__module__": __name__, "dashboard_link": property(_dashboard_link),
+            "__doc__": "dask-jobqueue's ``SLURMCluster``, its ``dashboard_link`` where the "
+                       "dashboard listens"})
+    return _CLASS
+
+
+_CLASS: Any = None
+
+
+def _dashboard_link(cluster: Any) -> str:
+    """The dashboard's link at the host it listens on.  distributed names the scheduler's host
+    (the node's address on the network), where nothing answers when the dashboard listens on
+    loopback, as :func:`slurm_cluster`'s does unless told otherwise."""
+    from distributed.utils import format_dashboard_link
+
+    try:
+        port = cluster.scheduler_info["services"]["dashboard"]
+    except KeyError:
+        return ""
+    host = getattr(cluster, "_daskcl_dashboard_host", None)
+    if not host:
+        host = cluster.scheduler_address.split("://")[1].split("/")[0].split(":")[0]
+    return str(format_dashboard_link(host, port))
 
 
 #: Where the scheduler's dashboard of :func:`slurm_cluster` listens unless told otherwise: this
@@ -199,6 +224,10 @@ def slurm_cluster(
 
         raise ClusterError(f"the SLURM cluster's scheduler did not start: {_first_cause(exc)}"
                            ) from exc
+    listen = str(kwargs["scheduler_options"].get("dashboard_address") or "")
+    host = listen.rpartition(":")[0].strip("[]") if ":" in listen else ""
+    if host not in ("", "0.0.0.0", "::"):    # every interface: the scheduler's host serves it
+        cluster._daskcl_dashboard_host = host
     if maximum is not None:
         cluster.adapt(minimum=minimum or 0, maximum=maximum)
     elif n_workers:

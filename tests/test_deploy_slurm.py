@@ -484,9 +484,12 @@ def test_the_scheduler_listens_on_one_address_and_its_dashboard_on_loopback() ->
         host, port = get_address_host_port(cluster.scheduler_address)
         http = cluster.scheduler.http_server.port
         script = cluster.job_script()
+        link = cluster.dashboard_link
     assert host == get_ip()                     # the address dask advertised before
     assert f" {cluster.scheduler_address} " in script    # and the workers are given
     assert opened == {(host, port), ("127.0.0.1", http)}, opened
+    # the link names where the dashboard listens (distributed named the scheduler's host)
+    assert link == f"http://127.0.0.1:{http}/status", link
     # --interface: the workers' interface is the scheduler's, its address alone
     before = _listening()
     with slurm_cluster(interface="lo", dashboard_address=":0") as cluster:
@@ -502,7 +505,9 @@ def test_the_scheduler_listens_on_one_address_and_its_dashboard_on_loopback() ->
         opened = _listening() - before
         _, port = get_address_host_port(cluster.scheduler_address)
         http = cluster.scheduler.http_server.port
+        link = cluster.dashboard_link
     assert opened == {("127.0.0.1", port), (get_ip(), http)}, opened
+    assert link == f"http://{get_ip()}:{http}/status", link
 
 
 def test_a_scheduler_that_cannot_listen_is_one_error(tmp_path: Path) -> None:
