@@ -365,3 +365,33 @@ def test_f2_f3_dask_b(family: str, link: str) -> None:
     both = dask.compute(qf, qf2)
     assert np.array_equal(both[0], want_qf, equal_nan=True)
     assert np.array_equal(both[1], want_qf[::-1], equal_nan=True)
+
+
+def test_the_index_i_is_the_whole_arrays_under_dask() -> None:
+    """``i`` in an operation is the element's flat index in the C order of the whole result;
+    under dask each chunk counted its elements from 0.  Chunks cut along any axis, broadcast
+    inputs, several outputs: the NumPy call's values."""
+    from daskcl import ElementwiseKernel
+
+    idx = ElementwiseKernel("double x, double w", "double y", "y = x + i * w;", name="at_index")
+    x = np.arange(35.0).reshape(5, 7) / 8
+    w = np.linspace(1, 2, 7)
+    want = idx(x, w)
+    assert np.array_equal(want, x + np.arange(35).reshape(5, 7) * w)
+    for chunks in ((2, 3), (5, 1), (1, 7), (3, 7)):
+        got = idx(da.from_array(x, chunks=chunks), w).compute()
+        assert np.array_equal(got, want), chunks
+    col = da.from_array(x[:, :1], chunks=(2, 1))          # (5, 1) against (7,): (5, 7)
+    assert np.array_equal(idx(col, da.from_array(w, chunks=3)).compute(), idx(x[:, :1], w))
+    two = ElementwiseKernel("double x", "double a, double b", "a = i; b = x - i;", name="two_i")
+    a, b = two(da.ones((4, 6), chunks=(3, 4)))
+    assert np.array_equal(a.compute(), np.arange(24.0).reshape(4, 6))
+    assert np.array_equal(b.compute(), 1 - np.arange(24.0).reshape(4, 6))
+    # a comment or a name that only contains i does not count as reading it
+    plain = ElementwiseKernel("double x", "double y", "y = x * 2; // i is not read", name="no_i")
+    assert not plain.definition.index and idx.definition.index
+    # unknown chunk sizes cannot give the indices
+    x1 = da.arange(10, chunks=3).astype(float)
+    with pytest.raises(ValueError, match=r"at_index: the operation reads i, the element's "
+                       r"index in the whole array, which a dask array of unknown chunk sizes"):
+        idx(x1[x1 > 2], 1.0)

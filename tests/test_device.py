@@ -206,3 +206,39 @@ def test_a_device_listing_gives_the_probes_verdict(monkeypatch):
     assert str(ei.value).endswith(
         f"Devices found: {real.describe()} fp64=yes (probed); {broken.describe()} fp64=no "
         f"(probe failed); {single.describe()} fp64=no (extension)")
+
+
+FORKED = """
+import os, sys
+import numpy as np
+from daskcl import nmath
+from daskcl.errors import DeviceError
+print(float(nmath.pnorm(0.5)), flush=True)
+pid = os.fork()
+if pid == 0:
+    try:
+        nmath.pnorm(np.array([1.0]))
+    except DeviceError as exc:
+        print("child:", exc, flush=True)
+        os._exit(3)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print("exit", os.waitstatus_to_exitcode(status), float(nmath.pnorm(1.0)), flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this system")
+def test_a_process_forked_after_opencl_started_is_told_so() -> None:
+    """A child forked after the parent used its device (multiprocessing's default start on
+    Linux) waited forever at its first launch: the drivers' threads are the parent's.  It now
+    gets a DeviceError that says why and what to do, and the parent goes on."""
+    from procs import run_python
+
+    r = run_python(["-c", FORKED], timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "0.691462461274013"
+    assert lines[1].startswith("child: daskcl started OpenCL in process ")
+    assert "this process was forked from it after that: OpenCL's drivers do not survive fork. " \
+           "Start processes with the 'spawn' or 'forkserver' method" in lines[1]
+    assert lines[2] == "exit 3 0.8413447460685429"

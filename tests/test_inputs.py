@@ -20,7 +20,7 @@ import pytest
 from procs import run_python
 from test_random_philox import stream_words
 
-from daskcl import nmath
+from daskcl import ElementwiseKernel, nmath
 from daskcl.glm import FactorialGrid, Posterior, f2_f3
 from daskcl.kernels import _elementwise as ew
 from daskcl.kernels import _random as drandom
@@ -373,3 +373,19 @@ def test_masked_arrays_are_refused_not_unmasked():
     # the advice given works: masked values become NaN
     out = nmath.pnorm(m.filled(np.nan))
     assert out[0] == 0.5 and np.isnan(out[1])
+
+
+def test_a_scalar_negative_zero_reaches_the_kernel_as_negative_zero():
+    """A Python or NumPy scalar -0.0 reached the kernel as +0.0 (``scalar or 0.0``), so a
+    scalar call differed from the same call on an array, and from R: ``pexp(0.5, rate=-Inf)``
+    is R's pexp(0.5, scale = -0) = -Inf; 1 / -0 is -Inf in a kernel of one's own."""
+    assert nmath.pexp(0.5, rate=-np.inf) == -np.inf
+    assert nmath.pexp(0.5, -0.0) == -np.inf
+    assert nmath.pexp(0.5, np.float64(-0.0)) == nmath.pexp(0.5, np.array([-0.0]))[0] == -np.inf
+    inv = ElementwiseKernel("double x", "double y", "y = 1.0 / x;", name="inverse")
+    assert inv(-0.0) == -np.inf and inv(0.0) == np.inf
+    # the scalar call gives the array call's bits, the sign of a zero included
+    for f, args in ((nmath.lgamma1p, (-0.0,)), (nmath.log1pmx, (-0.0,)),
+                    (nmath.qexp, (0.5, -0.0)), (nmath.qcauchy, (0.5, -0.0, 1.0))):
+        arrays = [np.array([a]) for a in args]
+        assert same(np.atleast_1d(f(*args)), f(*arrays)), f.__name__

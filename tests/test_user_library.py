@@ -377,6 +377,32 @@ def test_cached_until_a_tree_file_changes(tmp_path):
     assert "a new last line" not in before
 
 
+def test_a_kernel_made_before_an_edit_builds_the_edited_unit(tmp_path):
+    """An ElementwiseKernel kept the program it had assembled from a unit tree after the tree's
+    file was edited (its sources were kept by the roots, which do not change), while a new
+    kernel got the edit; now each call asks the library, read again once a file changed, and
+    both give the edited unit's values."""
+    from daskcl import ElementwiseKernel
+
+    tree = logit_tree(tmp_path)
+    Library(trees=[tree]).write_index(root=tree)
+    odds = ElementwiseKernel("double x", "double y", "y = my_logit_odds(x);", name="odds",
+                             library=tree)
+    x = np.array([-1.0, 0.0, 1.0])
+    np.testing.assert_allclose(odds(x), np.exp(x), rtol=2e-15)
+    (tree / "my_logit_odds.cl").write_text(LOGIT_ODDS.replace("return my_logit_cdf(x) /",
+                                                              "return 2 * my_logit_cdf(x) /"))
+    fresh = ElementwiseKernel("double x", "double y", "y = my_logit_odds(x);", name="odds2",
+                              library=tree)
+    np.testing.assert_allclose(fresh(x), 2 * np.exp(x), rtol=2e-15)
+    np.testing.assert_allclose(odds(x), 2 * np.exp(x), rtol=2e-15)
+    # an edit of the annotations is seen too: the index no longer matches
+    (tree / "my_logit_odds.cl").write_text(LOGIT_ODDS.replace("my_logit_cdf\n",
+                                                              "my_logit_cdf, pnorm\n"))
+    with pytest.raises(StaleIndexError):
+        odds(x)
+
+
 def test_find_names(tmp_path):
     lib = get_library()
     op = ("double c = qt(alpha / 2, df, 0, 0); "

@@ -256,7 +256,20 @@ _RESERVED = set(keyword.kwlist) | {
     "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
     "typedef", "union", "unsigned", "void", "volatile", "while", "half", "bool", "uint",
     "ulong", "uchar", "ushort", "i",
+    # OpenCL C's keywords, qualifiers and types beyond C's
+    "true", "false", "_Bool", "_Complex", "_Imaginary", "global", "__global", "local",
+    "__local", "constant", "__constant", "private", "__private", "generic", "__generic",
+    "kernel", "__kernel", "read_only", "__read_only", "write_only", "__write_only",
+    "read_write", "__read_write", "uniform", "pipe", "vec_step", "size_t", "ptrdiff_t",
+    "intptr_t", "uintptr_t", "image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t",
+    "image2d_array_t", "image2d_depth_t", "image2d_array_depth_t", "image3d_t", "sampler_t",
+    "event_t", "queue_t", "ndrange_t", "clk_event_t", "reserve_id_t", "cl_mem_fence_flags",
+    # what the generated kernel calls after the arguments are declared (its NaN counts)
+    "isnan", "isfinite", "atomic_inc", "R_nonint",
 }
+#: OpenCL C's vector types (double2, int16, ...)
+_VECTOR_TYPE = re.compile(r"(?:char|uchar|short|ushort|int|uint|long|ulong|float|double|half|bool)"
+                          r"(?:2|3|4|8|16)")
 
 
 #: OpenCL C's own macros (math constants, limits, ``INFINITY``, ``NAN``, ...)
@@ -325,9 +338,11 @@ def _params(spec: str | Sequence[str], what: str, kernel: str,
                 f"ElementwiseKernel {kernel}: {what} are 'TYPE NAME' items separated by commas, "
                 f"TYPE one of {', '.join(types)}; got {str(item).strip()!r}")
         typ, name = words
-        if not _IDENT.fullmatch(name) or name.startswith("dk_") or name in _RESERVED:
+        if (not _IDENT.fullmatch(name) or name.startswith("dk_") or name in _RESERVED
+                or _VECTOR_TYPE.fullmatch(name)):
             raise ValueError(f"ElementwiseKernel {kernel}: {name!r} cannot name an argument (a C "
-                             "identifier not starting with dk_, not a keyword, not i)")
+                             "identifier not starting with dk_, not a keyword or type of OpenCL "
+                             "C, not i, not a function the kernel around the operation calls)")
         if name in _library_macros() or _OPENCL_MACRO.fullmatch(name):
             raise ValueError(f"ElementwiseKernel {kernel}: {name!r} is a macro of OpenCL C or "
                              "of the library (the preprocessor would replace the argument's "
@@ -370,6 +385,21 @@ class ElementwiseDef:
     def kernel_name(self) -> str:
         return f"ew_{self.name}"
 
+    @property
+    def index(self) -> bool:
+        """Whether the operation reads ``i``, the element's flat index in the C order of the
+        whole result: then ``i`` is computed from the element's coordinates and strides (as a
+        generator's counter is), so that a dask chunk's elements get their indices in the whole
+        array, not in the chunk.  A kernel that does not read it pays nothing."""
+        return not self.counter and re.search(r"(?<![\w.])i(?!\w)",
+                                              _C_TOKENS.sub(" ", self.operation)) is not None
+
+    @property
+    def strided(self) -> bool:
+        """Whether the kernel takes the counter's arguments (``dk_seed``, ``dk_offc`` and its
+        strides): a generator's counter, or the index ``i`` (:attr:`index`)."""
+        return self.counter or self.index
+
 
 def _indent(text: str, n: int) -> str:
     return "\n".join(" " * n + line.lstrip() for line in text.splitlines() if line.strip())
@@ -379,16 +409,16 @@ def _index_code(d: ElementwiseDef, ndims: int) -> str:
     """Offsets ``dk_o<j>`` of each input (and ``dk_oc``, the counter) for element ``dk_k``."""
     nin = len(d.inputs)
     lines = ["long dk_r = dk_k;"] + [f"long dk_o{j} = dk_off{j};" for j in range(nin)]
-    if d.counter:
+    if d.strided:
         lines.append("ulong dk_oc = dk_offc;")
     for a in range(ndims - 1, 0, -1):
         body = [f"dk_o{j} += dk_q * dk_st{j}_{a};" for j in range(nin)]
-        if d.counter:
+        if d.strided:
             body.append(f"dk_oc += (ulong)(dk_q * dk_cst_{a});")
         lines.append(f"if (dk_nd > {a}) {{ const long dk_q = dk_r % dk_N{a}; dk_r /= dk_N{a}; "
                      + " ".join(body) + " }")
     lines += [f"dk_o{j} += dk_r * dk_st{j}_0;" for j in range(nin)]
-    if d.counter:
+    if d.strided:
         lines.append("dk_oc += (ulong)(dk_r * dk_cst_0);")
     return "\n".join(lines)
 
@@ -404,7 +434,7 @@ def _in_params(d: ElementwiseDef, ndims: int) -> str:
         ps.append(f",\n    const int dk_m{j}, const double dk_s{j}, "
                   f"__global const double *restrict dk_p{j}, const long dk_off{j}"
                   + "".join(f", const long dk_st{j}_{a}" for a in range(ndims)))
-    if d.counter:
+    if d.strided:
         ps.append(",\n    const ulong dk_seed, const ulong dk_offc"
                   + "".join(f", const long dk_cst_{a}" for a in range(ndims)))
     ps += [f", const int {n}" for n in d.ints]
@@ -434,7 +464,10 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     nonint = "\n".join(f"if ({computes} && !isnan({n}) && R_nonint({n})"
                        + ("" if d.nonint_min is None else f" && {n} >= {d.nonint_min!r}")
                        + ") atomic_inc(dk_status + 1);" for n in d.nonint)
-    head = "\n".join(["const long i = dk_base + dk_k;", _index_code(d, ndims), _load_code(d)]
+    # i: from the element's coordinates (dk_oc) where the operation reads it, else its place
+    head = "\n".join(([_index_code(d, ndims), "const long i = (long)dk_oc;"] if d.index else
+                      ["const long i = dk_base + dk_k;", _index_code(d, ndims)])
+                     + [_load_code(d)]
                      + [f"double {n} = ML_NAN;" for n in d.outputs] + ["{"])
     tail = "\n".join(["}", nan_check, nonint]
                      + [f"dk_out{k}[dk_ooff + dk_k] = {n};" for k, n in enumerate(d.outputs)])
@@ -552,7 +585,8 @@ class ElementwiseKernel(Kernel):
         The outputs, ``"double power"`` or several, ``"double lo, double hi"``.
     operation : str
         C statements that set the outputs of one element from its inputs (all named as
-        declared; ``i`` is the element's flat index).  Any Mathlib function may be called with
+        declared; ``i`` is the element's flat index in the C order of the whole result, a
+        dask array's too).  Any Mathlib function may be called with
         Rmath.h's arguments (``qt(p, df, lower_tail, log_p)``): the units it needs are found
         from the identifiers and assembled with their dependencies, nothing else.
     name : str
@@ -667,6 +701,9 @@ class ElementwiseKernel(Kernel):
         #: the inputs' names in messages
         self.input_names: tuple[str, ...] = d.inputs
         self._depends: tuple[str, ...] | None = d.depends
+        #: what was found and assembled from the library ``_from`` (the object: a tree edited
+        #: since is read again by ``get_library``, a new object, under the same roots)
+        self._from: Library | None = None
         self._found: dict[tuple[Any, ...], tuple[str, ...]] = {}
         self._sources: dict[tuple[Any, ...], ProgramSource] = {}
         if not hasattr(self, "_order"):
@@ -684,7 +721,7 @@ class ElementwiseKernel(Kernel):
         """The library names the operation and preamble call (their closure is assembled)."""
         if self._depends is not None:
             return self._depends
-        lib = self.library
+        lib = self._library_now()
         hit = self._found.get(lib.roots)
         if hit is None:
             d = self.definition
@@ -692,6 +729,17 @@ class ElementwiseKernel(Kernel):
             hit = tuple(dict.fromkeys([*found, *(f"{f}_tab" for f, _ in d.tables)]))
             self._found[lib.roots] = hit
         return hit
+
+    def _library_now(self) -> Library:
+        """:attr:`library`, forgetting what was found and assembled from another object: a
+        unit file edited since (``get_library`` reads the tree again) is what the next call
+        builds, as a new kernel's would be."""
+        lib = self.library
+        if lib is not self._from:
+            with _TIER_LOCK:
+                if lib is not self._from:
+                    self._found, self._sources, self._from = {}, {}, lib
+        return lib
 
     def binning(self) -> Binning | None:
         """How launches are sorted by class on the bound device (:func:`binning`)."""
@@ -707,7 +755,7 @@ class ElementwiseKernel(Kernel):
         """The assembled program (``variant``: ``(axes, binning)``; the bound device's usual
         one by default)."""
         ndims, bins = self._variant(1) if variant is None else variant
-        lib = self.library                 # the config key ``library`` may change it
+        lib = self._library_now()          # the config key ``library`` may change it
         key = (lib.roots, ndims, bins)
         hit = self._sources.get(key)
         if hit is None:
@@ -879,6 +927,8 @@ class ElementwiseKernel(Kernel):
             else:
                 full.append((0,) * len(out_shape))
         cst = (0,) * len(out_shape)
+        if counter is None and self.definition.index:     # i: the flat index in C order
+            counter = (0, 0, None)
         if counter is not None:
             cst = counter[2] if counter[2] is not None else _c_strides(out_shape)
         dims, strides = collapse_axes(out_shape, [*full, cst])
@@ -914,9 +964,10 @@ class ElementwiseKernel(Kernel):
         args: list[Any] = [np.int32(len(dims))]
         args += [np.int64(dims[a]) if a < len(dims) else np.int64(1) for a in range(1, ndims)]
         for o, buf, off in zip(call.operands, buffers, offsets):
-            args += [np.int32(o.is_array), np.float64(o.scalar or 0.0), buf, np.int64(off)]
+            args += [np.int32(o.is_array), np.float64(0.0 if o.scalar is None else o.scalar), buf,
+                     np.int64(off)]   # a scalar -0.0 stays -0.0 (R: pexp(0.5, -Inf) is -Inf)
             args += [np.int64(s) for s in o.strides] + [np.int64(0)] * (ndims - len(o.strides))
-        if self.definition.counter:
+        if self.definition.strided:
             args += [np.uint64(call.seed), np.uint64((call.cbase + coff) % (1 << 64))]
             args += [np.int64(s) for s in call.cstrides]
             args += [np.int64(0)] * (ndims - len(call.cstrides))
@@ -1288,9 +1339,18 @@ def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
 
 
 def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...],
-           nout: int) -> np.ndarray:
-    """One dask block, on a worker."""
-    res = kernel.compute(blocks, ints)
+           nout: int, block_info: Any = None) -> np.ndarray:
+    """One dask block, on a worker; an operation that reads ``i`` gets the indices of the
+    block's elements in the whole array (its location and the array's C-order strides)."""
+    counter = None
+    if kernel.definition.index and block_info is not None and None in block_info:
+        info = block_info[None]
+        shape, where = info["shape"], info["array-location"]
+        if nout > 1:                # the outputs stacked along a last axis of their own
+            shape, where = shape[:-1], where[:-1]
+        strides = _c_strides(tuple(shape))
+        counter = (0, sum(lo * st for (lo, _), st in zip(where, strides)), strides)
+    res = kernel.compute(blocks, ints, counter=counter)
     arrays = [np.asarray(r, dtype=np.float64) for r in res]
     return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
 
@@ -1299,6 +1359,7 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
     """Lazy dask arrays (``Any``: dask is not typed): NumPy broadcasting (arguments aligned from
     the right), chunks unified as dask's elementwise operations do, keys unique per call."""
     import dask.array as da
+    from dask.base import tokenize
 
     arrays = [a if is_dask_array(a) else np.asarray(a, dtype=np.float64) for a in args]
     ndim = max(np.ndim(a) for a in arrays)
@@ -1307,6 +1368,26 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
     for a in arrays:
         pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
     nout = len(kernel.definition.outputs)
+    if kernel.definition.index:
+        # map_blocks, which gives each block its place in the whole array (block_info) for i
+        # block, its chunks unified as blockwise's are
+        _, blocks = da.core.unify_chunks(*[
+            x for a in arrays for x in (a if is_dask_array(a) else da.asarray(a),
+                                        tuple(range(ndim - np.ndim(a), ndim)))])
+        if any(math.isnan(c) for b in blocks for cs in b.chunks for c in cs):
+            raise ValueError(f"{kernel.name}: the operation reads i, the element's index in "
+                             "the whole array, which a dask array of unknown chunk sizes does "
+                             "not give: call its compute_chunk_sizes() first")
+        name = f"daskcl-{kernel.name}-" + tokenize(kernel.definition, ints, *blocks)
+        if nout == 1:
+            return da.map_blocks(_block, *blocks, dtype=np.float64, name=name,
+                                 meta=np.empty((0,) * ndim, dtype=np.float64),
+                                 kernel=kernel, ints=ints, nout=1)
+        chunks = (*da.core.broadcast_chunks(*[b.chunks for b in blocks]), (nout,))
+        stacked = da.map_blocks(_block, *blocks, dtype=np.float64, name=name, chunks=chunks,
+                                meta=np.empty((0,) * (ndim + 1), dtype=np.float64),
+                                new_axis=ndim, kernel=kernel, ints=ints, nout=nout)
+        return tuple(stacked[..., k] for k in range(nout))
     if nout == 1:
         return da.blockwise(
             _block, out_ind, *pairs, dtype=np.float64,

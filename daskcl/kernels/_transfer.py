@@ -774,6 +774,39 @@ def after_other_queues(queue: Any, arrays: Sequence[Any]) -> None:
 _barriers: list[Any] = []
 
 
+def _as_float64(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> Any:
+    """A device array of real numbers of another dtype converted to float64 on the device, as
+    a view of the same shape and element strides.  The span of the base buffer it covers is
+    converted as one contiguous run (pyopencl's ``astype`` copies in memory order and gives C
+    strides: a transposed or Fortran-ordered view came back scrambled, a strided one was
+    refused); bool is read as its bytes (0 or 1)."""
+    import pyopencl.array as cla
+
+    dt = np.dtype(x.dtype)
+    if dt.kind not in "biuf":
+        raise TypeError(f"{fname}: argument {name!r} must be real numbers, got a device array "
+                        f"of dtype {x.dtype}")
+    if dt == np.float16 or dt.itemsize > 8:
+        raise TypeError(f"{fname}: argument {name!r} is a device array of {dt}, which OpenCL "
+                        "does not convert here: pass it as float32 or float64")
+    size = dt.itemsize
+    if any(s % size or s < 0 for s in x.strides) or x.offset % size:
+        raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "
+                         f"{x.offset} that are not non-negative whole elements")
+    queue = bound.queue
+    if x.size == 0:
+        return cla.empty(queue, x.shape, np.float64)
+    after_other_queues(queue, [x])       # what the user's queue still writes into it
+    span = 1 + sum((n - 1) * (s // size) for n, s in zip(x.shape, x.strides))
+    run = cla.Array(queue, (span,), np.uint8 if dt.kind == "b" else dt, data=x.base_data,
+                    offset=x.offset)
+    with _device.quiet_compiler():       # pyopencl warns whenever a compiler prints anything
+        converted = run.astype(np.float64)
+    return cla.Array(queue, x.shape, np.float64, strides=tuple(8 * (s // size) for s in x.strides),
+                     data=converted.base_data, offset=converted.offset,
+                     events=list(converted.events))
+
+
 def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> DeviceOperand:
     """Check a ``pyopencl.array.Array`` argument: on the bound device's context (else a
     ``ValueError``: daskcl never copies between contexts silently), real numbers (other dtypes
@@ -786,11 +819,7 @@ def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) ->
             "x.get() to copy it through the host"
         )
     if x.dtype != np.float64:
-        if np.dtype(x.dtype).kind not in "biuf":
-            raise TypeError(f"{fname}: argument {name!r} must be real numbers, got a device "
-                            f"array of dtype {x.dtype}")
-        with _device.quiet_compiler():   # pyopencl warns whenever a compiler prints anything
-            x = x.astype(np.float64)
+        x = _as_float64(fname, name, x, bound)
     if any(s % 8 or s < 0 for s in x.strides) or x.offset % 8:
         raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "
                          f"{x.offset} that are not non-negative whole elements")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..errors import NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
+from ..errors import DeviceError, NoFp64DeviceError, NoMatchingDeviceError, NoPlatformError
 
 __all__ = [
     "BoundDevice",
@@ -115,6 +116,30 @@ def _type_name(cl: Any, t: int) -> str:
 #: initialise and read their environment): see ``program.share_driver_cache``
 before_drivers: list[Callable[[], object]] = []
 _drivers_started = False
+#: the process in which this one's OpenCL drivers started, where it was forked after that
+_forked_from: int | None = None
+
+
+def _after_fork_in_child() -> None:
+    global _forked_from
+    if _drivers_started and _forked_from is None:
+        _forked_from = os.getppid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _refuse_forked() -> None:
+    """A process forked after its parent started OpenCL cannot use it: the drivers' threads
+    and device state are the parent's (the first launch waited forever on PoCL)."""
+    if _forked_from is not None:
+        raise DeviceError(
+            f"daskcl started OpenCL in process {_forked_from}, and this process was forked from "
+            "it after that: OpenCL's drivers do not survive fork. Start processes with the "
+            "'spawn' or 'forkserver' method (multiprocessing.get_context('spawn'), "
+            "ProcessPoolExecutor(mp_context=...)), as dask's workers do, or use daskcl only "
+            "in the children")
 
 
 def list_devices() -> list[tuple[DeviceInfo, Any]]:
@@ -126,6 +151,7 @@ def list_devices() -> list[tuple[DeviceInfo, Any]]:
         No OpenCL platform is installed.
     """
     global _drivers_started
+    _refuse_forked()
     cl = _cl()
     if not _drivers_started:
         _drivers_started = True
@@ -350,6 +376,7 @@ def bind(spec: str | None = None) -> BoundDevice:
     Binding again with the same ``spec`` returns the same device; another ``spec`` rebinds.
     """
     global _bound, _bound_spec
+    _refuse_forked()
     if spec is None:
         spec = config.get("device")
     with _lock:
@@ -362,7 +389,7 @@ def bind(spec: str | None = None) -> BoundDevice:
 def current() -> BoundDevice:
     """The bound device, binding from ``DASKCL_DEVICE`` on first use."""
     b = _bound
-    return b if b is not None else bind()
+    return b if b is not None and _forked_from is None else bind()
 
 
 def unbind() -> None:
