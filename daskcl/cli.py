@@ -151,7 +151,12 @@ def _index(args: argparse.Namespace) -> int:
         lib = Library(args.root)
         names = _listed(args.names)
         kernels = _listed(args.kernels)
-        sub = lib.extract(args.dest, names, kernels, force=args.force)
+        try:
+            sub = lib.extract(args.dest, names, kernels, force=args.force)
+        except OSError as exc:      # a directory above that cannot be made or written
+            print(f"error: cannot extract into {args.dest}: {exc.strerror or exc} "
+                  f"({exc.filename or args.dest})", file=sys.stderr)
+            return 1
         print(f"extracted {len(sub.units)} units into {sub.root}: "
               + ", ".join(u.name for u in sub.units.values()))
         return 0

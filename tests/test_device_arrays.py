@@ -161,6 +161,31 @@ def test_a_full_device_at_the_launch_frees_the_pools_kept_blocks(queue, monkeypa
         nmath.qnorm(x)
 
 
+def test_device_arrays_of_other_dtypes_keep_their_layout(queue):
+    """A device array of float32, ints or bool is converted on the device as the view it is:
+    a transposed or Fortran-ordered float32 came back scrambled (pyopencl's ``astype`` copies
+    in memory order and gives C strides), a strided one and a bool one were refused with
+    pyopencl's own errors, one without a queue raised a bare AssertionError."""
+    ident = ElementwiseKernel("double x", "double y", "y = x;", name="ident_dtype")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert same(nmath.pnorm(cla.to_device(queue, a).T).get(), nmath.pnorm(a.T))
+    assert same(ident(cla.to_device(queue, np.asfortranarray(a))).get(), a.astype(np.float64))
+    b = np.arange(48, dtype=np.int32).reshape(6, 8)
+    d = cla.to_device(queue, b)
+    for view, want in ((d[:, ::3], b[:, ::3]), (d[1:5, 2::2], b[1:5, 2::2]),
+                       (d[2:4].T, b[2:4].T)):
+        assert same(ident(view).get(), want.astype(np.float64))
+    flags = np.array([True, False, True, True])
+    assert same(ident(cla.to_device(queue, flags)).get(), flags.astype(np.float64))
+    assert same(ident(cla.to_device(queue, a).with_queue(None)).get(), a.astype(np.float64))
+    big = np.array([2**53 + 1, -3], dtype=np.int64)      # as NumPy converts: rounded to even
+    assert same(ident(cla.to_device(queue, big)).get(), big.astype(np.float64))
+    assert ident(cla.to_device(queue, np.zeros((0, 3), np.uint16))).get().shape == (0, 3)
+    with pytest.raises(TypeError, match=r"ident_dtype: argument 'x' is a device array of "
+                       r"float16, which OpenCL does not convert here: pass it as float32"):
+        ident(cla.to_device(queue, np.zeros(3, np.float16)))
+
+
 def test_arrays_of_another_context_are_refused():
     bound = device.current()
     other = cl.Context([bound.device])
@@ -226,6 +251,120 @@ def test_arrays_still_written_on_another_queue_are_waited_for():
         other.finish()
         bound.queue.finish()
     assert same(got, nmath.pnorm(values))
+
+
+QUANTILES = """// @depends_nmath: qnorm
+    __kernel void cq(__global const double *p, __global double *x, const long n)
+    {
+        const long i = get_global_id(0);
+        if (i < n) x[i] = qnorm5(p[i], 0.0, 1.0, 1, 0);
+    }"""
+
+
+def test_raw_kernel_views_at_an_offset(queue):
+    """A device-array view at an offset into its buffer (``out[3:]``) is a kernel argument:
+    pyopencl's ``Array.data`` raised ``ArrayHasOffsetError`` for every one.  A view at a
+    multiple of the device's base address alignment is a sub-buffer of the array's own; any
+    other offset goes through a buffer of its own, copied on the device in and (for data that
+    are not const) back out; the elements around the view are left as they were."""
+    from daskcl.kernels._kernel import _view_buffer
+
+    bound = device.current()
+    k = RawKernel(QUANTILES, "cq")
+    p = np.array([0.025, 0.5, 0.975])
+    want = nmath.qnorm(p)
+    assert want[2] == 1.9599639845400536
+    out = cla.zeros(queue, 6, np.float64)
+    k(3, None, p, out[3:], 3)                                 # the review's reproducer
+    assert np.array_equal(out.get(), [0.0, 0.0, 0.0, *want])
+    aligned = bound.device.mem_base_addr_align // 64          # elements of float64
+    for start in (1, 3, aligned, 2 * aligned, aligned + 5):
+        out = cla.to_device(queue, np.full(4 * aligned + 8, -7.0))
+        ins = cla.to_device(queue, np.full(4 * aligned + 8, 0.5))
+        ins[start:start + 3] = cla.to_device(queue, p)
+        view = out[start:start + 4]
+        buf = _view_buffer("", view, bound)
+        # aligned: a sub-buffer of the array's own buffer, no copy; otherwise staged
+        assert (buf is not None) == (start % aligned == 0)
+        if buf is not None:
+            assert buf.offset == 8 * start and buf.size == 32
+        k(4, None, ins[start:start + 3], view, 3)             # writes 3 of the view's 4
+        got = out.get()
+        assert np.array_equal(got[start:start + 3], want), start
+        assert np.all(np.delete(got, range(start, start + 3)) == -7.0), start
+        assert np.array_equal(ins[start:start + 3].get(), p)
+    # rows of a 2-D array (C-contiguous views at offsets), and a block of daskcl's pool
+    grid = cla.zeros(queue, (3, 5), np.float64)
+    k(5, None, np.linspace(0.1, 0.9, 5), grid[1:], 5)
+    assert np.array_equal(grid.get()[1], nmath.qnorm(np.linspace(0.1, 0.9, 5)))
+    assert not grid.get()[0].any() and not grid.get()[2].any()
+    pooled = nmath.pnorm(nmath.qnorm(cla.to_device(queue, np.linspace(0.01, 0.99, 99))))
+    for start in (5, aligned):
+        res = cla.zeros(queue, 4, np.float64)
+        k(4, None, pooled[start:start + 4], res, 4)
+        assert np.array_equal(res.get(), nmath.qnorm(pooled.get()[start:start + 4]))
+    # a view of an array written on another queue: the input waited for; the results' copy
+    # back recorded in the view's events, so that a read on another queue waits for it
+    other = cl.CommandQueue(bound.context)
+    slow = cl.Program(bound.context, """
+        __kernel void fill(__global double *x, long n, long spin) {
+            double a = 1.0;
+            for (long i = 0; i < spin; ++i) a = a * 0.999999 + 1e-9;
+            const long i = get_global_id(0);
+            if (i < n) x[i] = (a > 0.0) ? 0.25 + 0.5 * (double)i / (double)n : 0.0;
+        }""").build().fill
+    src = cla.zeros(other, 67, np.float64)
+    src.add_event(slow(other, (67,), None, src.data, np.int64(67), np.int64(10_000_000)))
+    out = cla.zeros(queue, 70, np.float64)
+    view = out[3:67]
+    try:
+        k(64, None, src[3:], view, 64, wait=False)
+        got = view.get(queue=other)
+    finally:
+        other.finish()
+        queue.finish()
+    assert np.array_equal(got, nmath.qnorm(0.25 + 0.5 * np.arange(3.0, 67.0) / 67))
+
+
+def test_raw_kernel_non_contiguous_views_are_refused(queue):
+    """A strided device array cannot be a pointer's data (the kernel would read it as if
+    contiguous): a ValueError names the parameter and what to pass instead."""
+    k = RawKernel(QUANTILES, "cq")
+    wide = cla.to_device(queue, np.repeat([0.025, 0.5, 0.975], 2))
+    out = cla.zeros(queue, 6, np.float64)
+    with pytest.raises(ValueError, match=r"RawKernel cq: argument 0 \(p\): the pyopencl array "
+                                         r"is not C-contiguous \(strides \(16,\)\).* pass a "
+                                         r"C-contiguous array"):
+        k(3, None, wide[1::2], out, 3)
+    with pytest.raises(ValueError, match=r"argument 1 \(x\): the pyopencl array is not "
+                                         r"C-contiguous"):
+        k(3, None, np.array([0.025, 0.5, 0.975]), out[::2], 3)
+    assert not out.get().any()
+
+
+def test_raw_kernel_buffers_and_arrays_of_another_context_are_refused(queue):
+    """A ``pyopencl.Buffer`` (and a device array) of another OpenCL context is refused with the
+    device arrays' ValueError, before any launch: a raw buffer was set as the kernel's argument
+    unchecked."""
+    bound = device.current()
+    other = cl.Context([bound.device])
+    q2 = cl.CommandQueue(other)
+    k = RawKernel(QUANTILES, "cq")
+    p = np.array([0.025, 0.5, 0.975])
+    foreign = cl.Buffer(other, cl.mem_flags.READ_WRITE, 24)
+    with pytest.raises(ValueError, match=r"RawKernel cq: argument 1 \(x\) is a pyopencl Buffer "
+                                         r"of another OpenCL context; daskcl computes on .* in "
+                                         r"its own context"):
+        k(3, None, p, foreign, 3)
+    with pytest.raises(ValueError, match=r"argument 0 \(p\) is a pyopencl array of another "
+                                         r"OpenCL context; daskcl computes on"):
+        k(3, None, cla.to_device(q2, p), cla.zeros(queue, 3, np.float64), 3)
+    # a buffer of the bound context is used in place
+    mine = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, 24)
+    k(3, None, p, mine, 3)
+    got = np.empty(3)
+    cl.enqueue_copy(queue, got, mine)
+    assert np.array_equal(got, nmath.qnorm(p))
 
 
 def test_sorted_launches_from_several_threads(queue):

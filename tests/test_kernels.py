@@ -22,6 +22,7 @@ from rmath_oracle import r_eval
 from daskcl import ElementwiseKernel, RawKernel, nmath
 from daskcl.cluster import warm
 from daskcl.errors import BuildError, MissingDependencyError
+from daskcl.kernels._kernel import _library_macros, kernel_params
 from daskcl.runtime import device
 from daskcl.runtime.library import get_library
 
@@ -208,6 +209,15 @@ def test_definition_errors():
         ElementwiseKernel("float x", "double y", "y = x;", name="k1")
     with pytest.raises(ValueError, match="cannot name an argument"):
         ElementwiseKernel("double i", "double y", "y = i;", name="k2")
+    # OpenCL C's keywords and types, and what the kernel calls after declaring the arguments
+    # (its NaN count: isnan), were taken and failed to build inside the generated code
+    for bad in ("local", "constant", "private", "kernel", "read_only", "true", "_Bool",
+                "image2d_t", "vec_step", "isnan", "isfinite", "atomic_inc", "double2", "int16"):
+        with pytest.raises(ValueError, match=rf"'{bad}' cannot name an argument \(a C "
+                           "identifier not starting with dk_, not a keyword or type of OpenCL C"):
+            ElementwiseKernel(f"double {bad}", "double y", f"y = 2 * {bad};", name="k2b")
+    ok = ElementwiseKernel("double step, double min", "double y", "y = step + min;", name="k2c")
+    assert ok(1.0, 2.0) == 3.0
     with pytest.raises(ValueError, match="x named twice"):
         ElementwiseKernel("double x", "double x", "x = 1;", name="k3")
     with pytest.raises(ValueError, match="a C identifier"):
@@ -329,10 +339,10 @@ def test_raw_kernel_arguments():
         k((8,), None, p, out, 7)
     # a pointer's array must hold what it points to: reinterpreted bits were a silent error
     for bad in (p.astype(np.float32), p.astype(np.int64)):
-        with pytest.raises(TypeError, match=f"argument 0 points to double: the NumPy array has "
-                                            f"dtype {bad.dtype}"):
+        with pytest.raises(TypeError, match=f"argument 0 \\(p\\) points to double: the NumPy "
+                                            f"array has dtype {bad.dtype}"):
             k((8,), None, bad, out, 7, 2.0)
-    with pytest.raises(TypeError, match="argument 1 points to double: the pyopencl array"):
+    with pytest.raises(TypeError, match=r"argument 1 \(out\) points to double: the pyopencl array"):
         k((8,), None, p, cla.zeros(device.current().queue, 7, np.float32), 7, 2.0)
     # byte-swapped doubles are converted, in and back out
     swapped = np.zeros(7, ">f8")
@@ -340,14 +350,17 @@ def test_raw_kernel_arguments():
     assert swapped.dtype == np.dtype(">f8") and np.array_equal(swapped, nmath.qnorm(p, 2.0))
     # a strided device array would be read as if contiguous
     wide = cla.to_device(device.current().queue, np.repeat(p, 2))
-    with pytest.raises(ValueError, match="argument 0: the pyopencl array is not C-contiguous"):
+    with pytest.raises(ValueError, match=r"argument 0 \(p\): the pyopencl array is not "
+                                         r"C-contiguous .* pass a C-contiguous array"):
         k((8,), None, wide[::2], out, 7, 2.0)
     # scalars: a number of the parameter's kind and range, not text or a fraction cut short
-    with pytest.raises(TypeError, match="argument 2 is an int: pass a number, not '7'"):
+    with pytest.raises(TypeError, match=r"argument 2 \(n\) is an int: pass a number, not '7'"):
         k((8,), None, p, out, "7", 2.0)
-    with pytest.raises(TypeError, match=r"argument 2 is an int: pass a whole number, not 6\.5"):
+    with pytest.raises(TypeError,
+                       match=r"argument 2 \(n\) is an int: pass a whole number, not 6\.5"):
         k((8,), None, p, out, 6.5, 2.0)
-    with pytest.raises(ValueError, match=r"argument 2 is an int: 2147483648 is outside its range"):
+    with pytest.raises(ValueError,
+                       match=r"argument 2 \(n\) is an int: 2147483648 is outside its range"):
         k((8,), None, p, out, 2**31, 2.0)
     out[:] = 0
     k((8,), None, p, out, 7.0, 2)                          # 7.0 is whole; 2 is a double
@@ -406,6 +419,102 @@ void tail(__global const double *x, __global double *y)
                                          r"in the comment block that opens the source .* "
                                          r"before any #pragma or code"):
         RawKernel(code, "f")
+
+
+def test_raw_kernel_const_qualifies_the_data_not_the_pointer():
+    """Only a ``const`` before the ``*`` (or ``__constant`` memory) makes a pointer's data
+    read-only; ``double *const x`` is a constant pointer to data the kernel writes, and a NumPy
+    array passed to it gets the results (it was taken for read-only: never copied back)."""
+    decls = {
+        "__global double *const x": ("global", "double", False),
+        "const __global double * const x": ("global", "double", True),
+        "__global double const *x": ("global", "double", True),
+        "__global const double *x": ("global", "double", True),
+        "double * restrict x": ("global", "double", False),
+        "__global double *const restrict x": ("global", "double", False),
+        "global double*const x": ("global", "double", False),
+        "__constant double *x": ("global", "double", True),
+        "__local double *const x": ("local", "double", False),
+        "const long n": ("scalar", "long", True),
+    }
+    for decl, want in decls.items():
+        assert kernel_params(f"__kernel void f({decl}) {{}}", "f") == [want], decl
+    k = RawKernel("""// @depends_nmath: qnorm
+        __kernel void cq(__global const double *const p, __global double *const x,
+                         __global double *restrict y, const long n)
+        {
+            const long i = get_global_id(0);
+            if (i < n) { x[i] = qnorm5(p[i], 0.0, 1.0, 1, 0); y[i] = -x[i]; }
+        }""", "cq")
+    assert [c for _, _, c in k.params] == [True, False, False, True]
+    p = np.array([0.025, 0.5, 0.975])
+    x, y = np.zeros(3), np.zeros(3)
+    k(3, None, p, x, y, 3)
+    assert np.array_equal(x, nmath.qnorm(p)) and x[2] == 1.9599639845400536
+    assert np.array_equal(y, -x)
+
+
+def test_build_options_as_a_string():
+    """``options`` may be one string, split as a shell (and pyopencl) splits it: it was split
+    into characters, each a build option, and the build failed naming none of them."""
+    code = """__kernel void scaled(__global double *y)
+        {
+            y[get_global_id(0)] = SCALE * (double)get_global_id(0) + SHIFT;
+        }"""
+    k = RawKernel(code, "scaled", options="-DSCALE=2.5  -DSHIFT=1")
+    assert k.options == ("-DSCALE=2.5", "-DSHIFT=1")
+    y = np.zeros(4)
+    k(4, None, y)
+    assert np.array_equal(y, [1.0, 3.5, 6.0, 8.5])
+    k2 = pickle.loads(pickle.dumps(k))
+    assert k2.options == k.options
+    y[:] = 0
+    k2(4, None, y)
+    assert np.array_equal(y, [1.0, 3.5, 6.0, 8.5])
+    assert RawKernel(code, "scaled", options=["-DSCALE=2.5", "-DSHIFT=1"]).options == k.options
+    e = ElementwiseKernel("double x", "double y", "y = SCALE * x;", name="times_scale",
+                          options="-D SCALE=3")
+    assert e.options == ("-D", "SCALE=3") and e(2.0) == 6.0
+    with pytest.raises(TypeError, match="RawKernel scaled: options must be a string of build "
+                                        "options or a sequence of them"):
+        RawKernel(code, "scaled", options=3)
+    with pytest.raises(TypeError, match="RawKernel scaled: each build option must be a string, "
+                                        "not 1"):
+        RawKernel(code, "scaled", options=["-DSCALE=2.5", 1])
+    with pytest.raises(ValueError, match="cannot be split as a shell splits them"):
+        RawKernel(code, "scaled", options='-DSCALE="2.5')
+
+
+def test_raw_kernel_names_that_are_library_macros_are_refused():
+    """A kernel named like a macro the library leaves defined for the kernel's code (Rmath.h's
+    ``dnorm``, ``pnorm``, ``qnorm`` of OPENCL_END.cl, function-like) had its name replaced by
+    the preprocessor, and the build failed with "too few arguments provided to function-like
+    macro invocation": the name is refused when the kernel is made, naming the macro."""
+    for name in ("dnorm", "pnorm", "qnorm"):
+        code = (f"// @depends_nmath: {name}\n__kernel void {name}(__global const double *x, "
+                f"__global double *y) {{ y[0] = {name}(x[0], 0.0, 1.0, 1, 0); }}")
+        with pytest.raises(ValueError, match=rf"RawKernel {name}: the library defines {name} "
+                                             rf"as a function-like macro \(OPENCL_END\.cl, "
+                                             rf"line \d+\), .* name the kernel otherwise"):
+            RawKernel(code, name)
+    with pytest.raises(ValueError, match=r"defines ML_NAN as a macro \(OPENCL\.cl, line \d+\)"):
+        RawKernel("__kernel void ML_NAN(__global double *y) { y[0] = 1.0; }", "ML_NAN")
+    # a macro of a unit the kernel names: refused once the program is assembled, before a build
+    late = RawKernel("// @depends_nmath: qnorm\n"
+                     "__kernel void QNORM_COEF(__global double *y) { y[0] = 1.0; }", "QNORM_COEF")
+    with pytest.raises(ValueError, match=r"defines QNORM_COEF as a function-like macro "
+                                         r"\(nmath/qnorm\.cl, line \d+\)"):
+        late(1, None, np.zeros(1))
+    # the name the message suggests builds and runs; the library's own macros are not refused
+    # where the library takes them back (OPENCL.cl's log, restored by OPENCL_END.cl)
+    k = RawKernel("// @depends_nmath: pnorm\n__kernel void pnorm_kernel(__global const double "
+                  "*x, __global double *y) { y[0] = pnorm(x[0], 0.0, 1.0, 0, 1); }",
+                  "pnorm_kernel")
+    y = np.zeros(1)
+    k(1, None, np.array([40.0]), y)
+    assert y[0] == -804.6084420137538                  # R: pnorm(40, lower=FALSE, log=TRUE)
+    macros = _library_macros(k.source())
+    assert macros["pnorm"][:2] == (True, "OPENCL_END.cl") and "log" not in macros
 
 
 def test_undeclared_names_get_what_to_do():

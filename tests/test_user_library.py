@@ -328,6 +328,21 @@ def test_cli_extract_refuses_to_overwrite_a_file_without_force(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+def test_cli_extract_into_a_file_is_one_line(tmp_path):
+    """A destination that is a file, or lies under one, printed a traceback
+    (NotADirectoryError); now one line and exit 1, the file untouched."""
+    f = tmp_path / "notes.cl"
+    f.write_text("mine\n")
+    r = cli("extract", str(f), "--names", "pnorm")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == (f"error: {f} is not a directory: extract into a directory (made if "
+                        "missing); nothing was written\n")
+    r = cli("extract", str(f / "sub"), "--names", "pnorm")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"error: cannot extract into {f / 'sub'}: Not a directory")
+    assert f.read_text() == "mine\n"
+
+
 def test_extract_of_a_combined_library_holds_the_tree_units(tmp_path):
     tree = logit_tree(tmp_path)
     Library(trees=[tree]).write_index(root=tree)

@@ -14,11 +14,13 @@ of which every function of :mod:`daskcl.nmath` is an instance.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 import os
 import re
-from collections.abc import Sequence
+import shlex
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +48,28 @@ def library_roots(library: LibraryRoots) -> tuple[str, ...] | None:
     return tuple(os.path.abspath(os.fspath(p)) for p in items)
 
 
+def _options(where: str, options: Any) -> tuple[str, ...]:
+    """A kernel's ``options`` as a tuple of build options: a string is split as a shell splits
+    it (as pyopencl takes one: iterated over, it gave one option a character, and a build
+    error that named none of them); a sequence gives its items, each a string (or a path, for
+    ``-I``).  Anything else is a ``TypeError`` beginning with ``where`` (the kernel)."""
+    if isinstance(options, str):
+        try:
+            return tuple(shlex.split(options))
+        except ValueError as e:     # shlex's "No closing quotation", naming nothing
+            raise ValueError(f"{where}: the options {options!r} cannot be split as a shell "
+                             f"splits them: {e}") from None
+    if isinstance(options, (bytes, bytearray)) or not isinstance(options, Iterable):
+        raise TypeError(f"{where}: options must be a string of build options or a "
+                        f"sequence of them (\"-DN=4\" or [\"-DN=4\"]), not {options!r}")
+    items = list(options)
+    for o in items:
+        if not isinstance(o, (str, os.PathLike)):
+            raise TypeError(f"{where}: each build option must be a string, not {o!r} "
+                            f"(in options {items!r})")
+    return tuple(os.fspath(o) for o in items)
+
+
 def _get_library(roots: tuple[str, ...] | None) -> Library:
     if roots is None:
         return get_library()
@@ -68,8 +92,10 @@ class Kernel:
         of your own annotated units (with its own index, ``daskcl index build DIR``) is used
         beside it; a full library (laid out like ``cl/``, e.g. from ``daskcl index extract``)
         replaces it.
-    options : sequence of str
-        Further build options (``-D`` macros, ``-cl-*`` flags).
+    options : str or sequence of str
+        Further build options (``-D`` macros, ``-cl-*`` flags): a sequence of them, or one
+        string, split as a shell splits it (``"-DN=4 -cl-fast-relaxed-math"``), as pyopencl
+        takes them.
     """
 
     #: whether the source names the library units it calls in its opening comment
@@ -81,12 +107,12 @@ class Kernel:
     __qualname__: str
 
     def __init__(self, name: str, *, library: LibraryRoots = None,
-                 options: Sequence[str] = ()) -> None:
+                 options: str | Sequence[str] = ()) -> None:
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError(f"a kernel's name must be a C identifier, not {name!r}")
         self.name = name
         self.library_roots = library_roots(library)
-        self.options = tuple(str(o) for o in options)
+        self.options = _options(f"{type(self).__name__} {name}", options)
 
     @property
     def library(self) -> Library:
@@ -207,16 +233,66 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
 
 
-def kernel_params(code: str, name: str) -> list[tuple[str, str, bool]]:
-    """The parameters of ``__kernel void name(...)`` in ``code``: ``(kind, type, const)`` each,
-    kind ``"global"`` (a pointer to global or constant memory), ``"local"`` or ``"scalar"``;
-    type the scalar's C type, or the type a pointer points to.
+#: the preprocessor lines that define a macro, take one back, or save and restore one
+_MACRO_LINE = re.compile(r'^[ \t]*#[ \t]*(?:(define|undef)[ \t]+([A-Za-z_]\w*)(\()?'
+                         r'|pragma[ \t]+(push_macro|pop_macro)[ \t]*\([ \t]*"([A-Za-z_]\w*)"'
+                         r'[ \t]*\))', re.M)
 
-    Raises
-    ------
-    ValueError
-        ``code`` defines no kernel ``name``.
-    """
+
+@functools.lru_cache(maxsize=32)
+def _library_macros(src: ProgramSource) -> dict[str, tuple[bool, str, int]]:
+    """The macros that the library's part of the program ``src`` (every part but the last, the
+    kernel's own code) leaves defined for the kernel's code: their names, each with whether it
+    is function-like and the file and line of its ``#define``.
+
+    The ``#define``, ``#undef`` and ``#pragma push_macro``/``pop_macro`` lines are followed in
+    order; conditionals are not evaluated, so a macro that either branch of an ``#ifdef``
+    defines counts (``OPENCL.cl``'s ``log(x)``, defined with ``DASKCL_NOINLINE`` only, is
+    restored by ``OPENCL_END.cl`` in the same way, and does not)."""
+    lines = src.text.splitlines(keepends=True)
+    end = src.line_map[-1][0] - 2 if src.line_map else len(lines)   # the kernel's // ==== line
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", lambda m: "\n" * m[0].count("\n"),
+                  "".join(lines[:end]), flags=re.S)             # comments out, the lines kept
+    defined: dict[str, tuple[bool, int]] = {}
+    saved: dict[str, list[tuple[bool, int] | None]] = {}
+    line, pos = 1, 0
+    for m in _MACRO_LINE.finditer(text):
+        line, pos = line + text.count("\n", pos, m.start()), m.start()
+        if m[1] == "define":
+            defined[m[2]] = (m[3] is not None, line)
+        elif m[1] == "undef":
+            defined.pop(m[2], None)
+        elif m[4] == "push_macro":
+            saved.setdefault(m[5], []).append(defined.get(m[5]))
+        elif saved.get(m[5]):
+            before = saved[m[5]].pop()
+            if before is None:
+                defined.pop(m[5], None)
+            else:
+                defined[m[5]] = before
+    return {name: (function_like, *src.locate(at))
+            for name, (function_like, at) in defined.items()}
+
+
+def _refuse_macro_name(name: str, src: ProgramSource) -> None:
+    """A ``ValueError`` where the library's part of ``src`` leaves a macro named ``name`` (the
+    kernel's) defined: the preprocessor would replace the kernel's name in its definition, and
+    the build fail in a way that names neither (``pnorm``, ``dnorm`` and ``qnorm`` of
+    ``OPENCL_END.cl``, function-like: "too few arguments provided to function-like macro
+    invocation")."""
+    found = _library_macros(src).get(name)
+    if found is None:
+        return
+    function_like, file, line = found
+    raise ValueError(f"RawKernel {name}: the library defines {name} as a "
+                     f"{'function-like ' if function_like else ''}macro ({file}, line {line}), "
+                     "which the preprocessor would put in place of the kernel's name: name the "
+                     f"kernel otherwise (e.g. {name}_kernel)")
+
+
+def _param_decls(code: str, name: str) -> list[str]:
+    """The parameter declarations of ``__kernel void name(...)`` in ``code``, comments
+    removed, one string each; a ``ValueError`` where ``code`` defines no kernel ``name``."""
     text = _strip_comments(code)
     m = re.search(_KERNEL_HEAD + re.escape(name) + r"\s*\(", text)
     if m is None:
@@ -227,20 +303,51 @@ def kernel_params(code: str, name: str) -> list[tuple[str, str, bool]]:
     while depth and j < len(text):
         depth += {"(": 1, ")": -1}.get(text[j], 0)
         j += 1
-    params = [p.strip() for p in text[m.end(): j - 1].split(",") if p.strip()]
-    out: list[tuple[str, str, bool]] = []
-    for p in params:
-        words = p.replace("*", " * ").split()
-        const = "const" in words or "__const" in words
-        if "*" in words:
-            local = any(w in ("__local", "local") for w in words)
-            pointee = " ".join(w for w in words[:words.index("*")]
-                               if w not in _QUALIFIERS and w not in _ADDRESS_SPACES)
-            out.append(("local" if local else "global", pointee, const))
-            continue
-        typ = " ".join(w for w in words[:-1] if w not in _QUALIFIERS)
-        out.append(("scalar", typ, const))
-    return out
+    return [p.strip() for p in text[m.end(): j - 1].split(",") if p.strip()]
+
+
+def _param(decl: str) -> tuple[str, str, bool]:
+    """One parameter declaration as :func:`kernel_params` gives it.
+
+    A pointer's data are read-only where a ``const`` qualifies what it points to, written
+    before the ``*`` (``const double *x``, ``double const *x``, ``__global const double *x``),
+    or where it points to ``__constant`` memory.  A ``const`` after the ``*`` (``double *const
+    x``) makes the pointer itself constant, not the data: the kernel may write them."""
+    words = decl.replace("*", " * ").split()
+    if "*" in words:
+        pointee = words[:words.index("*")]
+        local = any(w in ("__local", "local") for w in pointee)
+        const = any(w in ("const", "__const", "__constant", "constant") for w in pointee)
+        typ = " ".join(w for w in pointee if w not in _QUALIFIERS and w not in _ADDRESS_SPACES)
+        return ("local" if local else "global", typ, const)
+    const = "const" in words or "__const" in words
+    return ("scalar", " ".join(w for w in words[:-1] if w not in _QUALIFIERS), const)
+
+
+def _param_name(decl: str) -> str:
+    """The name a parameter declaration gives its parameter (empty where it names none)."""
+    words = decl.replace("*", " * ").split()
+    last = words[-1] if len(words) > 1 else ""
+    if (not re.fullmatch(r"[A-Za-z_]\w*", last) or last in _QUALIFIERS
+            or last in _ADDRESS_SPACES or last in _SCALAR_TYPES):
+        return ""
+    return last
+
+
+def kernel_params(code: str, name: str) -> list[tuple[str, str, bool]]:
+    """The parameters of ``__kernel void name(...)`` in ``code``: ``(kind, type, const)`` each,
+    kind ``"global"`` (a pointer to global or constant memory), ``"local"`` or ``"scalar"``;
+    type the scalar's C type, or the type a pointer points to; const, for a pointer, whether
+    the data it points to are read-only (a ``const`` before the ``*``, or ``__constant``
+    memory; not a ``const`` pointer, ``double *const x``, through which the kernel writes), for
+    a scalar whether it is declared ``const``.
+
+    Raises
+    ------
+    ValueError
+        ``code`` defines no kernel ``name``.
+    """
+    return [_param(d) for d in _param_decls(code, name)]
 
 
 class RawKernel(Kernel):
@@ -282,7 +389,7 @@ class RawKernel(Kernel):
     _annotated = True
 
     def __init__(self, code: str, name: str, *, library: LibraryRoots = None,
-                 options: Sequence[str] = ()) -> None:
+                 options: str | Sequence[str] = ()) -> None:
         super().__init__(name, library=library, options=options)
         if not isinstance(code, str):
             raise TypeError(f"RawKernel {name}: the source must be a string of OpenCL C")
@@ -298,13 +405,21 @@ class RawKernel(Kernel):
                              "move it there, before any #pragma or code")
         tags = parse_annotations(code.lstrip())
         self.depends = tuple(tags.get("depends_nmath", ())) + tuple(tags.get("depends", ()))
-        self.params = kernel_params(code, name)
+        decls = _param_decls(code, name)
+        self.params = [_param(d) for d in decls]
+        #: the parameters' names in the source, in messages (empty where one has none)
+        self.param_names = tuple(_param_name(d) for d in decls)
+        # the macros of the library every program has (OPENCL.cl, the shims, OPENCL_END.cl),
+        # before anything is built; source() checks those of the units the kernel names too
+        _refuse_macro_name(name, self.library.program_source((), "", f"<RawKernel {name}>"))
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         return (_raw, (self.code, self.name, self.library_roots, self.options))
 
     def source(self, variant: Any = None) -> ProgramSource:
-        return self.library.program_source(self.depends, self.code, f"<RawKernel {self.name}>")
+        src = self.library.program_source(self.depends, self.code, f"<RawKernel {self.name}>")
+        _refuse_macro_name(self.name, src)
+        return src
 
     def __call__(self, global_size: Sequence[int] | int, local_size: Sequence[int] | int | None,
                  *args: Any, wait: bool = True) -> Any:
@@ -313,15 +428,23 @@ class RawKernel(Kernel):
         global sizes multiples of the local ones (OpenCL 1.2).
 
         ``args`` follow the kernel's parameters: for a pointer, a ``pyopencl.array.Array`` or
-        ``pyopencl.Buffer`` on the bound device (used in place), or a NumPy array (copied to the
-        device, and back into the same array after the launch unless the parameter is ``const``
-        or the array is read-only); for ``__local`` pointers a ``pyopencl.LocalMemory``; for a
-        scalar, a number (converted to the parameter's C type).
+        ``pyopencl.Buffer`` of the bound device's context (used in place), or a NumPy array
+        (copied to the device, and back into the same array after the launch unless the
+        parameter's data are ``const`` or the array is read-only); for ``__local`` pointers a
+        ``pyopencl.LocalMemory``; for a scalar, a number (converted to the parameter's C type).
+
+        A device array must be C-contiguous (a kernel reads a pointer's elements one after
+        another); a view at an offset into its buffer (``out[3:]``) is passed as a sub-buffer
+        where the offset is a multiple of the device's base address alignment
+        (``CL_DEVICE_MEM_BASE_ADDR_ALIGN``), and otherwise through a buffer of its own: the
+        view's contents are copied into it on the device before the launch, and, unless the
+        parameter's data are ``const``, back into the view after it.
 
         Returns the launch's event; with ``wait`` (the default) the launch has finished and
         NumPy arrays hold the results.  A device array's pending work on another queue of the
-        context (its ``events``) is waited for first, and the launch is added to the ``events``
-        of each non-``const`` one, so that pyopencl's operations on any queue wait for it.
+        context (its ``events``) is waited for first, and the launch (for a view copied
+        through a buffer of its own, the copy back) is added to the ``events`` of each one
+        whose data are not ``const``, so that pyopencl's operations on any queue wait for it.
         """
         import pyopencl as cl
 
@@ -333,9 +456,12 @@ class RawKernel(Kernel):
         kargs: list[Any] = []
         back: list[tuple[Any, np.ndarray]] = []
         arrays: list[tuple[Any, bool]] = []     # the device arrays, and whether const
+        #: device-array views passed through a buffer of their own: (array, buffer, const)
+        staged: list[tuple[Any, Any, bool]] = []
         mf = cl.mem_flags
-        for k, ((kind, typ, const), a) in enumerate(zip(self.params, args)):
-            where = f"RawKernel {self.name}: argument {k}"
+        for k, ((kind, typ, const), pname, a) in enumerate(zip(self.params, self.param_names,
+                                                                args)):
+            where = f"RawKernel {self.name}: argument {k}" + (f" ({pname})" if pname else "")
             want = _SCALAR_TYPES.get(typ)       # None: a type of the user's own, not checked
             if kind == "scalar":
                 kargs.append(_scalar_arg(where, typ, a))
@@ -343,18 +469,26 @@ class RawKernel(Kernel):
                 kargs.append(a)
             elif _transfer.is_device_array(a):
                 if a.context != bound.context:
-                    raise ValueError(f"{where} is a pyopencl array of another OpenCL context")
+                    raise _another_context(where, "a pyopencl array", bound)
                 if want is not None and a.dtype != np.dtype(want):
                     raise TypeError(f"{where} points to {typ}: the pyopencl array has dtype "
                                     f"{a.dtype}; pass one of dtype {np.dtype(want)} "
                                     f"(a.astype(numpy.{np.dtype(want).name}))")
                 if not a.flags.c_contiguous:
                     raise ValueError(f"{where}: the pyopencl array is not C-contiguous "
-                                     f"(strides {a.strides}); a kernel reads its buffer in "
-                                     "order: pass a contiguous copy")
-                kargs.append(a.base_data if a.offset == 0 else a.data)
+                                     f"(strides {a.strides}); a kernel reads a pointer's "
+                                     "elements one after another: pass a C-contiguous array "
+                                     "(a contiguous copy, or the array the view is of, with "
+                                     "the kernel indexing it by the view's offset and strides)")
+                buf = _view_buffer(where, a, bound)
+                if buf is None:
+                    buf = cl.Buffer(bound.context, mf.READ_WRITE, a.nbytes)
+                    staged.append((a, buf, const))
+                kargs.append(buf)
                 arrays.append((a, const))
             elif isinstance(a, cl.MemoryObjectHolder):
+                if a.context != bound.context:
+                    raise _another_context(where, f"a pyopencl {type(a).__name__}", bound)
                 kargs.append(a)
             elif isinstance(a, np.ndarray):
                 if want is not None and a.dtype != np.dtype(want):
@@ -381,10 +515,15 @@ class RawKernel(Kernel):
                              f"{gsize} must have as many dimensions")
         kernel, lock = self.program().kernel(self.name)
         _transfer.after_other_queues(queue, [a for a, _ in arrays])
+        # a staged view's contents, in its own buffer: what the kernel reads, and what it
+        # leaves of an output where it writes only some elements
+        copied = [cl.enqueue_copy(queue, buf, a.base_data, src_offset=a.offset,
+                                  byte_count=a.nbytes) for a, buf, _ in staged]
         with lock:
             _set_args(kernel, *kargs)
             try:
-                ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+                ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize,
+                                                wait_for=copied or None)
             except cl.LogicError as e:
                 if e.code != cl.status_code.INVALID_WORK_GROUP_SIZE or lsize is None:
                     raise
@@ -395,8 +534,12 @@ class RawKernel(Kernel):
                     "local one): round global_size up to a multiple of local_size and test the "
                     "index in the kernel (if (i < n)), or pass local_size=None") from None
         for a, const in arrays:
-            if not const:       # what the array's contents now wait on, as pyopencl records it
-                a.add_event(ev)
+            if not const and not any(a is s for s, _, _ in staged):
+                a.add_event(ev)  # what the array's contents now wait on, as pyopencl records it
+        for a, buf, const in staged:
+            if not const:       # the results into the view, after the launch
+                a.add_event(cl.enqueue_copy(queue, a.base_data, buf, dst_offset=a.offset,
+                                            byte_count=a.nbytes, wait_for=[ev]))
         for buf, a in back:
             if a.flags.c_contiguous and a.dtype.isnative:
                 cl.enqueue_copy(queue, a, buf)
@@ -407,6 +550,43 @@ class RawKernel(Kernel):
         if wait or back:
             queue.finish()
         return ev
+
+
+def _another_context(where: str, what: str, bound: _device.BoundDevice) -> ValueError:
+    """The error for a pointer argument of another OpenCL context than the bound device's
+    (daskcl never copies between contexts silently), worded as ``_transfer.device_operand``
+    words it for the elementwise kernels."""
+    return ValueError(f"{where} is {what} of another OpenCL context; daskcl computes on "
+                      f"{bound.info.describe()} in its own context "
+                      "(daskcl.runtime.device.current().context): create it there, or pass "
+                      "a NumPy array to copy it through the host")
+
+
+def _view_buffer(where: str, a: Any, bound: _device.BoundDevice) -> Any:
+    """The buffer a kernel's pointer takes for the C-contiguous device array ``a``, or
+    ``None`` where ``a`` is to be passed through a buffer of its own (staged).
+
+    A kernel argument is a buffer and cannot carry an offset (pyopencl's ``Array.data`` of a
+    view at one raises ``ArrayHasOffsetError``): a view at offset 0, or holding nothing, is
+    its buffer; one at an offset a multiple of the device's base address alignment is a
+    sub-buffer of it, which the device addresses in place; OpenCL refuses sub-buffers at
+    other offsets, and of sub-buffers, so those views are staged."""
+    import pyopencl as cl
+
+    base = a.base_data
+    if a.offset == 0 or a.size == 0:
+        return base
+    if not isinstance(base, cl.MemoryObjectHolder):
+        raise ValueError(f"{where}: the pyopencl array is a view at offset {a.offset} of "
+                         f"memory that is not an OpenCL buffer ({type(base).__name__}); pass "
+                         "the array it is a view of, or a copy")
+    if a.offset % max(1, bound.device.mem_base_addr_align // 8):
+        return None
+    if not isinstance(base, cl.Buffer):     # a block of a pool (pyopencl.tools.MemoryPool)
+        base = cl.Buffer.from_int_ptr(base.int_ptr, retain=True)
+    if base.associated_memobject is not None:
+        return None
+    return base.get_sub_region(a.offset, a.nbytes)
 
 
 def _sizes(where: str, value: Any) -> tuple[int, ...]:

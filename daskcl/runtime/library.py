@@ -753,6 +753,9 @@ class Library:
         written anew from the annotations of the units in ``dest``.
         """
         dest = Path(dest)
+        if dest.exists() and not dest.is_dir():
+            raise LibraryError(f"{dest} is not a directory: extract into a directory (made if "
+                               "missing); nothing was written")
         kernel_files = [self.kernel(k) for k in kernels]
         wanted = list(names) + [n for k in kernel_files for n in k.depends_nmath]
         stems = self.resolve(wanted)
