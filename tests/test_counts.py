@@ -57,6 +57,29 @@ def test_wilcox_large_counts_exact_to_rounding():
     np.testing.assert_allclose(got, want, rtol=1e-14)
 
 
+def test_small_tables_on_both_sides_of_a_large_one_in_one_call():
+    """A call whose sorted parameters put a large table between small ones: the small ones
+    were built a launch group at a time over a run of keys that passed over the large one, so
+    the keys after it were never built (dwilcox gave -Inf, pwilcox 1e-269, qwilcox 474 where R
+    gives 505) and the large one was built over the group's scratch.  Each run of small keys
+    is its own group now; the values are those of each parameter alone, and R's."""
+    from rmath_oracle import r_eval
+
+    m, n = np.array([100.0, 100.0, 101.0, 7.0, 120.0, 9.0]), np.array([10.0, 200, 10, 3, 150, 2])
+    x = np.array([5.0, 5, 5, 4, 9000, 6])
+    assert _counts.work("wilcox", (100.0, 200.0)) > _counts.SMALL_WORK >= max(
+        _counts.work("wilcox", (100.0, 10.0)), _counts.work("wilcox", (101.0, 10.0)))
+    d = nmath.dwilcox(x, m, n)
+    alone = np.array([nmath.dwilcox(*v) for v in zip(x, m, n)])
+    np.testing.assert_array_equal(d, alone)
+    np.testing.assert_allclose(d, r_eval("dwilcox", [x, m, n], [0]), rtol=1e-13)
+    q = 60 * x
+    np.testing.assert_allclose(nmath.pwilcox(q, m, n), r_eval("pwilcox", [q, m, n], [1, 0]),
+                               rtol=1e-13)
+    np.testing.assert_array_equal(nmath.qwilcox(0.5, m, n),
+                                  r_eval("qwilcox", [0.5, m, n], [1, 0]))
+
+
 @pytest.mark.parametrize("n", [1, 2, 5, 17, 40])
 def test_signrank_counts_are_exact(n):
     counts = exact_signrank(n)

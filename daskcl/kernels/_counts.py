@@ -285,13 +285,19 @@ def _build(bound: _device.BoundDevice, family: _Family, keys: np.ndarray,
     small = [i for i in range(len(keys)) if works[i] <= SMALL_WORK]
     large = [i for i in range(len(keys)) if works[i] > SMALL_WORK]
     # consecutive small parameters in groups of bounded work and scratch, each its own launch
-    # with scratch offsets relative to the start of the (shared) scratch buffer
+    # with scratch offsets relative to the start of the (shared) scratch buffer; a group is a
+    # run of consecutive keys (its launch builds keys g[0], g[0] + 1, ...), so a large key
+    # between small ones ends one (wilcox's work grows with m * n, which the sorted keys do
+    # not follow: (100, 10) and (101, 10) are small, (100, 200) between them large; a group
+    # across it left the keys after it unbuilt and built the large one at scratch offset 0,
+    # over the others' scratch)
     cap = max([sizes[i][1] for i in range(len(keys))] + [min(SMALL_GROUP_SCRATCH, limit)])
     soffs = np.zeros((len(keys), 2), dtype=np.int64)   # scratch offset, limbs (wilcox)
     groups: list[list[int]] = []
     gwork = gscr = 0
     for i in small:
-        if not groups or gwork + works[i] > SMALL_GROUP_WORK or gscr + sizes[i][1] > cap:
+        if (not groups or groups[-1][-1] != i - 1 or gwork + works[i] > SMALL_GROUP_WORK
+                or gscr + sizes[i][1] > cap):
             groups.append([])
             gwork = gscr = 0
         groups[-1].append(i)
