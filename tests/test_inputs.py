@@ -389,3 +389,20 @@ def test_a_scalar_negative_zero_reaches_the_kernel_as_negative_zero():
                     (nmath.qexp, (0.5, -0.0)), (nmath.qcauchy, (0.5, -0.0, 1.0))):
         arrays = [np.array([a]) for a in args]
         assert same(np.atleast_1d(f(*args)), f(*arrays)), f.__name__
+
+
+def test_discrete_quantiles_beyond_2_to_53_return():
+    """qnbinom's search by doubling and bisection (a poor start, a long walk to the right) never
+    ended once its bounds passed 2^53, where no double lies between two neighbours: the midpoint
+    rounded to a bound (and Ctrl-C could not stop the launch).  It now ends at the least value
+    found whose probability reaches p (R does not return here at all: it walks a unit at a
+    time)."""
+    assert nmath.qnbinom(0.5, 0.2, mu=8.6e16) == 8920925852914650.0      # below: as before
+    for size, mu in ((0.2, 8.75e16), (0.5, 1e18)):
+        q = nmath.qnbinom(0.5, size, mu=mu)
+        assert 2.0**53 < q < math.inf
+        p_at = nmath.pnbinom(np.array([q * (1 - 1e-12), q]), size, mu=mu)
+        assert p_at[0] < 0.5 * (1 - 8 * 2.0**-52) <= p_at[1], (size, mu, q, p_at)
+    # where the distribution function itself gives out: NaN and R's warning, not a hang
+    with pytest.warns(RuntimeWarning, match="qnbinom_mu: 1 NaN"):
+        assert math.isnan(nmath.qnbinom(0.5, 1.0, mu=1e200))

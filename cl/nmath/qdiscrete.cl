@@ -79,6 +79,8 @@ static NMATH_NOINLINE double NAME##_gallop(double y0, double *z, double p, doubl
     }                                                                                          \
     while (khi - klo > 1) {                                                                    \
         double km = klo + floor((khi - klo) / 2), zm;                                          \
+        if (!(km > klo && km < khi))                                                           \
+            break;     /* beyond 2^53 no double lies between: khi, the least one found */      \
         if (NAME##_stop(y0 + km * incr, &zm, p, a, b, lower_tail, log_p)) {                    \
             khi = km;                                                                          \
             zhi = zm;                                                                          \
