@@ -215,3 +215,19 @@ def test_sweep_specs_name_rmath_parameters():
         Sweep.from_dict({**nb, "args": {"size": 3.0}})
     s = Sweep.from_dict({**base, "args": {"shape": 2.0, "scale": 1 / 3.0, "log": True}})
     assert same(s.evaluate((0,))["dgamma"], nmath.dgamma(np.arange(3.0), 2.0, rate=3.0, log=True))
+
+
+def test_warnings_through_rs_keywords_point_at_the_callers_line():
+    """A call through R's keywords goes on to another function (``pchisq(..., ncp=)`` to
+    ``pnchisq``), a frame deeper: its warnings pointed into daskcl (``_function.py``), not at
+    the line that made the call, as the same call without the keyword does."""
+    calls = [lambda: nmath.pchisq(1.0, -1.0, ncp=1.0),
+             lambda: nmath.dnbinom(0.5, 2.0, mu=1.0),
+             lambda: nmath.rchisq(2, -1.0, ncp=1.0, seed=1),
+             lambda: nmath.pnorm(1.0, 0.0, -1.0)]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert [(w.filename, w.lineno) for w in caught] == [
+            (__file__, call.__code__.co_firstlineno)], [str(w.message) for w in caught]

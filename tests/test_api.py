@@ -251,6 +251,18 @@ def test_flags_are_keyword_only():
                               "mean lower_tail?)")
     with pytest.raises(TypeError, match=r"^qbeta\(p, shape1, .*missing a required argument"):
         nmath.qbeta()
+    # R's pchisq(3, 4, 0) is ncp = 0, not lower_tail = 0: the hint names ncp (following the
+    # flags' hint gave the upper tail, another value, silently)
+    with pytest.raises(TypeError) as err:
+        nmath.pchisq(3.0, 4.0, 0)
+    assert str(err.value) == (
+        "pchisq(q, df, *, lower_tail=True, log_p=False, ncp=None): too many positional "
+        "arguments; R's pchisq takes ncp next by position: pass it by name, pchisq(..., ncp=0) "
+        "(R's flags are keywords here: lower_tail=, log_p=)")
+    assert nmath.pchisq(3.0, 4.0, ncp=0) == pytest.approx(0.44217459962892536, rel=1e-14)
+    with pytest.raises(TypeError, match=r"R's dnbinom takes mu next by position: pass it by "
+                       r"name, dnbinom\(\.\.\., mu=2\)"):
+        nmath.dnbinom(3, 5, 0.5, 2)
 
 
 def test_dask_in_dask_out():

@@ -406,3 +406,39 @@ def test_discrete_quantiles_beyond_2_to_53_return():
     # where the distribution function itself gives out: NaN and R's warning, not a hang
     with pytest.warns(RuntimeWarning, match="qnbinom_mu: 1 NaN"):
         assert math.isnan(nmath.qnbinom(0.5, 1.0, mu=1e200))
+
+
+def test_generator_argument_errors_name_the_generator():
+    """A generator's wrong arguments gave inspect's bare messages ("too many positional
+    arguments"), a bare OverflowError for 10**400, and a TypeError about a float index for a
+    dask parameter of unknown size; each now names the generator (and its signature)."""
+    import dask.array as da
+
+    sig = r"rnorm\(size, mean=0\.0, sd=1\.0, \*, seed=None, offset=0, chunks=None, device=False\)"
+    with pytest.raises(TypeError, match=rf"^{sig}: too many positional arguments$"):
+        nmath.rnorm(3, 0, 1, 5)
+    with pytest.raises(TypeError, match=rf"^{sig}: got an unexpected keyword argument 'sedd' "
+                       r"\(did you mean seed or sd\?\)$"):
+        nmath.rnorm(3, sedd=1)
+    with pytest.raises(TypeError, match=r"^rt\(size, df, .*got an unexpected keyword argument "
+                       "'ncp'"):
+        nmath.rt(3, 5, ncp=1)
+    with pytest.raises(OverflowError, match=r"^rnorm: parameter 'mean' is an integer too large "
+                       "for a double"):
+        nmath.rnorm(3, 10**400)
+    x = da.arange(10, chunks=3).astype(float)
+    with pytest.raises(ValueError, match=r"^rnorm: parameter 'mean' is a dask array of unknown "
+                       r"size \(nan,\): call its compute_chunk_sizes\(\) first$"):
+        nmath.rnorm(5, x[x > 3])
+
+
+def test_python_ints_beyond_int64_in_a_list_are_numbers():
+    """[1.5, 2**70] made an object array and was refused, where a scalar 2**70 is taken; a list
+    of numbers is now taken as doubles (10**400 among them is the scalar's OverflowError;
+    anything not a number is still refused)."""
+    assert same(nmath.pnorm([1.5, 2**70, -(2**64)]), nmath.pnorm(np.array([1.5, 2.0**70, -2.0**64])))
+    with pytest.raises(OverflowError, match=r"pnorm: argument 'q' holds an integer too large"):
+        nmath.pnorm([1, 10**400])
+    with pytest.raises(TypeError, match=r"pnorm: argument 'q' must be real numbers, got list of "
+                       "dtype object"):
+        nmath.pnorm([1, None])

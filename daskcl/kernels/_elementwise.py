@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import keyword
 import math
+import numbers
 import re
 import string
 import sys
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..errors import warn_r
+from ..errors import outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
@@ -100,6 +101,16 @@ def real_array(fname: str, name: str, value: Any) -> np.ndarray:
                         "lost: pass value.filled(np.nan) (NaN in, NaN out) or the unmasked "
                         "values")
     arr = np.asarray(value)
+    if arr.dtype == object and isinstance(value, (list, tuple)) and all(
+            isinstance(v, numbers.Real) for v in arr.flat):
+        # Python ints beyond int64 among others ([1.5, 2**70]) make an object array; as
+        # doubles they are numbers like any other (a scalar 2**70 is taken so too)
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except OverflowError:
+            raise OverflowError(f"{fname}: argument {name!r} holds an integer too large for a "
+                                "double (beyond 1.8e308); pass float('inf') for infinity"
+                                ) from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"{fname}: argument {name!r} must be real numbers, got "
@@ -1170,8 +1181,12 @@ class ElementwiseKernel(Kernel):
             o.add_event(events[-1])
         return events
 
-    def warn(self, counts: np.ndarray, stacklevel: int = 5) -> None:
-        """One ``RuntimeWarning`` per kind of count: NaNs produced, non-integer arguments."""
+    def warn(self, counts: np.ndarray, stacklevel: int | None = None) -> None:
+        """One ``RuntimeWarning`` per kind of count: NaNs produced, non-integer arguments; at
+        the caller's line outside daskcl (through R's keywords, ``pchisq(..., ncp=1)``, the call
+        goes on to another function, a frame deeper), unless ``stacklevel`` says otherwise."""
+        if stacklevel is None:
+            stacklevel = outside_stacklevel()
         if counts[0]:
             warn_r(f"{self.name}: {counts[0]} NaN(s) produced", stacklevel=stacklevel)
         if len(counts) > 1 and counts[1]:

@@ -106,7 +106,15 @@ class NmathFunction(ElementwiseKernel):
         fn = self.fn
         msg = f"{fn.name}{self.__signature__}: {exc}"
         flags = list(fn.flag_defaults)
-        if len(args) > len(fn.arg_names) and flags:
+        positional = [a for a in self.aliases.values() if a.kind == "function"]
+        if len(args) > len(fn.arg_names) and positional:
+            # R's next argument by position is the noncentrality or the mean (R's pchisq(3, 4,
+            # 0) is ncp = 0), not a flag: the flags' hint would give another value silently
+            a, extra = positional[0], args[len(fn.arg_names)]
+            msg += (f"; R's {fn.name} takes {a.name} next by position: pass it by name, "
+                    f"{fn.name}(..., {a.name}={extra!r}) (R's flags are keywords here: "
+                    + ", ".join(f"{k}=" for k in flags) + ")")
+        elif len(args) > len(fn.arg_names) and flags:
             extra = args[len(fn.arg_names):]
             msg += (f"; R's flags are keywords here: {fn.name}(..., "
                     + ", ".join(f"{k}={v!r}" for k, v in zip(flags, extra)) + ")")

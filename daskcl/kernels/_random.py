@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import warn_r
+from ..errors import outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime.library import get_library
 from . import _docs, _transfer
@@ -186,15 +186,29 @@ class RandomKernel(ElementwiseKernel):
         work = (_WORK_CPU if bound.info.type == "CPU" else _WORK_OTHER) * units
         call.cap = max(1, max(units, int(work // cost)))
 
-    def warn(self, counts: np.ndarray, stacklevel: int = 4) -> None:
-        """One ``RuntimeWarning`` for the NaNs produced, naming the generator's limit."""
+    def warn(self, counts: np.ndarray, stacklevel: int | None = None) -> None:
+        """One ``RuntimeWarning`` for the NaNs produced, naming the generator's limit, at the
+        caller's line outside daskcl unless ``stacklevel`` says otherwise."""
+        if stacklevel is None:
+            stacklevel = outside_stacklevel()
         if counts[0]:
             note = f" (invalid parameters, or {self.fn.limit})" if self.fn.limit else ""
             warn_r(f"{self.fn.name}: {counts[0]} NaN(s) produced{note}", stacklevel=stacklevel)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn
-        bound = self.__signature__.bind(*args, **kwargs)
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as exc:    # inspect's bare "too many positional arguments"
+            from ..runtime.library import closest_names
+
+            msg = f"{fn.name}{self.__signature__}: {exc}"
+            known = list(self.__signature__.parameters)
+            for k in kwargs:
+                near = closest_names(k, known) if k not in known else []
+                if near:
+                    msg += f" (did you mean {' or '.join(near)}?)"
+            raise TypeError(msg) from None
         first = next(iter(self.__signature__.parameters))
         if self.aliases:
             target = _docs.apply_aliases(fn.name, bound.arguments)
@@ -300,7 +314,12 @@ def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
     if is_dask_array(value) or _transfer.is_device_array(value):
         arr = value
     elif isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:     # a Python int beyond the doubles (10**400)
+            raise OverflowError(f"{fn.name}: parameter {name!r} is an integer too large for a "
+                                "double (beyond 1.8e308); pass float('inf') for infinity"
+                                ) from None
     else:
         if isinstance(value, np.ma.MaskedArray):
             raise TypeError(f"{fn.name}: parameter {name!r} is a masked array; its mask would be "
@@ -312,6 +331,9 @@ def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
             return float(arr)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{fn.name}: parameter {name!r} must be real numbers, got dtype {arr.dtype}")
+    if is_dask_array(arr) and any(math.isnan(n) for n in arr.shape):
+        raise ValueError(f"{fn.name}: parameter {name!r} is a dask array of unknown size "
+                         f"{arr.shape}: call its compute_chunk_sizes() first")
     try:
         ok = np.broadcast_shapes(arr.shape, shape) == shape
     except ValueError:
