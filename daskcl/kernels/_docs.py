@@ -789,7 +789,7 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     "rgamma": (Example((3, 0.0), {}, "rgamma(3, 0)", (0.0, 0.0, 0.0)),),
     "rbeta": (Example((3, 0.0, 2.0), {}, "rbeta(3, 0, 2)", (0.0, 0.0, 0.0)),),
     "rchisq": (Example((3, 0.0), {}, "rchisq(3, 0)", (0.0, 0.0, 0.0)),),
-    "rt": (Example((3, math.nan), {}, "rt(3, NaN)", (math.nan, math.nan, math.nan)),),
+    "rt": (Example((0, 5.0), {}, "rt(0, 5)", ()),),
     "rf": (Example((3, math.inf, math.inf), {}, "rf(3, Inf, Inf)", (1.0, 1.0, 1.0)),),
     "rnchisq": (Example((3, 0.0, 0.0), {}, "rchisq(3, 0, ncp = 0)", (0.0, 0.0, 0.0)),),
     "rnbeta": (Example((3, 0.0, 2.0, 0.0), {}, "rbeta(3, 0, 2, ncp = 0)", (0.0, 0.0, 0.0)),),
@@ -1039,8 +1039,8 @@ def _random_docstring(fn: RFn) -> str:
         "Raises\n------\nTypeError\n    A non-numeric parameter, size or seed."
         + "".join(f"  {c}" for c in _conflicts(fn)) + "\nValueError\n"
         "    A parameter that does not broadcast to size; a bad seed or offset.\n\n"
-        "Warns\n-----\nRuntimeWarning\n    ``<name>: N NaN(s) produced`` for invalid "
-        "parameters.\n\n"
+        "Warns\n-----\nRuntimeWarning\n    ``<name>: N NaN(s) produced`` for invalid or NaN "
+        "parameters (R: \"NAs produced\").\n\n"
         + _notes(fn) + _examples(fn)
     )
 

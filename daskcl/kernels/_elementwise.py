@@ -464,8 +464,10 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     out_params += ", const long dk_ooff"
     any_out_nan = " || ".join(f"isnan({n})" for n in d.outputs)
     any_in_nan = " || ".join(f"isnan({n})" for n in d.inputs)
-    nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);" if d.inputs
-                 else f"if ({any_out_nan}) atomic_inc(dk_status);")
+    # a generator counts every NaN it gives, as R's r functions warn "NAs produced" for a NaN
+    # parameter too (rnorm(2, NaN)); the d, p and q functions only those of inputs not NaN
+    nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);"
+                 if d.inputs and not d.counter else f"if ({any_out_nan}) atomic_inc(dk_status);")
     # R warns "non-integer x" only where it computes a value (not where the result is NaN),
     # except where it warns and then returns NaN (pbinom's size: after its NaN and finiteness
     # checks of the parameters)

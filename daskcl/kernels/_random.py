@@ -21,8 +21,9 @@ The generator is Philox4x32-10 (Salmon et al. 2011), counter based: element ``k`
 
 Each distribution uses an exact method (inversion, or a published rejection or mixture method;
 see :data:`ROWS` and the ``@source`` line of each unit).  R's domain rules hold: invalid
-parameters give NaN, with one ``RuntimeWarning`` per call saying how many were produced (NaN
-parameters give NaN without being counted, as in the rest of :mod:`daskcl.nmath`).
+parameters give NaN, with one ``RuntimeWarning`` per call saying how many were produced; NaN
+parameters give NaN and are counted too, as R's ``rnorm(2, NaN)`` warns "NAs produced" (the d, p
+and q functions count only NaNs of inputs that are not NaN, as R's do).
 
 Three generators do work that grows with a parameter, and have a documented largest parameter
 beyond which they give NaN (counted and warned as above) instead of running without end:
