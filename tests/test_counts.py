@@ -146,6 +146,10 @@ def test_qhyper_beyond_its_longest_walk_is_nan_with_warning():
     assert np.isnan(out[0])
     assert out[1] == 998477.0
     assert nmath.qhyper(0.5, 1e7, 1e7, 1e7) == 5e6
+    # where the ratio of two terms overflowed (beyond 1e308) the walk stopped at its first step
+    # with 1, silently; its logarithm is now two, and the walk runs to the cap as at 1e150
+    with pytest.warns(RuntimeWarning, match="qhyper: 2 NaN"):
+        assert np.isnan(nmath.qhyper(0.3, np.array([1e150, 1e160]), 1e160, 1e160)).all()
 
 
 def test_limits_raise_clear_errors():

@@ -58,8 +58,11 @@ double qhyper(double p, double NR, double NB, double n, int lower_tail, int log_
         NB++;
         if (small_N)
             term *= (NR / xr) * (xb / NB);
-        else
-            term += log((NR / xr) * (xb / NB));
+        else {  /* R's bits; where the ratio overflows (beyond 1e308), the sum of two logs
+                   (qhyper(0.3, 1e160, 1e160, 1e160) stopped at its first step, 1, silently) */
+            const double ratio = (NR / xr) * (xb / NB);
+            term += isinf(ratio) ? log(NR / xr) + log(xb / NB) : log(ratio);
+        }
         sum += small_N ? term : exp(term);
         xb--;
         NR--;
