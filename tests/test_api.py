@@ -221,6 +221,25 @@ def test_non_integer_warning_like_r():
     np.testing.assert_allclose(out, [0.375, 0.0, 0.375, 0.0], rtol=1e-15)
 
 
+def test_choose_warns_of_a_k_more_than_1e_7_from_an_integer_like_r():
+    """R's choose and lchoose warn where k is more than 1e-7 from an integer (absolute, not
+    R_nonint's 1e-7 relative: choose(50, 30 + 1e-6) warned in R, not here), before computing,
+    so also where the value is NaN (choose(Inf, 40.5)); R's values (k rounded)."""
+    from rmath_oracle import r_eval
+
+    n = np.array([50.0, 5.0, 5.0, np.inf, 1e9, 5.0, np.nan])
+    k = np.array([30 + 1e-6, 2.00000015, 2.00000001, 40.5, 1e8 + 0.5, np.inf, 2.5])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = nmath.choose(n, k)
+        lout = nmath.lchoose(n, k)
+    assert sorted(str(w.message) for w in caught) == [
+        "choose: 1 NaN(s) produced", "choose: 4 non-integer k", "lchoose: 1 NaN(s) produced",
+        "lchoose: 4 non-integer k"]
+    np.testing.assert_allclose(out, r_eval("choose", [n, k]), rtol=1e-13)
+    np.testing.assert_allclose(lout, r_eval("lchoose", [n, k]), rtol=1e-13)
+
+
 def test_pbinom_non_integer_size_warns_then_is_nan_like_r():
     """R's pbinom checks NaN, then infinite size or prob (NaN, no message), then a non-integer
     size: "non-integer n" and NaN."""

@@ -372,7 +372,8 @@ class ElementwiseDef:
     identifiers); ``classify`` is a C expression of an element's method for sorted launches;
     ``nonint`` the inputs counted for R's "non-integer" warning (from ``nonint_min`` on,
     where given; with ``nonint_nan`` also where the result is NaN, as pbinom's size, provided no
-    input is NaN and every input after the first is finite); ``counter``: the element's
+    input is NaN and every input after the first is finite; with ``nonint_abs`` more than 1e-7
+    from an integer, as choose's k, not 1e-7 relative); ``counter``: the element's
     Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators); ``tables``
     the count-table families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
     the inputs that are their parameters.
@@ -389,6 +390,7 @@ class ElementwiseDef:
     nonint: tuple[str, ...] = ()
     nonint_min: float | None = None
     nonint_nan: bool = False
+    nonint_abs: bool = False
     counter: bool = False
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
@@ -474,7 +476,9 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     computes = (f"!({any_out_nan})" if not d.nonint_nan else
                 " && ".join([f"!isnan({d.inputs[0]})"]
                             + [f"isfinite({n})" for n in d.inputs[1:]]))
-    nonint = "\n".join(f"if ({computes} && !isnan({n}) && R_nonint({n})"
+    # R_nonint: 1e-7 relative to the value; choose's k: 1e-7 absolute (nonint_abs)
+    nonint = "\n".join(f"if ({computes} && !isnan({n}) && "
+                       + (f"fabs({n} - rint({n})) > 1e-7" if d.nonint_abs else f"R_nonint({n})")
                        + ("" if d.nonint_min is None else f" && {n} >= {d.nonint_min!r}")
                        + ") atomic_inc(dk_status + 1);" for n in d.nonint)
     # i: from the element's coordinates (dk_oc) where the operation reads it, else its place

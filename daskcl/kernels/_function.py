@@ -43,6 +43,7 @@ class NmathFunction(ElementwiseKernel):
             nonint=tuple(inputs[fn.arg_names.index(a)] for a in fn.nonint),
             nonint_min=fn.nonint_min,
             nonint_nan=fn.nonint_nan,
+            nonint_abs=fn.nonint_abs,
             tables=table_calls(fn.name, fn.c_call(), "", inputs)))
         self.input_names = fn.arg_names
         self.tier_up = fn.name in INLINE_FASTER

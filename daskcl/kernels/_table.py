@@ -60,6 +60,9 @@ class Fn:
         R warns "non-integer" and then returns NaN (pbinom's size), where its parameters (every
         argument after the first) are finite and no argument is NaN; otherwise R warns only
         where it computes a value.
+    nonint_abs
+        R's test of "non-integer" is absolute, more than 1e-7 from the nearest integer
+        (choose's k), not R_nonint's 1e-7 relative to the value.
     call
         C expression for the call when it is not ``csym(a0, ..., flags)``; it may use ``a0`` ..
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
@@ -79,6 +82,7 @@ class Fn:
     nonint: tuple[str, ...] = ()
     nonint_min: float | None = None
     nonint_nan: bool = False
+    nonint_abs: bool = False
     call: str | None = None
     classify: str = ""
     flags: tuple[tuple[str, str], ...] = field(init=False)
