@@ -220,14 +220,22 @@ def test_sweep_specs_name_rmath_parameters():
 def test_warnings_through_rs_keywords_point_at_the_callers_line():
     """A call through R's keywords goes on to another function (``pchisq(..., ncp=)`` to
     ``pnchisq``), a frame deeper: its warnings pointed into daskcl (``_function.py``), not at
-    the line that made the call, as the same call without the keyword does."""
+    the line that made the call, as the same call without the keyword does, and named the
+    other function (R's say "In pchisq(1, -1, ncp = 1) : NaNs produced")."""
     calls = [lambda: nmath.pchisq(1.0, -1.0, ncp=1.0),
              lambda: nmath.dnbinom(0.5, 2.0, mu=1.0),
              lambda: nmath.rchisq(2, -1.0, ncp=1.0, seed=1),
              lambda: nmath.pnorm(1.0, 0.0, -1.0)]
+    messages: list[str] = []
     for call in calls:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             call()
         assert [(w.filename, w.lineno) for w in caught] == [
             (__file__, call.__code__.co_firstlineno)], [str(w.message) for w in caught]
+        messages.append(str(caught[0].message))
+    assert messages == ["pchisq: 1 NaN(s) produced", "dnbinom: 1 non-integer x",
+                        "rchisq: 2 NaN(s) produced", "pnorm: 1 NaN(s) produced"]
+    # the name is the call's only: the function called directly names itself again
+    with pytest.warns(RuntimeWarning, match="^pnchisq: 1 NaN"):
+        nmath.pnchisq(1.0, -1.0, 1.0)

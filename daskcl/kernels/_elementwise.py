@@ -20,6 +20,7 @@ dask arrays in give a lazy dask array out.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import keyword
 import math
@@ -73,6 +74,22 @@ _TIER_LOCK = threading.Lock()
 DIMS = 4
 
 _TEMPLATE = "kernels/elementwise.cl"
+
+
+_called_as = threading.local()
+
+
+@contextlib.contextmanager
+def called_as(name: str) -> Iterator[None]:
+    """Warnings of the calls in the block (on this thread) name ``name``: the function the
+    user called, where R's keywords send the call on to another (``pchisq(..., ncp=1)`` is
+    ``pnchisq``'s, and R's warning says "In pchisq(...)")."""
+    before = getattr(_called_as, "name", None)
+    _called_as.name = before or name
+    try:
+        yield
+    finally:
+        _called_as.name = before
 
 
 def is_dask_array(x: Any) -> bool:
@@ -1190,13 +1207,15 @@ class ElementwiseKernel(Kernel):
     def warn(self, counts: np.ndarray, stacklevel: int | None = None) -> None:
         """One ``RuntimeWarning`` per kind of count: NaNs produced, non-integer arguments; at
         the caller's line outside daskcl (through R's keywords, ``pchisq(..., ncp=1)``, the call
-        goes on to another function, a frame deeper), unless ``stacklevel`` says otherwise."""
+        goes on to another function, a frame deeper), unless ``stacklevel`` says otherwise,
+        and named by the function called (:func:`called_as`)."""
         if stacklevel is None:
             stacklevel = outside_stacklevel()
+        name = getattr(_called_as, "name", None) or self.name
         if counts[0]:
-            warn_r(f"{self.name}: {counts[0]} NaN(s) produced", stacklevel=stacklevel)
+            warn_r(f"{name}: {counts[0]} NaN(s) produced", stacklevel=stacklevel)
         if len(counts) > 1 and counts[1]:
-            warn_r(f"{self.name}: {counts[1]} non-integer {'/'.join(self._nonint_names())}",
+            warn_r(f"{name}: {counts[1]} non-integer {'/'.join(self._nonint_names())}",
                    stacklevel=stacklevel)
 
     def _nonint_names(self) -> list[str]:

@@ -8,7 +8,7 @@ import inspect
 from typing import Any
 
 from . import _docs
-from ._elementwise import ElementwiseDef, ElementwiseKernel, flag_value, table_calls
+from ._elementwise import ElementwiseDef, ElementwiseKernel, called_as, flag_value, table_calls
 from ._kernel import Kernel
 from ._table import PUBLIC_MODULE, Fn
 
@@ -94,7 +94,8 @@ class NmathFunction(ElementwiseKernel):
         if self.aliases:
             target = _docs.apply_aliases(fn.name, bound.arguments)
             if target != fn.name:
-                return _by_name(target)(**bound.arguments)
+                with called_as(fn.name):
+                    return _by_name(target)(**bound.arguments)
         bound.apply_defaults()
         vals = [bound.arguments[n] for n in fn.arg_names]
         flags = [int(flag_value(fn.name, k, bound.arguments[k])) for k in fn.flag_defaults]

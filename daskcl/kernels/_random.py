@@ -66,7 +66,15 @@ from ..errors import outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime.library import get_library
 from . import _docs, _transfer
-from ._elementwise import Call, ElementwiseDef, ElementwiseKernel, _c_strides, is_dask_array
+from ._elementwise import (
+    Call,
+    ElementwiseDef,
+    ElementwiseKernel,
+    _c_strides,
+    _called_as,
+    called_as,
+    is_dask_array,
+)
 from ._kernel import Kernel, RawKernel
 from ._table import PUBLIC_MODULE, RFn
 
@@ -194,7 +202,8 @@ class RandomKernel(ElementwiseKernel):
             stacklevel = outside_stacklevel()
         if counts[0]:
             note = f" (invalid parameters, or {self.fn.limit})" if self.fn.limit else ""
-            warn_r(f"{self.fn.name}: {counts[0]} NaN(s) produced{note}", stacklevel=stacklevel)
+            name = getattr(_called_as, "name", None) or self.fn.name
+            warn_r(f"{name}: {counts[0]} NaN(s) produced{note}", stacklevel=stacklevel)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn
@@ -215,7 +224,8 @@ class RandomKernel(ElementwiseKernel):
             target = _docs.apply_aliases(fn.name, bound.arguments)
             if target != fn.name:
                 given = dict(bound.arguments)
-                return FUNCTIONS[target](given.pop(first), **given)
+                with called_as(fn.name):
+                    return FUNCTIONS[target](given.pop(first), **given)
         bound.apply_defaults()
         a = bound.arguments
         shape = _shape(fn, a[first])
