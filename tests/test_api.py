@@ -240,6 +240,27 @@ def test_choose_warns_of_a_k_more_than_1e_7_from_an_integer_like_r():
     np.testing.assert_allclose(lout, r_eval("lchoose", [n, k]), rtol=1e-13)
 
 
+def test_bessel_j_beyond_its_range_warns_as_r_and_gives_rs_zero():
+    """R's bessel_j gives 0 beyond x = 1e5 and warns "value out of range in 'J_bessel'"; daskcl
+    gave the 0 silently.  A negative nu goes through J_-nu, which R skips where -nu is a
+    half-integer (no warning there, and a value); NaN arguments do not count."""
+    from rmath_oracle import r_eval
+
+    x = np.array([9e4, 1e5, 2e5, np.inf, 2e5, 2e5, np.nan, 2e5])
+    nu = np.array([0.0, 0.0, 0.0, 0.0, -0.5, -0.7, 0.0, np.nan])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = nmath.bessel_j(x, nu)
+    assert [str(w.message) for w in caught] == [
+        "bessel_j: 3 value(s) out of range in 'J_bessel' (x > 1e5: 0, as R gives)"]
+    assert caught[0].filename == __file__
+    np.testing.assert_allclose(out, r_eval("bessel_j", [x, nu]), rtol=1e-13)
+    assert out[2] == out[3] == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nmath.bessel_j(np.array([1.0, 99999.0]), 2.5)
+
+
 def test_pbinom_non_integer_size_warns_then_is_nan_like_r():
     """R's pbinom checks NaN, then infinite size or prob (NaN, no message), then a non-integer
     size: "non-integer n" and NaN."""
@@ -642,23 +663,23 @@ def test_a_reused_status_counts_from_zero_with_nothing_run_before_the_launches()
     bound = device.current()
     status = _transfer.status_buffer(bound)      # new, or with earlier calls' counts in it
     status.read(bound.queue)
-    raw = np.empty(2, dtype=np.uint32)
+    raw = np.empty(_transfer.STATUS_COUNTS, dtype=np.uint32)
     cl.enqueue_copy(bound.queue, raw, status.buffer, is_blocking=True)
-    # five NaNs and 2^31 - 1 non-integers counted since
-    cl.enqueue_copy(bound.queue, status.buffer, raw + np.array([5, 2**31 - 1], dtype=np.uint32),
-                    is_blocking=True)
-    assert status.read(bound.queue).tolist() == [5, 2**31 - 1]
+    # five NaNs, 2^31 - 1 non-integers and one argument out of range counted since
+    cl.enqueue_copy(bound.queue, status.buffer,
+                    raw + np.array([5, 2**31 - 1, 1], dtype=np.uint32), is_blocking=True)
+    assert status.read(bound.queue).tolist() == [5, 2**31 - 1, 1]
     _transfer.release_status(bound, status)
     other = cl.CommandQueue(bound.context)
     queues.hold(bound.queue)
     try:
         reused = _transfer.status_buffer(bound)
         assert reused is status
-        assert reused.read(other).tolist() == [0, 0]
+        assert reused.read(other).tolist() == [0, 0, 0]
         # two more NaNs, three more non-integers: the buffer's int32 counts wrap
-        raw = raw + np.array([7, 2**31 + 2], dtype=np.uint32)
+        raw = raw + np.array([7, 2**31 + 2, 1], dtype=np.uint32)
         cl.enqueue_copy(other, reused.buffer, raw, is_blocking=True)
-        assert reused.read(other).tolist() == [2, 3]
+        assert reused.read(other).tolist() == [2, 3, 0]
     finally:
         bound.queue.finish()
     _transfer.release_status(bound, reused)

@@ -66,12 +66,16 @@ def _call_numpy(fn: Callable[..., Any], *args: Any, **flags: bool) -> tuple[np.n
 
 
 def _counts(name: str, messages: list[str]) -> dict[str, int]:
-    """Totals of the NaN and non-integer warnings (one per call, or one per dask block)."""
-    total = {"NaN": 0, "non-integer": 0}
+    """Totals of the NaN, non-integer and out-of-range warnings (one per call, or one per dask
+    block)."""
+    total = {"NaN": 0, "non-integer": 0, "range": 0}
     for msg in messages:
-        m = re.match(rf"{re.escape(name)}: (\d+) (NaN\(s\) produced|non-integer \w+)$", msg)
+        m = re.match(rf"{re.escape(name)}: (\d+) (NaN\(s\) produced|non-integer \w+"
+                     r"|value\(s\) out of range in '\w+'.*)$", msg)
         assert m, f"unexpected warning {msg!r}"
-        total["NaN" if m.group(2).startswith("NaN") else "non-integer"] += int(m.group(1))
+        kind = m.group(2)
+        total["NaN" if kind.startswith("NaN") else "range" if kind.startswith("value") else
+              "non-integer"] += int(m.group(1))
     return total
 
 

@@ -985,7 +985,9 @@ def docstring(row: Fn | RFn) -> str:
         f"(Python or NumPy) or the integer 0 or 1.{alias_raise}\nValueError\n    Shapes that do "
         "not broadcast.\n\n"
         "Warns\n-----\nRuntimeWarning\n    ``<name>: N NaN(s) produced`` where R gives NaN with "
-        "a warning.\n\n"
+        "a warning"
+        + (f"; ``<name>: N {fn.range_warn[1]}`` where R warns so" if fn.range_warn else "")
+        + ".\n\n"
         + _notes(fn) + _examples(fn)
     )
 

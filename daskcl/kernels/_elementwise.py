@@ -390,7 +390,9 @@ class ElementwiseDef:
     ``nonint`` the inputs counted for R's "non-integer" warning (from ``nonint_min`` on,
     where given; with ``nonint_nan`` also where the result is NaN, as pbinom's size, provided no
     input is NaN and every input after the first is finite; with ``nonint_abs`` more than 1e-7
-    from an integer, as choose's k, not 1e-7 relative); ``counter``: the element's
+    from an integer, as choose's k, not 1e-7 relative); ``range_warn`` a C condition on the
+    inputs where R warns that they are out of range but gives a value, and the warning's words
+    (bessel_j beyond x = 1e5); ``counter``: the element's
     Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators); ``tables``
     the count-table families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
     the inputs that are their parameters.
@@ -408,6 +410,7 @@ class ElementwiseDef:
     nonint_min: float | None = None
     nonint_nan: bool = False
     nonint_abs: bool = False
+    range_warn: tuple[str, str] | None = None
     counter: bool = False
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
@@ -498,6 +501,8 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
                        + (f"fabs({n} - rint({n})) > 1e-7" if d.nonint_abs else f"R_nonint({n})")
                        + ("" if d.nonint_min is None else f" && {n} >= {d.nonint_min!r}")
                        + ") atomic_inc(dk_status + 1);" for n in d.nonint)
+    if d.range_warn:
+        nonint += f"\nif ({d.range_warn[0]}) atomic_inc(dk_status + 2);"
     # i: from the element's coordinates (dk_oc) where the operation reads it, else its place
     head = "\n".join(([_index_code(d, ndims), "const long i = (long)dk_oc;"] if d.index else
                       ["const long i = dk_base + dk_k;", _index_code(d, ndims)])
@@ -1078,7 +1083,7 @@ class ElementwiseKernel(Kernel):
         nout = len(self.definition.outputs)
         results = [_transfer.result_array(bound, call.shape) for _ in range(nout)]
         if call.size == 0:
-            return results, np.zeros(2, dtype=np.int32)
+            return results, np.zeros(_transfer.STATUS_COUNTS, dtype=np.int32)
         status = _transfer.status_buffer(bound)
         cpu = bound.info.type == "CPU"
         # streamed: large host arrays (every host array on CPU devices, which read them in place)
@@ -1137,7 +1142,7 @@ class ElementwiseKernel(Kernel):
         outs = [cla.empty(queue, call.shape, np.float64, allocator=pool)
                 for _ in self.definition.outputs]
         if call.size == 0:
-            return outs, np.zeros(2, dtype=np.int32)
+            return outs, np.zeros(_transfer.STATUS_COUNTS, dtype=np.int32)
         import pyopencl as cl
 
         status = _transfer.status_buffer(bound)
@@ -1217,6 +1222,8 @@ class ElementwiseKernel(Kernel):
         if len(counts) > 1 and counts[1]:
             warn_r(f"{name}: {counts[1]} non-integer {'/'.join(self._nonint_names())}",
                    stacklevel=stacklevel)
+        if len(counts) > 2 and counts[2] and self.definition.range_warn:
+            warn_r(f"{name}: {counts[2]} {self.definition.range_warn[1]}", stacklevel=stacklevel)
 
     def _nonint_names(self) -> list[str]:
         return list(self.definition.nonint)

@@ -44,6 +44,7 @@ class NmathFunction(ElementwiseKernel):
             nonint_min=fn.nonint_min,
             nonint_nan=fn.nonint_nan,
             nonint_abs=fn.nonint_abs,
+            range_warn=fn.range_warn,
             tables=table_calls(fn.name, fn.c_call(), "", inputs)))
         self.input_names = fn.arg_names
         self.tier_up = fn.name in INLINE_FASTER

@@ -116,8 +116,12 @@ ROWS: tuple[Fn, ...] = (
     # --- discrete, noncentral, tukey, wilcoxon, signrank, bessel -------------------------------
     Fn("bessel_i", "bessel_i", "s", ("x", "nu", ("expo", 1.0)),
        "Modified Bessel function of the first kind I_nu(x); expo=2 scales by exp(-x) (Cody 1983)."),
+    # R warns "value out of range in 'J_bessel'" and gives 0 beyond x = 1e5, as here; for a
+    # negative nu it reflects through J_-nu, which it skips where -nu is a half-integer
     Fn("bessel_j", "bessel_j", "s", ("x", "nu"),
-       "Bessel function of the first kind J_nu(x) (Cody's RJBESL)."),
+       "Bessel function of the first kind J_nu(x) (Cody's RJBESL).",
+       range_warn=("a0 > 1e5 && !isnan(a1) && !(a1 < 0 && -a1 - floor(-a1) == 0.5)",
+                   "value(s) out of range in 'J_bessel' (x > 1e5: 0, as R gives)")),
     Fn("bessel_k", "bessel_k", "s", ("x", "nu", ("expo", 1.0)),
        "Modified Bessel function of the third kind K_nu(x); expo=2 scales by exp(x) (Campbell 1980)."),
     Fn("bessel_y", "bessel_y", "s", ("x", "nu"),

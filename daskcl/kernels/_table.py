@@ -63,6 +63,10 @@ class Fn:
     nonint_abs
         R's test of "non-integer" is absolute, more than 1e-7 from the nearest integer
         (choose's k), not R_nonint's 1e-7 relative to the value.
+    range_warn
+        Where R warns that an argument is out of its algorithm's range and returns a value all
+        the same (bessel_j's 0 beyond x = 1e5): a C condition on ``a0`` .. ``a<n-1>`` and the
+        warning's words after the count.
     call
         C expression for the call when it is not ``csym(a0, ..., flags)``; it may use ``a0`` ..
         ``a<n-1>`` (doubles) and the flag variables ``give_log``, ``lower_tail``, ``log_p``.
@@ -83,6 +87,7 @@ class Fn:
     nonint_min: float | None = None
     nonint_nan: bool = False
     nonint_abs: bool = False
+    range_warn: tuple[str, str] | None = None
     call: str | None = None
     classify: str = ""
     flags: tuple[tuple[str, str], ...] = field(init=False)

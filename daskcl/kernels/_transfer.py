@@ -619,9 +619,15 @@ def upload(bound: _device.BoundDevice, a: np.ndarray) -> Any:
     return buf
 
 
+#: the counts of a :class:`Status`: NaNs produced, non-integer arguments, arguments out of an
+#: algorithm's range (R's "value out of range" warnings where it still gives a value)
+STATUS_COUNTS = 3
+
+
 class Status:
-    """A buffer of two ints that the kernels of a call count into (NaNs produced, non-integer
-    arguments), from a free list per device (:func:`status_buffer`, :func:`release_status`).
+    """A buffer of :data:`STATUS_COUNTS` ints that the kernels of a call count into (NaNs
+    produced, non-integer arguments, arguments out of range), from a free list per device
+    (:func:`status_buffer`, :func:`release_status`).
 
     A reused buffer is not zeroed: :meth:`read` gives what it counted since the last reading.
     So nothing has to run on the device before a call's launches (the zeroing was an extra
@@ -639,7 +645,7 @@ class Status:
         for it and gives them."""
         import pyopencl as cl
 
-        raw = np.empty(2, dtype=np.uint32)
+        raw = np.empty(STATUS_COUNTS, dtype=np.uint32)
         self._pending = (raw, cl.enqueue_copy(queue, raw, self.buffer, is_blocking=False))
 
     def read(self, queue: Any) -> np.ndarray:
@@ -652,7 +658,7 @@ class Status:
             (raw, event), self._pending = self._pending, None
             event.wait()
         else:
-            raw = np.empty(2, dtype=np.uint32)
+            raw = np.empty(STATUS_COUNTS, dtype=np.uint32)
             cl.enqueue_copy(queue, raw, self.buffer, is_blocking=True)
         # the kernels add with 32-bit atomics, which wrap: the difference modulo 2^32
         counts: np.ndarray = (raw - self._base).view(np.int32)
@@ -668,7 +674,7 @@ def status_buffer(bound: _device.BoundDevice) -> Status:
         free: list[Status] = bound.staging.setdefault(("status", 0), [])
         if free:
             return free.pop()
-    zeros = np.zeros(2, dtype=np.uint32)
+    zeros = np.zeros(STATUS_COUNTS, dtype=np.uint32)
     return Status(cl.Buffer(bound.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                             hostbuf=zeros), zeros)
 
