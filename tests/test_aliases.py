@@ -239,3 +239,12 @@ def test_warnings_through_rs_keywords_point_at_the_callers_line():
     # the name is the call's only: the function called directly names itself again
     with pytest.warns(RuntimeWarning, match="^pnchisq: 1 NaN"):
         nmath.pnchisq(1.0, -1.0, 1.0)
+    # a lazy call's blocks, computed later, name it too
+    x = da.from_array(np.array([1.0, 2.0]), chunks=1)
+    lazy = [nmath.pchisq(x, -1.0, ncp=1.0), nmath.rchisq(4, -1.0, ncp=1.0, seed=1, chunks=2)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        da.compute(*lazy, scheduler="sync")
+    assert sorted(str(w.message) for w in caught) == [
+        "pchisq: 1 NaN(s) produced", "pchisq: 1 NaN(s) produced", "rchisq: 2 NaN(s) produced",
+        "rchisq: 2 NaN(s) produced"]

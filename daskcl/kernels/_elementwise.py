@@ -1386,9 +1386,11 @@ def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
 
 
 def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...],
-           nout: int, block_info: Any = None) -> np.ndarray:
+           nout: int, block_info: Any = None, called: str | None = None) -> np.ndarray:
     """One dask block, on a worker; an operation that reads ``i`` gets the indices of the
-    block's elements in the whole array (its location and the array's C-order strides)."""
+    block's elements in the whole array (its location and the array's C-order strides);
+    ``called``: the function the user called, where R's keywords sent the call on to this
+    kernel (its warnings' name, :func:`called_as`)."""
     counter = None
     if kernel.definition.index and block_info is not None and None in block_info:
         info = block_info[None]
@@ -1397,7 +1399,8 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
             shape, where = shape[:-1], where[:-1]
         strides = _c_strides(tuple(shape))
         counter = (0, sum(lo * st for (lo, _), st in zip(where, strides)), strides)
-    res = kernel.compute(blocks, ints, counter=counter)
+    with called_as(called) if called else contextlib.nullcontext():
+        res = kernel.compute(blocks, ints, counter=counter)
     arrays = [np.asarray(r, dtype=np.float64) for r in res]
     return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
 
@@ -1415,6 +1418,7 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
     for a in arrays:
         pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
     nout = len(kernel.definition.outputs)
+    called = getattr(_called_as, "name", None)     # the blocks' warnings name the call's
     if kernel.definition.index:
         # map_blocks, which gives each block its place in the whole array (block_info) for i
         # block, its chunks unified as blockwise's are
@@ -1429,20 +1433,21 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
         if nout == 1:
             return da.map_blocks(_block, *blocks, dtype=np.float64, name=name,
                                  meta=np.empty((0,) * ndim, dtype=np.float64),
-                                 kernel=kernel, ints=ints, nout=1)
+                                 kernel=kernel, ints=ints, nout=1, called=called)
         chunks = (*da.core.broadcast_chunks(*[b.chunks for b in blocks]), (nout,))
         stacked = da.map_blocks(_block, *blocks, dtype=np.float64, name=name, chunks=chunks,
                                 meta=np.empty((0,) * (ndim + 1), dtype=np.float64),
-                                new_axis=ndim, kernel=kernel, ints=ints, nout=nout)
+                                new_axis=ndim, kernel=kernel, ints=ints, nout=nout,
+                                called=called)
         return tuple(stacked[..., k] for k in range(nout))
     if nout == 1:
         return da.blockwise(
             _block, out_ind, *pairs, dtype=np.float64,
             meta=np.empty((0,) * ndim, dtype=np.float64), align_arrays=True,
-            token=f"daskcl-{kernel.name}", kernel=kernel, ints=ints, nout=1)
+            token=f"daskcl-{kernel.name}", kernel=kernel, ints=ints, nout=1, called=called)
     stacked = da.blockwise(
         _block, (*out_ind, ndim), *pairs, dtype=np.float64,
         meta=np.empty((0,) * (ndim + 1), dtype=np.float64), align_arrays=True,
         new_axes={ndim: nout}, token=f"daskcl-{kernel.name}", kernel=kernel, ints=ints,
-        nout=nout)
+        nout=nout, called=called)
     return tuple(stacked[..., k] for k in range(nout))

@@ -51,6 +51,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
@@ -359,15 +360,18 @@ def _param(fn: RFn, name: str, value: Any, shape: tuple[int, ...]) -> Any:
 
 
 def _block(*blocks: np.ndarray, fname: str, scalars: tuple[float | None, ...], seed: int,
-           offset: int, cstrides: tuple[int, ...], block_info: Any = None) -> np.ndarray:
-    """One chunk of a dask array of variates (runs on the worker that owns the chunk)."""
+           offset: int, cstrides: tuple[int, ...], block_info: Any = None,
+           called: str | None = None) -> np.ndarray:
+    """One chunk of a dask array of variates (runs on the worker that owns the chunk);
+    ``called`` names its warnings where R's keywords sent the call here (:func:`called_as`)."""
     info = block_info[None]
     shape = tuple(info["chunk-shape"])
     cbase = offset + sum(lo * c for (lo, _), c in zip(info["array-location"], cstrides))
     it = iter(blocks)
     values = [next(it) if s is None else s for s in scalars]
-    return np.asarray(FUNCTIONS[fname].compute(values, (), shape, False,
-                                               (seed, cbase, cstrides))[0])
+    with called_as(called) if called else contextlib.nullcontext():
+        return np.asarray(FUNCTIONS[fname].compute(values, (), shape, False,
+                                                   (seed, cbase, cstrides))[0])
 
 
 def _dask_call(kernel: RandomKernel, shape: tuple[int, ...], values: list[Any], seed: int,
@@ -396,7 +400,7 @@ def _dask_call(kernel: RandomKernel, shape: tuple[int, ...], values: list[Any], 
         _block, *arrays, chunks=chunks, dtype=np.float64,
         meta=np.empty((0,) * len(shape), dtype=np.float64), name=name,
         fname=fname, scalars=tuple(scalars), seed=seed, offset=offset,
-        cstrides=_c_strides(shape),
+        cstrides=_c_strides(shape), called=getattr(_called_as, "name", None),
     )
 
 
