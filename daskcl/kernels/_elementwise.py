@@ -80,16 +80,28 @@ _called_as = threading.local()
 
 
 @contextlib.contextmanager
-def called_as(name: str) -> Iterator[None]:
+def called_as(name: str | None) -> Iterator[None]:
     """Warnings of the calls in the block (on this thread) name ``name``: the function the
     user called, where R's keywords send the call on to another (``pchisq(..., ncp=1)`` is
-    ``pnchisq``'s, and R's warning says "In pchisq(...)")."""
+    ``pnchisq``'s, and R's warning says "In pchisq(...)").  The outermost name holds; ``None``
+    changes nothing."""
     before = getattr(_called_as, "name", None)
     _called_as.name = before or name
     try:
         yield
     finally:
         _called_as.name = before
+
+
+def called_name() -> str | None:
+    """The function called, where a :func:`called_as` block on this thread says it."""
+    return getattr(_called_as, "name", None)
+
+
+def warning_name(own: str) -> str:
+    """The name a kernel's warnings give: the function called (:func:`called_as`), else
+    ``own``."""
+    return called_name() or own
 
 
 def is_dask_array(x: Any) -> bool:
@@ -418,7 +430,7 @@ class ElementwiseDef:
     def kernel_name(self) -> str:
         return f"ew_{self.name}"
 
-    @property
+    @functools.cached_property
     def index(self) -> bool:
         """Whether the operation reads ``i``, the element's flat index in the C order of the
         whole result: then ``i`` is computed from the element's coordinates and strides (as a
@@ -501,14 +513,13 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
                        + (f"fabs({n} - rint({n})) > 1e-7" if d.nonint_abs else f"R_nonint({n})")
                        + ("" if d.nonint_min is None else f" && {n} >= {d.nonint_min!r}")
                        + ") atomic_inc(dk_status + 1);" for n in d.nonint)
-    if d.range_warn:
-        nonint += f"\nif ({d.range_warn[0]}) atomic_inc(dk_status + 2);"
+    out_of_range = [f"if ({d.range_warn[0]}) atomic_inc(dk_status + 2);"] if d.range_warn else []
     # i: from the element's coordinates (dk_oc) where the operation reads it, else its place
     head = "\n".join(([_index_code(d, ndims), "const long i = (long)dk_oc;"] if d.index else
                       ["const long i = dk_base + dk_k;", _index_code(d, ndims)])
                      + [_load_code(d)]
                      + [f"double {n} = ML_NAN;" for n in d.outputs] + ["{"])
-    tail = "\n".join(["}", nan_check, nonint]
+    tail = "\n".join(["}", nan_check, nonint, *out_of_range]
                      + [f"dk_out{k}[dk_ooff + dk_k] = {n};" for k, n in enumerate(d.outputs)])
     sort_wg = bins.work_group if bins else 0
     if sort_wg and not d.classify:
@@ -1216,7 +1227,7 @@ class ElementwiseKernel(Kernel):
         and named by the function called (:func:`called_as`)."""
         if stacklevel is None:
             stacklevel = outside_stacklevel()
-        name = getattr(_called_as, "name", None) or self.name
+        name = warning_name(self.name)
         if counts[0]:
             warn_r(f"{name}: {counts[0]} NaN(s) produced", stacklevel=stacklevel)
         if len(counts) > 1 and counts[1]:
@@ -1399,7 +1410,7 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
             shape, where = shape[:-1], where[:-1]
         strides = _c_strides(tuple(shape))
         counter = (0, sum(lo * st for (lo, _), st in zip(where, strides)), strides)
-    with called_as(called) if called else contextlib.nullcontext():
+    with called_as(called):
         res = kernel.compute(blocks, ints, counter=counter)
     arrays = [np.asarray(r, dtype=np.float64) for r in res]
     return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
@@ -1418,10 +1429,10 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
     for a in arrays:
         pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
     nout = len(kernel.definition.outputs)
-    called = getattr(_called_as, "name", None)     # the blocks' warnings name the call's
+    called = called_name()     # the blocks' warnings name the function called
     if kernel.definition.index:
-        # map_blocks, which gives each block its place in the whole array (block_info) for i
-        # block, its chunks unified as blockwise's are
+        # map_blocks, which gives each block its place in the whole array (block_info, for
+        # i), over the arrays with their chunks unified as blockwise unifies them
         _, blocks = da.core.unify_chunks(*[
             x for a in arrays for x in (a if is_dask_array(a) else da.asarray(a),
                                         tuple(range(ndim - np.ndim(a), ndim)))])

@@ -9,7 +9,7 @@ from typing import Any
 
 from . import _docs
 from ._elementwise import ElementwiseDef, ElementwiseKernel, called_as, flag_value, table_calls
-from ._kernel import Kernel
+from ._kernel import Kernel, misspelt
 from ._table import PUBLIC_MODULE, Fn
 
 __all__ = ["INLINE_FASTER", "PUBLIC", "NmathFunction"]
@@ -121,15 +121,7 @@ class NmathFunction(ElementwiseKernel):
             extra = args[len(fn.arg_names):]
             msg += (f"; R's flags are keywords here: {fn.name}(..., "
                     + ", ".join(f"{k}={v!r}" for k, v in zip(flags, extra)) + ")")
-        from ..runtime.library import closest_names
-
-        known = [*fn.arg_names, *flags, *self.aliases]
-        for k in kwargs:
-            if k not in known:
-                near = closest_names(k, known)
-                if near:
-                    msg += f" (did you mean {' or '.join(near)}?)"
-        return msg
+        return msg + misspelt(kwargs, [*fn.arg_names, *flags, *self.aliases])
 
     def _nonint_names(self) -> list[str]:
         return list(self.fn.nonint)

@@ -28,7 +28,13 @@ import numpy as np
 from ..errors import BuildError
 from ..runtime import device as _device
 from ..runtime import program as _program
-from ..runtime.library import Library, ProgramSource, get_library, parse_annotations
+from ..runtime.library import (
+    Library,
+    ProgramSource,
+    closest_names,
+    get_library,
+    parse_annotations,
+)
 from ..runtime.program import set_args as _set_args
 from . import _transfer
 
@@ -68,6 +74,13 @@ def _options(where: str, options: Any) -> tuple[str, ...]:
             raise TypeError(f"{where}: each build option must be a string, not {o!r} "
                             f"(in options {items!r})")
     return tuple(os.fspath(o) for o in items)
+
+
+def misspelt(given: Iterable[str], known: Sequence[str]) -> str:
+    """What a call's error adds for keywords it does not know: `` (did you mean a or b?)``,
+    each with the names of ``known`` closest to it; empty where none is near."""
+    hints = [closest_names(k, known) for k in given if k not in known]
+    return "".join(f" (did you mean {' or '.join(near)}?)" for near in hints if near)
 
 
 def _get_library(roots: tuple[str, ...] | None) -> Library:

@@ -51,7 +51,6 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import math
@@ -72,11 +71,12 @@ from ._elementwise import (
     ElementwiseDef,
     ElementwiseKernel,
     _c_strides,
-    _called_as,
     called_as,
+    called_name,
     is_dask_array,
+    warning_name,
 )
-from ._kernel import Kernel, RawKernel
+from ._kernel import Kernel, RawKernel, misspelt
 from ._table import PUBLIC_MODULE, RFn
 
 __all__ = ["FUNCTIONS", "RHYPER_MAX_N", "ROWS", "RSIGNRANK_MAX_N", "RWILCOX_MAX_N", "RFn",
@@ -203,23 +203,16 @@ class RandomKernel(ElementwiseKernel):
             stacklevel = outside_stacklevel()
         if counts[0]:
             note = f" (invalid parameters, or {self.fn.limit})" if self.fn.limit else ""
-            name = getattr(_called_as, "name", None) or self.fn.name
-            warn_r(f"{name}: {counts[0]} NaN(s) produced{note}", stacklevel=stacklevel)
+            warn_r(f"{warning_name(self.fn.name)}: {counts[0]} NaN(s) produced{note}",
+                   stacklevel=stacklevel)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as exc:    # inspect's bare "too many positional arguments"
-            from ..runtime.library import closest_names
-
-            msg = f"{fn.name}{self.__signature__}: {exc}"
-            known = list(self.__signature__.parameters)
-            for k in kwargs:
-                near = closest_names(k, known) if k not in known else []
-                if near:
-                    msg += f" (did you mean {' or '.join(near)}?)"
-            raise TypeError(msg) from None
+            raise TypeError(f"{fn.name}{self.__signature__}: {exc}"
+                            + misspelt(kwargs, list(self.__signature__.parameters))) from None
         first = next(iter(self.__signature__.parameters))
         if self.aliases:
             target = _docs.apply_aliases(fn.name, bound.arguments)
@@ -369,7 +362,7 @@ def _block(*blocks: np.ndarray, fname: str, scalars: tuple[float | None, ...], s
     cbase = offset + sum(lo * c for (lo, _), c in zip(info["array-location"], cstrides))
     it = iter(blocks)
     values = [next(it) if s is None else s for s in scalars]
-    with called_as(called) if called else contextlib.nullcontext():
+    with called_as(called):
         return np.asarray(FUNCTIONS[fname].compute(values, (), shape, False,
                                                    (seed, cbase, cstrides))[0])
 
@@ -400,7 +393,7 @@ def _dask_call(kernel: RandomKernel, shape: tuple[int, ...], values: list[Any], 
         _block, *arrays, chunks=chunks, dtype=np.float64,
         meta=np.empty((0,) * len(shape), dtype=np.float64), name=name,
         fname=fname, scalars=tuple(scalars), seed=seed, offset=offset,
-        cstrides=_c_strides(shape), called=getattr(_called_as, "name", None),
+        cstrides=_c_strides(shape), called=called_name(),
     )
 
 
