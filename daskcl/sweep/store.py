@@ -624,21 +624,16 @@ def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> 
     is one daskcl writes: ``zarr.json``, ``_daskcl/zarr.json``, and in an array's directory its
     ``zarr.json``, a probe ``c/daskcl-probe-...`` or a chunk key that ``grid_of(array)`` (the
     array's grid of chunks, ``None`` where it is unknown) holds."""
-    parts = rel.split("/")
-    if parts == ["zarr.json"] or parts == [_BOOK, "zarr.json"]:
+    if rel.split("/") in (["zarr.json"], [_BOOK, "zarr.json"]):
         return True
-    split = 2 if parts[0] == _BOOK else 1
-    array, rest = "/".join(parts[:split]), parts[split:]
+    array, rest = _array_and_rest(rel)
     if rest == ["zarr.json"]:
         return True
     if not rest or rest[0] != "c":
         return False
     if len(rest) == 2 and _PROBE.fullmatch(rest[1]):
         return True
-    index = rest[1:]
-    grid = grid_of(array)
-    return grid is not None and len(index) == len(grid) and all(
-        _INDEX.fullmatch(i) and int(i) < n for i, n in zip(index, grid))
+    return _in_grid(rest[1:], grid_of(array), whole=True)
 
 
 def _is_own_dir(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> bool:
@@ -646,15 +641,22 @@ def _is_own_dir(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> b
     or a prefix of a chunk key that ``grid_of(array)`` holds (``c/0`` of a 2-d grid), left
     empty where a chunk was deleted.  Any other empty directory is the user's, and
     ``--overwrite`` would delete it with its entry."""
+    array, rest = _array_and_rest(rel)
+    return bool(rest) and rest[0] == "c" and _in_grid(rest[1:], grid_of(array), whole=False)
+
+
+def _array_and_rest(rel: str) -> tuple[str, list[str]]:
+    """A path in the store as its array (``q``, ``_daskcl/done``) and the parts below it."""
     parts = rel.split("/")
     split = 2 if parts[0] == _BOOK else 1
-    array, rest = "/".join(parts[:split]), parts[split:]
-    if not rest or rest[0] != "c":
-        return False
-    index = rest[1:]
-    grid = grid_of(array)
-    return grid is not None and len(index) < len(grid) and all(
-        _INDEX.fullmatch(i) and int(i) < n for i, n in zip(index, grid))
+    return "/".join(parts[:split]), parts[split:]
+
+
+def _in_grid(index: list[str], grid: tuple[int, ...] | None, *, whole: bool) -> bool:
+    """Whether ``index`` (``c/i/j`` without its ``c``) is a chunk key of ``grid`` (``whole``:
+    one index per dimension) or the start of one (fewer), each index within the grid."""
+    return grid is not None and (len(index) == len(grid) if whole else len(index) < len(grid)) \
+        and all(_INDEX.fullmatch(i) and int(i) < n for i, n in zip(index, grid))
 
 
 def _read_local_json(path: str) -> Any:
