@@ -12,6 +12,10 @@ For each function and size, in one run on identical inputs:
 - ``cupy_e2e``: ``cupy.asarray`` of every input, the CuPy function, ``cupy.asnumpy``;
 - ``resident``: ``pyopencl.array.Array`` in and out (daskcl), against ``cupy_resident``
   (CuPy arrays in and out);
+- ``floor_resident``: the least a device-resident call through pyopencl costs, timed the same
+  way: a new result ``Array``, one launch of a kernel that copies the first input (the memory
+  bound of an elementwise kernel) and a blocking read of three status ints, as daskcl's call
+  reads R's warning counts; ``cupy_copy`` is CuPy's ``x.copy()``, its own floor;
 - the ceilings of ``bench_transfer.py`` measured in the same run: ``ceiling_s`` is the time the
   bytes of the call need at the measured rates of the faster input path (pageable upload at the
   best thread count measured, or the host's copy into pinned memory at the best thread count
@@ -118,6 +122,7 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
         row["same_resident"] = bool(np.array_equal(res.get().view(np.int64),
                                                    ref.view(np.int64)))
         row["resident"] = median_time(lambda: (fn(*dev), q.finish()), repeat, warmup=1)
+        row["floor_resident"] = median_time(_floor_call(dev[0]), repeat, warmup=1)
     best = min(modes, key=lambda m: row[f"e2e_{m}"])
     row["best_mode"] = best
     row["ceiling_s"] = in_bytes / (up * 1e9) + 8 * n / (down * 1e9)
@@ -138,7 +143,39 @@ def _one(name: str, n: int, modes: list[str], repeat: int, up: float, down: floa
             lambda: (f(*dargs), cp.cuda.Stream.null.synchronize()), repeat)
         row["e2e_vs_cupy"] = row["cupy_e2e"] / row[f"e2e_{best}"]
         row["resident_vs_cupy"] = row["cupy_resident"] / row["resident"]
+        row["cupy_copy"] = median_time(
+            lambda: (dargs[0].copy(), cp.cuda.Stream.null.synchronize()), repeat)
+        row["floor_vs_cupy"] = row["cupy_resident"] / row["floor_resident"]
     return row
+
+
+def _floor_call(x: Any) -> Callable[[], Any]:
+    """A call of the least work a device-resident call through pyopencl does (the module's
+    docstring, ``floor_resident``), on the device array ``x``."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    from daskcl.runtime import device
+
+    q = device.current().queue
+    prg = cl.Program(q.context, """
+        __kernel void floor_copy(long n, __global const double *x, __global double *y,
+                                 __global int *status)
+        { long i = get_global_id(0); if (i < n) y[i] = x[i]; }""").build()
+    k = prg.floor_copy
+    k.set_scalar_arg_dtypes([np.int64, None, None, None])
+    status = cla.zeros(q, 3, np.int32)
+    counts = np.empty(3, np.int32)
+    n = x.size
+    gsize = -(-n // 256) * 256
+
+    def call() -> Any:
+        y = cla.empty(q, x.shape, np.float64)
+        k(q, (gsize,), (256,), np.int64(n), x.data, y.data, status.data)
+        cl.enqueue_copy(q, counts, status.data)    # blocking: waits for the kernel
+        return y
+
+    return call
 
 
 def ceilings() -> tuple[dict[str, float], float, float]:
@@ -167,7 +204,8 @@ def run(names: list[str], sizes: list[int], modes: list[str], repeat: int,
             rows.append(row)
             print(table([row], [c for c in ("function", "n", "best_mode", f"e2e_{row['best_mode']}",
                                             "cupy_e2e", "e2e_vs_cupy", "resident",
-                                            "cupy_resident", "resident_vs_cupy", "of_ceiling")
+                                            "cupy_resident", "resident_vs_cupy", "floor_resident",
+                                            "cupy_copy", "of_ceiling")
                                 if c in row]), flush=True)
     if glm:
         rows += glm_rows(modes, repeat, up, down, peers, pieces)
