@@ -41,8 +41,10 @@ def posterior_mode(post: Posterior, start: np.ndarray | None = None, *, tol: flo
     Raises
     ------
     PosteriorModeError
-        The Hessian is singular on the way (the data do not identify a coefficient and its
-        prior is flat), or the iteration did not converge in ``max_iter`` steps.
+        ``qf`` or its gradient is not finite at an iterate (NaN in the data, data outside the
+        family's support, an infinite precision), the Hessian is singular on the way (the
+        data do not identify a coefficient and its prior is flat), or the iteration did not
+        converge in ``max_iter`` steps.
 
     Examples
     --------
@@ -76,6 +78,16 @@ def posterior_mode(post: Posterior, start: np.ndarray | None = None, *, tol: flo
         h = 1e-5 * (1.0 + np.abs(b))
         pts = np.vstack([b, b + np.diag(h), b - np.diag(h)])
         qf, grad = post.f2_f3(pts)
+        # a non-finite qf or gradient has no Newton step: unchecked, a +Inf qf (data outside
+        # the family's support, e.g. a poisson y < 0) rejected every candidate of the line
+        # search, the iterate moved by a vanishing step and that passed for convergence,
+        # returning a "mode" where qf = +Inf; NaN ran to "did not converge"
+        if not (np.isfinite(qf[0]) and np.isfinite(grad[0]).all()):
+            raise PosteriorModeError(
+                f"posterior_mode: qf = {float(qf[0])!r} and gradient {grad[0]} at b = {b}: "
+                "the posterior must be finite to have a mode (check the data for NaN and for "
+                "values outside the family's support, zero weights (gaussian, Gamma), and the "
+                "prior precision for Inf or NaN; or pass a start where qf is finite)")
         H = (grad[1:l2 + 1] - grad[l2 + 1:]) / (2 * h)[:, None]
         H = 0.5 * (H + H.T)
         try:

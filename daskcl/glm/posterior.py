@@ -264,8 +264,9 @@ class Posterior:
                 f"f2_f3: P has shape {P.shape} but x has shape {x.shape}: P must have shape "
                 f"(l2, l2) = ({l2}, {l2})"
             )
-        # symmetric to rounding among finite entries; an infinite one (a coefficient held at
-        # its prior mean) equal to its mirror; NaN passes (it reaches qf and grad as NaN)
+        # symmetric to rounding among finite entries; an infinite one equal to its mirror (it
+        # reaches qf as the formula's IEEE value: +Inf where b differs from mu, NaN where it
+        # equals mu, inf * 0); NaN passes (it reaches qf and grad as NaN)
         finite = np.isfinite(P) & np.isfinite(P.T)
         scale = float(np.abs(P[finite]).max()) if finite.any() else 0.0
         with np.errstate(invalid="ignore"):
@@ -539,7 +540,7 @@ class Posterior:
             The grid, one coefficient vector per row.
         chunks : int, tuple or "auto", optional
             Return dask arrays chunked this way along the grid axis (``"auto"``: dask's
-            choice).
+            choice; a dask ``b`` is rechunked so).
         tuning : Tuning, optional
             Launch configuration; the default suits the device.
         device : bool, default False
@@ -590,6 +591,10 @@ class Posterior:
                 return self._dask_factorial(b, chunks, tuning)
             return self._compute(b, tuning, bool(device))
         if is_dask_array(b):
+            if chunks is not None:
+                # the grid axis rechunked as asked (chunks= was silently ignored for a dask b,
+                # the results keeping b's chunks)
+                b = b.rechunk({0: chunks})
             return self._dask(b, tuning)
         barr = _real("b", b)
         self._check_b(barr.shape)
@@ -754,8 +759,9 @@ def f2_f3(
     P : (l2, l2) array
         Prior mean and (symmetric) precision.
     chunks : int, tuple or "auto", optional
-        Return dask arrays chunked this way along the grid axis (for a NumPy ``b`` or a
-        :class:`FactorialGrid`, whose chunks are then decoded on the workers): a positive int
+        Return dask arrays chunked this way along the grid axis (for a NumPy ``b``, a dask
+        ``b``, which is rechunked so, or a :class:`FactorialGrid`, whose chunks are then
+        decoded on the workers): a positive int
         (-1: one chunk), sizes that sum to the number of grid points, or ``"auto"`` (dask's
         choice).
     tuning : Tuning, optional

@@ -9,6 +9,7 @@ the device's local memory.
 from __future__ import annotations
 
 import logging
+import numbers
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,6 +72,22 @@ class Tuning:
     rows_unrolled: int = 2
     points_per_group: int = 64
     mma: int = -1
+
+    def __post_init__(self) -> None:
+        # checked when made: resolve() clamps some fields (max(1, rows_unrolled)) and compares
+        # others, so Tuning(tile_rows=-4) ran the item kernel with 2 rows per tile and
+        # Tuning(work_group="64") failed inside resolve() with a bare "'<' not supported"
+        if not isinstance(self.path, str):
+            raise TypeError(f"Tuning.path must be a string, not {self.path!r}")
+        for name in ("work_group", "tile_rows", "points_per_item", "rows_unrolled",
+                     "points_per_group", "mma"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"Tuning.{name} must be an int, not {v!r}")
+            if name != "mma" and v < 0:
+                raise ValueError(f"Tuning.{name} must be >= 0 (0: the default), not {v}")
+        if self.mma not in (-1, 0, 1):
+            raise ValueError(f"Tuning.mma must be -1, 0 or 1, not {self.mma}")
 
     def resolve(self, l2: int, nobsp: int, dev: Any, gpu: bool) -> Tuning:
         """The tuning a launch uses for ``l2`` coefficients and ``nobsp`` values per
