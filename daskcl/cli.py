@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
@@ -299,10 +300,14 @@ def _stubs(args: argparse.Namespace) -> int:
 
 
 def _verify(store: str) -> int:
-    from .sweep.store import verify
+    from .sweep.store import damaged_coordinates, verify
 
     total, bad, missing = verify(store)
-    if not bad and not missing:
+    coordinates = damaged_coordinates(store)
+    if coordinates:
+        print(f"{store}: the coordinate array(s) {', '.join(coordinates)} no longer hold the "
+              "sweep's axes (corrupted or deleted)")
+    if not bad and not missing and not coordinates:
         print(f"{store}: all {total} chunks match their checksums")
         return 0
     if bad:
@@ -314,7 +319,8 @@ def _verify(store: str) -> int:
             print(f"  ... and {len(bad) - 100} more")
     if missing:
         print(f"{store}: {len(missing)} of {total} chunks are not computed yet")
-    print(f"run the sweep again with --resume --out {store} to compute them", file=sys.stderr)
+    print(f"run the sweep again to compute them: daskcl sweep SPEC --resume --out "
+          f"{shlex.quote(store)}", file=sys.stderr)    # a path with spaces as a shell takes it
     return 1
 
 

@@ -523,8 +523,14 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
     ``fresh`` run (it created the store) reads no marks."""
     group = open_group(url, "r+", options)
     writing: deque[Future[dict[str, Any]]] = deque()
+    idx_of: dict[Future[dict[str, Any]], tuple[int, ...]] = {}
 
-    def count(r: dict[str, Any]) -> None:
+    def count(done: Future[dict[str, Any]]) -> None:
+        idx = idx_of.pop(done)
+        try:
+            r = done.result()
+        except Exception as exc:  # as a cluster's chunk task: one line
+            raise _chunk_failed(url, idx, exc) from exc
         tally.add(r)
         if bar:
             bar.update()
@@ -535,21 +541,44 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
             marked = not fresh and chunk_marked(group, idx)
             if marked and chunk_matches(group, sweep.output_names, sweep.chunk_slices(idx),
                                         idx):
-                writing.append(_finished({"index": idx, "skipped": True}))
+                job = _finished({"index": idx, "skipped": True})
             else:
-                results, report = _compute(sweep, idx)
-                writing.append(writer.submit(_write, group, sweep, idx, results, report,
-                                             marked))
-                del results
+                try:
+                    results, report = _compute(sweep, idx)
+                except Exception as exc:  # the writes begun finish first
+                    job = _failed(exc)
+                else:
+                    job = writer.submit(_write, group, sweep, idx, results, report, marked)
+                    del results
+            idx_of[job] = idx
+            writing.append(job)
             while writing and (writing[0].done() or len(writing) > _SYNC_WRITES):
-                count(writing.popleft().result())
+                count(writing.popleft())
+            if job.done() and job.exception() is not None:
+                break
         while writing:
-            count(writing.popleft().result())
+            count(writing.popleft())
+
+
+def _chunk_failed(url: str, idx: tuple[int, ...], exc: Exception) -> SweepError:
+    """The one-line error of a chunk that failed, whatever it raised: the file system's, zarr's
+    (which reach a client as a bare ``Exception``: distributed cannot rebuild them), a Python
+    function's own (a ``ZeroDivisionError`` was a traceback, in this process always)."""
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+        return write_error(url, exc)
+    return SweepError(f"chunk {idx} failed: {type(exc).__name__}: {exc}. Finished chunks are "
+                      "kept in the store; fix the cause and run again with --resume")
 
 
 def _finished(r: dict[str, Any]) -> Future[dict[str, Any]]:
     fut: Future[dict[str, Any]] = Future()
     fut.set_result(r)
+    return fut
+
+
+def _failed(exc: Exception) -> Future[dict[str, Any]]:
+    fut: Future[dict[str, Any]] = Future()
+    fut.set_exception(exc)
     return fut
 
 
@@ -579,7 +608,11 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
     if first is None:
         return
     token = f"daskcl-sweep-{sweep.identity()[:8]}-{uuid.uuid4().hex[:6]}"
-    payload = client.submit(_hold, sweep, pure=False, retries=2, key=f"{token}-spec")
+    with warnings.catch_warnings():
+        # the sweep is sent once, by design: an axis of 2^21 values made distributed say
+        # "Sending large graph ... Consider loading the data with Dask directly" to the user
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        payload = client.submit(_hold, sweep, pure=False, retries=2, key=f"{token}-spec")
     if len(client.nthreads()) > 1:
         # a copy on every worker: the chunk tasks that name it are then placed by load, not
         # drawn to the one worker that computed it
@@ -608,12 +641,8 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
             idx, _ = pending.pop(fut.key)
             try:
                 r = fut.result()
-            except (OSError, ValueError, RuntimeError) as exc:  # file system, fsspec, zarr's checks
-                if isinstance(exc, OSError) and exc.errno in DISK_FULL:
-                    raise write_error(url, exc) from exc
-                raise SweepError(f"chunk {idx} failed: {type(exc).__name__}: {exc}. Finished "
-                                 "chunks are kept in the store; fix the cause and run again "
-                                 "with --resume") from exc
+            except Exception as exc:  # the spec's own code may raise anything
+                raise _chunk_failed(url, idx, exc) from exc
             del fut
             tally.add(r)
             if bar:

@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
-from .spec import Axis, Sweep, SweepError, jsonable, listing
+from .spec import Axis, Sweep, SweepError, _hash, jsonable, listing
 
 __all__ = [
     "CRC32",
@@ -93,6 +93,7 @@ __all__ = [
     "codecs",
     "consolidate",
     "create_arrays",
+    "damaged_coordinates",
     "exists",
     "keep_freed_buffers",
     "local_url",
@@ -899,7 +900,56 @@ def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     group = open_group(url, "r+", options)
     book = [_DONE, _CHECKSUM] if _BOOK in group else [_OLD_DONE, _OLD_CHECKSUM]
     _prove_writable(url, options, [*sweep.output_names, *book])
+    _repair_coordinates(group, sweep, url)
     return sweep, group, read_done(group, sweep.grid)
+
+
+def _read_coordinate(group: Any, name: str) -> np.ndarray | None:
+    """The values of the coordinate array ``name`` as float64, ``None`` where it cannot be
+    read (a chunk file truncated or overwritten)."""
+    try:
+        return np.asarray(group[name][...], dtype=np.float64)
+    except _DAMAGED:
+        return None
+
+
+def _repair_coordinates(group: Any, sweep: Sweep, url: str) -> None:
+    """Write again the coordinate arrays of a resumed store that no longer hold the spec's
+    axes: they have no checksums, and a deleted one read as zeros (its fill value), a
+    truncated one not at all, while every chunk still matched and the resume computed
+    nothing (the axes' values are the spec's: its identity is the store's)."""
+    bad = []
+    for a in sweep.axes:
+        got, want = _read_coordinate(group, a.name), _coordinate(a)
+        if got is None or got.shape != want.shape or not np.array_equal(got, want):
+            group[a.name][...] = want
+            bad.append(a.name)
+    if bad:
+        warnings.warn(f"{url}: the coordinate array(s) {listing(bad)} no longer held the "
+                      "sweep's axes (corrupted or deleted) and were written again",
+                      RuntimeWarning, stacklevel=4)
+
+
+def damaged_coordinates(url: str, options: dict[str, Any] | None = None) -> list[str]:
+    """The coordinate arrays of a sweep store that no longer hold the axes its identity
+    records (corrupted or deleted: they have no checksums of their own; ``--resume`` writes
+    them again); every axis where they differ (the identity hashes the axes together), those
+    that cannot be read where only they do; ``[]`` where they match, or where the store
+    records no hash of its axes (written by an early daskcl)."""
+    url = local_url(url)
+    group = open_group(url, "r", options)
+    info = read_info(group) or {}
+    parts = info.get("identity_parts")
+    want = parts.get("axes") if isinstance(parts, dict) else None
+    names = [str(n) for n in info.get("axes") or ()]
+    if not isinstance(want, str) or not names:
+        return []
+    values = {n: _read_coordinate(group, n) for n in names}
+    unreadable = [n for n, v in values.items() if v is None]
+    if unreadable:
+        return unreadable
+    got = _hash([[n, v.tobytes().hex()] for n, v in values.items() if v is not None])
+    return [] if got == want else names
 
 
 def _any_done(group: Any, sweep: Sweep) -> bool:
