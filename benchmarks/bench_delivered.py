@@ -13,7 +13,7 @@ For each function and size, in one run on identical inputs:
 - ``resident``: ``pyopencl.array.Array`` in and out (daskcl), against ``cupy_resident``
   (CuPy arrays in and out);
 - ``floor_resident``: the least a device-resident call through pyopencl costs, timed the same
-  way: a new result ``Array``, one launch of a kernel that copies the first input (the memory
+  way: a new result ``Array`` from a memory pool, one launch of a kernel that copies the first input (the memory
   bound of an elementwise kernel) and a blocking read of three status ints, as daskcl's call
   reads R's warning counts; ``cupy_copy`` is CuPy's ``x.copy()``, its own floor;
 - the ceilings of ``bench_transfer.py`` measured in the same run: ``ceiling_s`` is the time the
@@ -154,10 +154,12 @@ def _floor_call(x: Any) -> Callable[[], Any]:
     docstring, ``floor_resident``), on the device array ``x``."""
     import pyopencl as cl
     import pyopencl.array as cla
+    import pyopencl.tools as clt
 
     from daskcl.runtime import device
 
     q = device.current().queue
+    pool = clt.MemoryPool(clt.ImmediateAllocator(q))    # as daskcl's: no allocation a call
     prg = cl.Program(q.context, """
         __kernel void floor_copy(long n, __global const double *x, __global double *y,
                                  __global int *status)
@@ -170,7 +172,7 @@ def _floor_call(x: Any) -> Callable[[], Any]:
     gsize = -(-n // 256) * 256
 
     def call() -> Any:
-        y = cla.empty(q, x.shape, np.float64)
+        y = cla.empty(q, x.shape, np.float64, allocator=pool)
         k(q, (gsize,), (256,), np.int64(n), x.data, y.data, status.data)
         cl.enqueue_copy(q, counts, status.data)    # blocking: waits for the kernel
         return y

@@ -3,7 +3,9 @@
 # repository root, with the carried folders .whl (pyopencl, dask, zarr wheels for the machine's
 # Python) and .deb (Debian's r-mathlib, the oracle).  Usage:
 #   bash benchmarks/device_run.sh [tests|bench|all] [extra pytest args...]
-# Logs and JSON results go to $OUT (or ./device-out).
+# Logs and JSON results go to $OUT (or ./device-out).  DASKCL_TESTS_LIMIT: seconds for the whole
+# pytest run (480); DASKCL_TEST_TIMEOUT: for one test (300; qbeta's agreement cases take 200-500 s
+# on an H200, where R's bpser runs its 10^7 terms on one GPU thread).
 set -uo pipefail
 what="${1:-all}"; shift || true
 source benchmarks/device_env.sh
@@ -53,7 +55,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     DASKCL_FAILURE_LOG="$OUT/failures.log" DASKCL_DONE_LOG="$OUT/done.log" \
         PYTHONPATH="$PWD/tests:$PYTHONPATH" \
         timeout "${DASKCL_TESTS_LIMIT:-480}" python3 -m pytest -q -p no:cacheprovider -p failure_log \
-        -p xdist -n "$jobs" -p timeout --timeout 300 -rfE --tb=short "${skip[@]}" "$@" \
+        -p xdist -n "$jobs" -p timeout --timeout "${DASKCL_TEST_TIMEOUT:-300}" -rfE --tb=short "${skip[@]}" "$@" \
         > "$OUT/pytest.log" 2>&1
     rc=$?
     tail -n 3 "$OUT/pytest.log"

@@ -37,6 +37,10 @@ def cache(tmp_path, monkeypatch):
     for key in ("DASKCL_NO_CACHE", "DASKCL_LINK", "DASKCL_CACHE_SHARED", "DASKCL_NOINLINE"):
         monkeypatch.delenv(key, raising=False)
     program.clear_memory_cache()
+    # a helper that failed in an earlier test of this process (a build into a test's cache
+    # removed under it) stops this process's helpers for good, as it should in a user's: each
+    # test starts as a fresh process would (a GPU run under xdist found no helper started)
+    monkeypatch.setattr(program, "_HELPERS_FAILED", False)
     yield d
     # a helper process still building into the directory (a GPU's tiering) ends before it goes
     program.wait_background(timeout=600)
