@@ -90,3 +90,39 @@ def test_chunks_rechunk_a_dask_grid():
     got = dask.compute(qf, grad)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize(
+    ("family", "eta", "y", "wt"),
+    [
+        # poisson/log: e^(eta - log y) overflowed for y < 1 where wt e^eta is finite
+        ("poisson", 709.5, 0.5, 1.0),
+        ("poisson", 20.0, 1e-300, 1.0),
+        ("poisson", 709.7, 0.25, 0.5),
+        # Gamma/log: wt e^(log y - eta) overflowed for a tiny wt
+        ("Gamma", -710.0, 2.0, 1e-300),
+        ("Gamma", -1000.0, 3.0, 1e-150),
+    ],
+)
+def test_log_link_terms_beyond_the_exponential_range_stay_finite(family, eta, y, wt):
+    """qf and grad where e^t of the term's split overflows but the term does not: +Inf before,
+    now within a few ulp of the formulas in 50-digit arithmetic."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    e, Y, W = mpmath.mpf(eta), mpmath.mpf(y), mpmath.mpf(wt)
+    m = mpmath.exp(e)
+    if family == "poisson":       # wt (m - y eta + lgamma(y + 1)),  wt (m - y)
+        qf, g = W * (m - Y * e + mpmath.loggamma(Y + 1)), W * (m - Y)
+    else:                         # -log dgamma(y; wt, m / wt),  wt (1 - y / m)
+        qf = -((W - 1) * mpmath.log(Y) - Y * W / m - W * mpmath.log(m / W) - mpmath.loggamma(W))
+        g = W * (1 - Y / m)
+    got_qf, got_g = glm.f2_f3(family, "log", [[eta]], [y], [[1.0]], [0.0], [[0.0]], 0.0, wt)
+    assert np.isfinite(got_qf).all() and np.isfinite(got_g).all()
+    # the split's t = eta - log y (Gamma: its negative) is rounded to half an ulp of |t|, and
+    # e^t carries that as a relative error of |t| 2^-53 (1.1e-13 at |t| = 1001), as it does
+    # within the range
+    t = abs(eta - np.log(y))
+    rtol = 2 * t * 2.0**-53 + 1e-15
+    np.testing.assert_allclose(got_qf, [float(qf)], rtol=rtol)
+    np.testing.assert_allclose(got_g, [[float(g)]], rtol=rtol)

@@ -51,10 +51,23 @@ static inline void f2f3_prepare(const double y, double wt, const double alpha, d
     o[4] = k;
 }
 
+// c e^s where e^s overflows and the product need not: (c e^(s/2)) e^(s/2), the halving exact,
+// to a few ulp (for s up to 1419; the -1 of expm1 is below the last bit there)
+static inline double f2f3_mul_big_exp(const double c, const double s)
+{
+    const double h = exp(0.5 * s);
+    return (c * h) * h;
+}
+
 static inline void f2f3_term(const double eta, const double *o, double *l, double *g)
 {
     const double t = eta - o[1];
-    const double am = f2f3_mul0(o[3], expm1(-t));
+    const double E = expm1(-t);
+    double am = f2f3_mul0(o[3], E);
+    // a tiny wt scales the term down: e^-t overflowed where wt e^-t is finite (qf was +Inf at
+    // y = 2, wt = 1e-300, eta = -710)
+    if (isinf(E) && isfinite(t) && o[3] != 0.0)
+        am = f2f3_mul_big_exp(o[3], -t);
     *l = isinf(o[4]) ? o[4] : fma(o[2], t, o[4]) + am;
     *g = (o[2] - o[3]) - am;
 }

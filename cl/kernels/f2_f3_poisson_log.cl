@@ -51,10 +51,23 @@ static inline void f2f3_prepare(const double y, double wt, const double alpha, d
     o[6] = e;
 }
 
+// c e^s where e^s overflows and the product need not: (c e^(s/2)) e^(s/2), the halving exact,
+// to a few ulp (for s up to 1419; the -1 of expm1 is below the last bit there)
+static inline double f2f3_mul_big_exp(const double c, const double s)
+{
+    const double h = exp(0.5 * s);
+    return (c * h) * h;
+}
+
 static inline void f2f3_term(const double eta, const double *o, double *l, double *g)
 {
     const double t = eta - o[1];
-    const double am = f2f3_mul0(o[2], (o[6] != 0.0) ? expm1(t) : exp(t));
+    const double E = (o[6] != 0.0) ? expm1(t) : exp(t);
+    double am = f2f3_mul0(o[2], E);
+    // t = eta - log y exceeds eta for y < 1, and a tiny wt scales the term down: e^t overflowed
+    // where wt y e^t is finite (qf was +Inf at y = 0.5, eta = 709.5)
+    if (isinf(E) && isfinite(t) && o[2] != 0.0)
+        am = f2f3_mul_big_exp(o[2], t);
     *l = (o[4] + am) - f2f3_mul0(o[3], t);
     *g = am + o[5];
 }
