@@ -467,7 +467,12 @@ def one(family, link, y, wt, eta=0.3):
     ],
 )
 def test_outside_the_support(family, link, y, wt, want):
-    qf, _ = one(family, link, y, wt)
+    if family == "binomial" and not 0 <= y <= 1:
+        with pytest.warns(RuntimeWarning, match=rf"binomial y must lie in \[0, 1\].*1 row\(s\) "
+                          rf"outside, the first y\[0\] = {y!r}, where qf is \+Inf"):
+            qf, _ = one(family, link, y, wt)
+    else:
+        qf, _ = one(family, link, y, wt)
     if np.isnan(want):
         assert np.isnan(qf)
     else:
@@ -495,6 +500,21 @@ def test_non_integer_binomial_counts_warn_as_rs_glm_does():
         f2_f3("quasibinomial", "logit", b, [0.5, 0.3, 1.0], x, mu, P, 0.0, 2.0)
         f2_f3("binomial", "logit", b, [0.5, np.nan, 1.0], x, mu, P, 0.0, 2.0)
         f2_f3("poisson", "log", b, [0.5, 0.3, 1.0], x, mu, P, 0.0, 2.0)
+
+
+def test_binomial_proportions_outside_0_1_warn():
+    """R's glm stops at binomial y outside [0, 1]; here qf is +Inf at every b, which counts
+    passed as y (not proportions) met silently: a warning naming the first row, for
+    quasibinomial too; y in [0, 1] and NaN do not warn."""
+    x, mu, P = np.ones((3, 1)), np.zeros(1), np.eye(1)
+    b = np.zeros((2, 1))
+    with pytest.warns(RuntimeWarning, match=r"f2_f3: quasibinomial y must lie in \[0, 1\].*: "
+                      r"2 row\(s\) outside, the first y\[1\] = 3\.0") as got:
+        qf, _ = f2_f3("quasibinomial", "logit", b, [0.5, 3.0, -1.0], x, mu, P, 0.0, 4.0)
+    assert got[0].filename == __file__ and (qf == np.inf).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f2_f3("binomial", "logit", b, [0.0, np.nan, 1.0], x, mu, P, 0.0, 4.0)
 
 
 def test_gamma_y0_shape1_is_eta():

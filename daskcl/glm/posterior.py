@@ -91,6 +91,21 @@ def _warn_non_integer_counts(y: np.ndarray, wt: np.ndarray) -> None:
                "without this warning)", stacklevel=outside_stacklevel())
 
 
+def _warn_proportions_outside(family: str, y: np.ndarray) -> None:
+    """R's glm stops at binomial data outside [0, 1] ("y values must be 0 <= y <= 1"); here
+    such a y is outside the support, and qf is +Inf at every b, silently: counts given as y
+    (instead of proportions, with the trials as wt) are the likely cause.  A warning naming
+    the first row (the values stay as the density gives them)."""
+    with np.errstate(invalid="ignore"):
+        rows = np.flatnonzero((y < 0) | (y > 1))
+    if rows.size:
+        i = int(rows[0])
+        warn_r(f"f2_f3: {family} y must lie in [0, 1] (R's glm stops: \"y values must be "
+               f"0 <= y <= 1\"): {rows.size} row(s) outside, the first y[{i}] = "
+               f"{float(y[i])!r}, where qf is +Inf for every b (y is the proportion of "
+               "successes, wt the number of trials)", stacklevel=outside_stacklevel())
+
+
 def _supported() -> str:
     names = [f"{f}/{lk}" for f, lk in FAMILIES]
     names += [f"{a}/{lk}" for a, f in _ALIASES.items() if a != "gamma" for g, lk in FAMILIES if g == f]
@@ -287,6 +302,8 @@ class Posterior:
                     f"eigenvalue is {float(eig[0])!r}, so qf has no minimum.  A zero precision "
                     f"(a flat prior along some directions, e.g. P = 0) is accepted"
                 )
+        if family in ("binomial", "quasibinomial"):
+            _warn_proportions_outside(family, vecs["y"])
         if family == "binomial":
             _warn_non_integer_counts(vecs["y"], vecs["wt"])
         self.x, self.mu, self.P = x, mu, P
