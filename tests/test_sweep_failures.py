@@ -44,7 +44,8 @@ def _check_failed_then_resumed(tmp_path: Path, out: Path, client: object,
     msg = str(exc.value)
     assert "\n" not in msg
     assert msg.startswith("chunk (") and "failed: ZeroDivisionError: boom at x > 50" in msg
-    assert msg.endswith("run again with --resume")
+    assert msg.endswith("run again with --resume (a changed spec or function file is another "
+                        "sweep, which --resume refuses: --overwrite starts it anew)")
     done = open_result(out)["_daskcl/done"][...].ravel()
     assert done[5:].tolist() == [0] * 5      # the failing chunks are not marked
     if client == "sync":                     # chunk after chunk: those before it are kept
@@ -157,3 +158,22 @@ def test_verify_names_a_store_with_spaces_as_a_shell_takes_it(
     assert "1 of 3 finished chunks do not match" in said.out and "chunk (1,)" in said.out
     advice = said.err.strip().splitlines()[-1]
     assert shlex.split(advice.split(": ", 1)[1])[-2:] == ["--out", str(out)]
+
+
+@pytest.mark.parametrize(("axis", "match"), [
+    ({"values": [1.0, 9007199254740993]}, r"values: the integer 9007199254740993 is not exactly "
+                                          r"a double"),
+    ({"values": [10**400]}, r"the integer of 401 digits 100000000000\.\.\. is not exactly"),
+    ({"arange": [9007199254740992, 9007199254741001, 3]}, r"the integer 9007199254741001"),
+    ({"arange": [9007199254740992.0, 9007199254741000.0]}, r"not distinct as doubles"),
+])
+def test_axes_of_integers_no_double_holds_are_refused(axis, match):
+    """An integer beyond 2^53 became the nearest double silently: the coordinates (and the
+    parameters the functions saw) were not the spec's."""
+    from daskcl.sweep.spec import parse_axis
+
+    with pytest.raises(SweepError, match=match):
+        parse_axis("n", axis, Path("."))
+    # integers that doubles hold, and floats, are taken as they are
+    assert parse_axis("n", {"values": [2**53, -(2**60), 0.5]}, Path(".")).values.tolist() == [
+        2.0**53, -(2.0**60), 0.5]

@@ -567,7 +567,9 @@ def _chunk_failed(url: str, idx: tuple[int, ...], exc: Exception) -> SweepError:
     if isinstance(exc, OSError) and exc.errno in DISK_FULL:
         return write_error(url, exc)
     return SweepError(f"chunk {idx} failed: {type(exc).__name__}: {exc}. Finished chunks are "
-                      "kept in the store; fix the cause and run again with --resume")
+                      "kept in the store; fix the cause and run again with --resume (a changed "
+                      "spec or function file is another sweep, which --resume refuses: "
+                      "--overwrite starts it anew)")
 
 
 def _finished(r: dict[str, Any]) -> Future[dict[str, Any]]:

@@ -345,6 +345,19 @@ def _finite(vals: list[float], where: str, kind: str) -> None:
         raise _err(where, f"{kind} takes finite numbers, got {vals!r}")
 
 
+def _exact_ints(vals: list[Any], where: str, kind: str) -> None:
+    """An integer that a double does not hold exactly (beyond 2^53) is refused: the axis is of
+    doubles, and 9007199254740993 would silently become ...992."""
+    for t in vals:
+        if isinstance(t, int) and not isinstance(t, bool) and (
+                abs(t) > 2**1023 or int(float(t)) != t):
+            digits = str(abs(t))
+            shown = str(t) if len(digits) < 30 else f"of {len(digits)} digits {str(t)[:12]}..."
+            raise _err(where, f"{kind}: the integer {shown} is not exactly a double (integers "
+                       "beyond 2^53 = 9007199254740992 round, beyond 1.8e308 overflow); give "
+                       "the value as a float")
+
+
 def parse_axis(name: str, spec: Any, base: Path) -> Axis:
     """One ``[axes]`` entry as an :class:`Axis` (errors name the axis and what is wrong).
 
@@ -365,6 +378,7 @@ def parse_axis(name: str, spec: Any, base: Path) -> Axis:
                 isinstance(t, (int, float)) and not isinstance(t, bool) for t in v):
             raise _err(where, f"values must be a non-empty list of numbers, got {v!r}")
         _count(len(v), where, "the number of values")
+        _exact_ints(v, where, "values")
         values = np.asarray(v, dtype=np.float64)
     elif kind in ("linspace", "logspace"):
         start, stop, num = _numbers(v, 3, where, kind)
@@ -382,6 +396,7 @@ def parse_axis(name: str, spec: Any, base: Path) -> Axis:
         if not isinstance(v, list) or not 1 <= len(v) <= 3 or not all(
                 isinstance(t, (int, float)) and not isinstance(t, bool) for t in v):
             raise _err(where, f"arange takes [stop], [start, stop] or [start, stop, step], got {v!r}")
+        _exact_ints(v, where, "arange")
         a_start, a_stop, a_step = ([0.0, *map(float, v), 1.0] if len(v) == 1 else
                                    [*map(float, v), 1.0] if len(v) == 2 else list(map(float, v)))
         _finite([a_start, a_stop, a_step], where, "arange")
@@ -395,6 +410,9 @@ def parse_axis(name: str, spec: Any, base: Path) -> Axis:
             raise _err(where, f"arange {v!r} has more than {_MAX_AXIS} values, the most an "
                        "axis has (split the sweep, or use a coarser grid)")
         values = np.arange(*v, dtype=np.float64)
+        if values.size > 1 and not np.all(np.diff(values) != 0):
+            raise _err(where, f"arange {v!r}: its values beyond 2^53 are not distinct as "
+                       "doubles (the step is below their spacing)")
     else:
         if not isinstance(v, str):
             raise _err(where, f"file must be a path, got {v!r}")
