@@ -49,11 +49,32 @@ static inline void f2f3_prepare(const double y, double wt, const double alpha, d
     o[5] = wt * (1.0 - y);
 }
 
+// phi(x) / Phi(-x) for x >= 5: Laplace's continued fraction x + 1/(x + 2/(x + 3/(x + ...)))
+// (M. Abramowitz and I. A. Stegun (1964), Handbook of Mathematical Functions, 26.2.14),
+// evaluated backward from K terms, K the fewest that reach 1.2e-16 relative over each range
+// of x (found against 40-digit values).  exp(log phi - log Phi(-x)) subtracts two numbers near
+// x^2 / 2 and keeps only |x|^2 / 2 ulps: 1.3e-9 relative at x = 1e4.
+static inline double f2f3_mills_inv(const double x)
+{
+    const int K = x < 8.0 ? 24 : x < 12.0 ? 15 : x < 20.0 ? 10 : x < 40.0 ? 7 : 5;
+    double f = x;
+    for (int k = K; k > 0; --k)
+        f = x + k / f;
+    return f;
+}
+
 static inline void f2f3_term(const double eta, const double *o, double *l, double *g)
 {
     double lp, lq;
     pnorm_both(eta, &lp, &lq, 2, 1);                 // log Phi(eta), log Phi(-eta)
     const double lphi = -M_LN_SQRT_2PI - 0.5 * eta * eta;
     *l = o[1] - f2f3_mul0(o[2], lp) - f2f3_mul0(o[3], lq);
-    *g = f2f3_mul0(o[5], exp(lphi - lq)) - f2f3_mul0(o[4], exp(lphi - lp));
+    // the Mills ratios phi / Phi(-eta) and phi / Phi(eta); in the far tail of each, the
+    // continued fraction (infinite eta as before: NaN)
+    double rq = exp(lphi - lq), rp = exp(lphi - lp);
+    if (eta > 5.0 && eta < INFINITY)
+        rq = f2f3_mills_inv(eta);
+    else if (eta < -5.0 && eta > -INFINITY)
+        rp = f2f3_mills_inv(-eta);
+    *g = f2f3_mul0(o[5], rq) - f2f3_mul0(o[4], rp);
 }
