@@ -177,3 +177,24 @@ def test_axes_of_integers_no_double_holds_are_refused(axis, match):
     # integers that doubles hold, and floats, are taken as they are
     assert parse_axis("n", {"values": [2**53, -(2**60), 0.5]}, Path(".")).values.tolist() == [
         2.0**53, -(2.0**60), 0.5]
+
+
+def test_a_store_created_by_another_run_meanwhile_is_said_so(tmp_path: Path, monkeypatch) -> None:
+    """Two runs started on one --out at once: both found nothing there, and the second to
+    create the store was told "cannot write the store ...; choose a writable --out"."""
+    from daskcl.sweep import store
+
+    (tmp_path / "f.py").write_text(FAILING)
+    out = tmp_path / "o.zarr"
+    sweep = _spec(tmp_path)
+    real = store._create
+
+    def create_after_the_other(sweep: Sweep, url: str, options: object) -> object:
+        real(sweep, url, None)                # the other run, between the check and the create
+        return real(sweep, url, options)
+
+    monkeypatch.setattr(store, "_create", create_after_the_other)
+    with pytest.raises(SweepError, match=r"o\.zarr was created by another run meanwhile \(two "
+                       r"runs started on one --out at once\); let that run finish"):
+        run(sweep, out, client="sync")
+    assert (out / "zarr.json").is_file()      # the other run's store stays

@@ -971,6 +971,10 @@ def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
         group.update_attributes({"daskcl_format": FORMAT, "daskcl": json.dumps(
             {"preparing": True, "format": FORMAT, "identity": sweep.identity(),
              "arrays": [*_arrays(sweep), _BOOK]})})
+    except FileExistsError as exc:    # zarr's mode "w-" found a store: made since it was checked
+        raise SweepError(f"{url} was created by another run meanwhile (two runs started on "
+                         "one --out at once); let that run finish, or choose another --out") \
+            from exc
     except Exception as exc:
         raise write_error(url, exc) from exc
     return group
