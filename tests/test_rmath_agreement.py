@@ -222,3 +222,30 @@ def test_subnormal_results_keep_their_last_bits():
     np.testing.assert_array_equal(nmath.pexp(q, 1.0, log_p=True), want)
     np.testing.assert_array_equal(nmath.pweibull(np.sqrt(q), 2.0, 1.0, log_p=True),
                                   r_eval("pweibull", [np.sqrt(q), 2.0, 1.0], (1, 1)))
+
+
+def test_pnbeta_beyond_its_index_counting_is_nan_with_warning():
+    """pnbeta sums its Poisson mixture from j = x0 ~ ncp/2 - 7 sqrt(ncp/2) until j reaches
+    x0 + 10000 (R's itrmax); beyond 2^53 (ncp > ~1.8e16) j + 1 == j, and R's libRmath and
+    daskcl did not return for pnbeta(0.04, 5.8e93, 1.2e176, 1e20), nor qnbeta, which bisects
+    on it (found by a random search against libRmath, 2026-11-28).  There is no R value: NaN
+    with R's warning, as where R's own algorithms cannot go on.  Run in a child process with
+    a timeout, so that a regression fails instead of hanging the suite."""
+    import subprocess
+    code = (
+        "import warnings, numpy as np\n"
+        "from daskcl import nmath\n"
+        "a = (5.825370075315758e93, 1.1754625279373821e176)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    p = nmath.pnbeta(np.array([0.04024667554643668, 0.5]), *a, 1e20)\n"
+        "    q = nmath.qnbeta(0.04024667554643668, *a, 1e20)\n"
+        "print(repr(p.tolist()), repr(float(q)), [str(x.message) for x in w])\n"
+    )
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=300, check=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail("pnbeta / qnbeta did not return for ncp = 1e20 (j + 1 == j)")
+    assert out.stdout.strip() == ("[nan, nan] nan ['pnbeta: 2 NaN(s) produced', "
+                                  "'qnbeta: 1 NaN(s) produced']"), out.stdout

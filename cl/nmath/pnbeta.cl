@@ -42,6 +42,12 @@ dd_t pnbeta_raw(double x, double o_x, double a, double b, double ncp, double *us
     double c = ncp / 2.;
     // the series starts 7 standard deviations below the Poisson mode
     double x0 = floor(fmax2(c - 7. * sqrt(c), 0.));
+    // its index j runs to x0 + itrmax, and beyond 2^53 (ncp above ~1.8e16) j + 1 == j: the
+    // terms' recurrences no longer hold and R's loop never ends (pnbeta(0.04, 5.8e93, 1.2e176,
+    // 1e20) did not return, in R and in daskcl; found by a random search against libRmath,
+    // 2026-11-28).  NaN, with R's warning, instead of a hang or a wrong value
+    if (x0 + itrmax >= 0x1p53)
+        return dd_d(ML_NAN);
     double a0 = a + x0;
     double lb = lbeta(a0, b);
     double temp, tmp_c;
@@ -97,6 +103,13 @@ double pnbeta2(double x, double o_x, double a, double b, double ncp, int lower_t
     if (isnan(ans.hi))
         ML_WARN_return_NAN;
     if (lower_tail) {
+        // a probability is at most 1: for ncp/2 below an ulp of 1, exp(-ncp/2) rounds to 1 and
+        // the series' next terms (ncp/2) I_x(a + 1, b) ... push the double-double sum to
+        // 1 + ncp/2 (R's long double rounds that back to 1 below ncp/2 = 2^-64, giving
+        // log P = 0; daskcl gave log P = +ncp/2 > 0, found by a random search against
+        // libRmath; a scaled sum, usc < 1, is below 2^-400 unscaled)
+        if (usc == 1. && (ans.hi > 1. || (ans.hi == 1. && ans.lo > 0.)))
+            ans = dd_d(1.);
         if (!log_p)
             return dd_hi(ans) * usc;
         // (unscaled where it stays normal)

@@ -35,7 +35,10 @@ double qnbeta(double p, double a, double b, double ncp, int lower_tail, int log_
     // 2. bisection
     do {
         nx = 0.5 * (lx + ux);
-        if (pnbeta(nx, a, b, ncp, 1, 0) > p)
+        const double v = pnbeta(nx, a, b, ncp, 1, 0);
+        if (isnan(v))   // pnbeta's series cannot count its terms (ncp beyond ~1.8e16): the
+            return ML_NAN;   // comparisons with NaN gave 0.5
+        if (v > p)
             ux = nx;
         else
             lx = nx;

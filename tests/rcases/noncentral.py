@@ -43,6 +43,19 @@ CASES = [
          "ncp": grid(50.0, 3174.5220805639747, 3489.798294772972)},
         rtol=1e-13, label="huge-shape1",
     ),
+    # a subnormal shape1: the ratio of the terms k = 0 and 1, (k + 1)(k + a) / (k + a + b) / dx2,
+    # underflowed in (k + a) / (k + a + b) = 2.5e-324 -> 0 and lost the k = 0 term (daskcl
+    # 0.7358 for R's 1.1036 = mpmath's at (5e-324, 5e-324, 2, 2); found by a random search
+    # against libRmath, 2026-11-28).  (Not x = 1e-320 with shape1 = 5e-324 or ncp < 1: there
+    # R's own sum loses ~0.2% to subnormal products, daskcl's is within 3e-4 of mpmath's.)
+    RCase(
+        "dnbeta",
+        {"x": grid(5e-324, 0.5),   # (at x = 1e-200, 1e-300 R's log is 2e-13 off mpmath's)
+         "shape1": grid(5e-324, 1e-320),
+         "shape2": grid(2.0, 100.0),
+         "ncp": grid(2.0, 50.0)},
+        rtol=1e-13, label="subnormal-shape1",
+    ),
     RCase(
         "pnbeta",
         {"q": grid(0.0, 0.05, 0.2, 0.4, 0.5, 0.6, 0.8, 0.95, 1.0, -0.1, 1.1, NAN, INF),
@@ -65,6 +78,22 @@ CASES = [
          "shape2": grid(4113.187387611203),
          "ncp": grid(20.0, 84.67690876723813)},
         rtol=1e-13, label="long-double-range",
+    ),
+    # ncp / 2 below an ulp of 1 where I_x(a, b) = 1: exp(-ncp/2) rounds to 1 and the next terms
+    # pushed the double-double sum to 1 + ncp/2, whose log daskcl gave (+5e-21 for ncp = 1e-20,
+    # a log-probability above 0); R's long double rounds the sum back to 1, log P = 0 (found by
+    # a random search against libRmath, 2026-11-28)
+    RCase(
+        "pnbeta",
+        {"q": grid(0.5, 0.99, 0.9999999999999999), "shape1": grid(2.0, 714.6),
+         "shape2": grid(3.0, 667.7), "ncp": grid(5e-324, 1e-310, 1e-100, 1e-30, 1e-20, 1e-19)},
+        rtol=1e-13, label="tiny-ncp",
+    ),
+    RCase(
+        "pnf",
+        {"q": grid(1.0, 5.641582138109139, 100.0), "df1": grid(2.0, 6695.571927479623),
+         "df2": grid(410.3272103639402), "ncp": grid(5e-324, 1e-310, 1e-100, 1e-30, 1e-20, 1e-19)},
+        rtol=1e-13, label="tiny-ncp",
     ),
     RCase(
         "pnf",
