@@ -182,6 +182,17 @@ def test_qf_of_a_vanishing_df2_is_never_negative():
                 assert (r_eval("qf", [p, df1, 1e-300], (int(lower), 0)) < 0).any() or df1 == 10.0
 
 
+def test_qf_where_the_beta_quantile_is_1_is_0_also_for_a_vanishing_df1():
+    """qf = (1 / qbeta - 1) df2 / df1: where qbeta is exactly 1 the quantile is 0, but df2 / df1
+    overflows for df1 = 1e-310 and 0 * Inf was NaN with a warning (R's qbeta steps just above
+    1 there, and its qf is -Inf; found by a random search against libRmath, 2026-11-28)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = nmath.qf(np.array([1.36e-219, 1e-100]), 1e-310, 0.0398, lower_tail=False)
+    assert got.tolist() == [0.0, 0.0]
+    assert r_eval("qf", [1.36e-219, 1e-310, 0.0398], (0, 0))[()] == -np.inf   # R's
+
+
 def test_bessel_j_of_an_order_next_to_zero():
     """J_nu(x) for 0 < |nu| < 1e-15 is J_0(x) + nu (pi / 2) Y_0(x) to first order (DLMF 10.15.3:
     dJ_nu / dnu = (pi / 2) Y_0 at nu = 0; the second-order term is below 1e-30).  R's Cody

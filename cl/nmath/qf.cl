@@ -21,6 +21,10 @@ double qf(double p, double df1, double df2, int lower_tail, int log_p)
     if (df1 > 4e5) // and df2 < df1
         return df2 / qchisq(p, df2, !lower_tail, log_p);
 
-    p = (1. / qbeta(p, df2 / 2, df1 / 2, !lower_tail, log_p) - 1.) * (df2 / df1);
+    // a quantile of the beta at 1 is an F quantile of 0, also where df2 / df1 overflows
+    // (df1 = 1e-310: 0 * Inf was NaN with a warning; R's qbeta there steps above 1, and its
+    // qf gives -Inf)
+    const double t = 1. / qbeta(p, df2 / 2, df1 / 2, !lower_tail, log_p) - 1.;
+    p = (t == 0.) ? 0. : t * (df2 / df1);
     return isnan(p) ? ML_NAN : p;
 }
