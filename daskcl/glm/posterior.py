@@ -750,9 +750,9 @@ def f2_f3(
     accurate near the mode and finite for any finite ``eta`` even where ``p``, ``1 - p`` or
     ``exp(eta)`` would round to 0 or overflow (R's density at such a rounded ``p`` would be 0,
     and ``qf`` Inf).  Outside the support the value is what R's density gives: ``y`` outside
-    [0, 1] (binomial), ``y < 0`` (poisson, Gamma) give ``qf = +Inf``; ``wt = 0`` gives +Inf for
-    gaussian and Gamma (R's dnorm with infinite sd, dgamma's point mass at 0; -Inf at y = 0)
-    and a zero term for binomial and poisson; ``wt < 0`` gives NaN.  NaN in an input gives NaN
+    [0, 1] (binomial, with a warning), ``y < 0`` (poisson, Gamma) give ``qf = +Inf``; ``wt = 0``
+    gives +Inf for gaussian and Gamma (R's dnorm with infinite sd, dgamma's point mass at 0;
+    -Inf at y = 0) and a zero term for binomial and poisson; ``wt < 0`` gives NaN.  NaN in an input gives NaN
     in the outputs that depend on it: a NaN in row ``j`` of ``b`` only in ``qf[j]`` and
     ``grad[j]``; in ``P[k, k']`` in ``qf`` and ``grad[:, k]``; in ``x``, ``y``, ``alpha``,
     ``wt``, ``mu`` everywhere.
@@ -813,6 +813,9 @@ def f2_f3(
         binomial data whose counts are not whole (``y * wt`` or ``wt`` more than 1e-3 from an
         integer), as R's glm warns "non-integer #successes": the likelihood counts
         ``round(y * wt)`` successes of ``round(wt)`` trials.  ``quasibinomial`` does not warn.
+        binomial or quasibinomial ``y`` outside [0, 1], where R's glm stops ("y values must be
+        0 <= y <= 1"): ``qf`` is +Inf at every ``b`` (counts given as ``y`` are the likely
+        cause).
 
     Examples
     --------
