@@ -48,7 +48,7 @@ def _client(args: argparse.Namespace) -> object:
 
     timeout = getattr(args, "timeout", _CONNECT_TIMEOUT)
     where = args.scheduler_file or args.scheduler
-    if not timeout > 0:
+    if not 0 < timeout < float("inf"):     # inf was dask's KeyError ("Invalid time unit")
         raise ClusterError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     if args.scheduler_file and not os.path.isfile(args.scheduler_file):
         # distributed would wait for the file to appear, without end
@@ -130,6 +130,12 @@ def _devices(args: argparse.Namespace) -> int:
     return 0
 
 
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a whole number in ASCII digits: ``str.isdigit`` is also true of
+    ``"²"``, which ``int`` refuses (a ``ValueError`` traceback instead of the option's error)."""
+    return text.isascii() and text.isdigit()
+
+
 def _listed(values: Sequence[str]) -> list[str]:
     """The names of repeated, comma-separated options (``--names a,b --names c``)."""
     return [n for n in ",".join(values).split(",") if n]
@@ -184,6 +190,8 @@ def _index(args: argparse.Namespace) -> int:
 def _cache(args: argparse.Namespace) -> int:
     from .runtime import program
 
+    if args.cache_cmd != "warm" and _no_cache(args.cache_cmd):
+        return 1
     if args.cache_cmd == "info":
         info = program.cache_info()
         if info["directory"] is None:
@@ -233,6 +241,8 @@ def _cache(args: argparse.Namespace) -> int:
         print(f"error: {'; '.join(_unknown_kernel(n, models) for n in unknown)}; nothing was "
               "built", file=sys.stderr)
         return 2
+    if _no_cache("warm"):
+        return 1
     bound = device.current()
     # the programs daskcl's workers use: on GPUs also the inlined ones they tier up to
     program.long_lived()
@@ -246,9 +256,34 @@ def _cache(args: argparse.Namespace) -> int:
         built = (program.stats["source"] - before["source"]
                  + program.stats["helper"] - before["helper"])
         loaded = program.stats["disk"] - before["disk"]
+        unstored = (program.stats["unstored"] - before["unstored"]
+                    + program.stats["object_unstored"] - before["object_unstored"])
+        if unstored:     # built, but not into the cache: nothing warmed (the warning says why)
+            print(f"error: the cache at {program.cache_dir()} could not store what was "
+                  f"built ({unstored} entries not written)", file=sys.stderr)
+            return 1
     print(f"{len(names)} kernels on {bound.info.name}: {built} programs built, {loaded} loaded "
           f"from the cache at {program.cache_dir()}, {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+def _no_cache(cmd: str) -> bool:
+    """Whether ``daskcl cache CMD`` has no disk cache to work on, said in one line: a directory
+    daskcl does not use (another user's, writable by others, a file, ...: ``warm`` built into
+    no cache and said "built ... at DIR", exit 0, and with ``--jobs`` without any warning), or,
+    but for ``info``, the disk cache turned off (``warm`` and ``clear`` said "at None")."""
+    from .runtime import program
+
+    refused = program.cache_refused(create=cmd == "warm")
+    if refused is not None:
+        print(f"error: daskcl does not use the program cache at {program.cache_dir()}: "
+              f"{refused}. Point DASKCL_CACHE_DIR at a directory of yours that others cannot "
+              "write (or see DASKCL_CACHE_SHARED for a group's cache)", file=sys.stderr)
+        return True
+    if program.cache_dir() is None and cmd != "info":
+        print(f"error: no disk cache to {cmd} (DASKCL_NO_CACHE is set)", file=sys.stderr)
+        return True
+    return False
 
 
 def _unknown_kernel(name: str, models: list[str]) -> str:
@@ -280,9 +315,9 @@ def _warm_in_processes(names: list[str], jobs: int) -> tuple[int, int]:
         r = subprocess.run([sys.executable, "-m", "daskcl", "cache", "warm", "--names",
                             ",".join(part)], capture_output=True, text=True)
         m = re.search(r"(\d+) programs built, (\d+) loaded", r.stdout)
-        if r.returncode != 0 or m is None:
-            raise RuntimeError(f"daskcl cache warm of {','.join(part)} failed: "
-                               f"{(r.stderr or r.stdout).strip()[-2000:]}")
+        if r.returncode != 0 or m is None:     # said in a line by main, not a traceback
+            raise DaskclError(f"daskcl cache warm of {','.join(part)} failed: "
+                              f"{(r.stderr or r.stdout).strip()[-2000:]}")
         return int(m.group(1)), int(m.group(2))
 
     with ThreadPoolExecutor(len(slices)) as pool:
@@ -336,7 +371,7 @@ def _clash(args: argparse.Namespace) -> str | None:
         return "--quiet and --verbose contradict each other: give one"
     if args.sync and remote:
         return f"--sync computes in this process; it cannot go with {remote[0]}"
-    if args.workers is not None and args.workers.lstrip("-").isdigit() and int(args.workers) < 1:
+    if args.workers is not None and _digits(args.workers.lstrip("-")) and int(args.workers) < 1:
         return f"--workers {args.workers}: a local cluster has at least one worker"
     for opt, value in (("--workers", args.workers), ("--listen", args.listen)):
         if value is not None and (args.sync or remote):
@@ -394,7 +429,7 @@ def _sweep(args: argparse.Namespace) -> int:
     try:
         res = run(sweep, args.out, client, resume=args.resume, overwrite=args.overwrite,
                   progress=not args.quiet, listen=args.listen,
-                  workers=int(args.workers) if (args.workers or "").isdigit() else args.workers)
+                  workers=int(args.workers) if _digits(args.workers or "") else args.workers)
     except KeyboardInterrupt as exc:
         return report_stop(exc)
     finally:
@@ -444,7 +479,7 @@ def _worker_usage(args: argparse.Namespace) -> str | None:
     if spec is not None:
         if not [d for d in spec.split(",") if d.strip()]:
             return "--devices: give 'all', a count, or devices by name or P:D, comma-separated"
-        if spec.strip().lstrip("+-").isdigit() and int(spec) < 1:
+        if _digits(spec.strip().lstrip("+-")) and int(spec) < 1:
             return f"--devices {spec}: at least one worker is needed"
     return None
 
@@ -457,7 +492,7 @@ def _worker(args: argparse.Namespace) -> int:
         print(f"error: {usage}", file=sys.stderr)
         return 2
     spec: str | None = args.devices
-    devices: str | int | None = int(spec) if spec is not None and spec.isdigit() else spec
+    devices: str | int | None = int(spec) if spec is not None and _digits(spec) else spec
     return run_workers(args.scheduler, scheduler_file=args.scheduler_file, devices=devices,
                        nthreads=args.nthreads, name=args.name,
                        local_directory=args.local_directory, listen=args.listen,

@@ -232,7 +232,8 @@ def _whole(value: Any) -> int | None:
     """``value`` as a whole number (an int, or a string of digits), else None."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    # ASCII digits only: str.isdigit is true of "²", which int refuses with a bare ValueError
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         return int(value.strip())
     return None
 

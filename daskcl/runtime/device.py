@@ -259,7 +259,9 @@ def probe_fp64(device: Any) -> str | None:
 def matches(info: DeviceInfo, spec: str) -> bool:
     """Whether ``spec`` (``"P:D"`` or a case-insensitive name substring) selects ``info``."""
     spec = spec.strip()
-    if ":" in spec and all(part.strip().isdigit() for part in spec.split(":", 1)):
+    # indices in ASCII digits: str.isdigit is true of "²", which int refuses (a traceback)
+    if ":" in spec and all(part.strip().isascii() and part.strip().isdigit()
+                           for part in spec.split(":", 1)):
         p, d = (int(x) for x in spec.split(":", 1))
         return (info.platform_index, info.device_index) == (p, d)
     return spec.lower() in f"{info.platform} {info.name}".lower()

@@ -85,6 +85,7 @@ __all__ = [
     "build_later",
     "cache_dir",
     "cache_info",
+    "cache_refused",
     "clear_disk_cache",
     "clear_memory_cache",
     "context_key",
@@ -146,10 +147,11 @@ def set_args(kernel: Any, *args: Any) -> None:
 #: counters of how programs were obtained in this process (for tests and benchmarks):
 #: ``source`` counts every program built from source, ``linked`` those of them linked from
 #: objects; ``object_*`` count the objects of linked builds by where they came from;
-#: ``helper`` counts the programs built by helper processes (:func:`build_later`) and loaded here
+#: ``helper`` counts the programs built by helper processes (:func:`build_later`) and loaded here;
+#: ``unstored`` (``object_unstored``) those built that could not be written to the disk cache
 stats: dict[str, int] = {"memory": 0, "disk": 0, "source": 0, "rebuilt_corrupt": 0, "waited": 0,
                          "linked": 0, "object_memory": 0, "object_disk": 0, "object_source": 0,
-                         "helper": 0}
+                         "helper": 0, "unstored": 0, "object_unstored": 0}
 
 _stats_lock = threading.Lock()
 
@@ -723,6 +725,7 @@ def _cached(
                 stored = True
             except (OSError, _Untrusted) as exc:
                 stored = False
+                _count(f"{kind}unstored")    # daskcl cache warm says it failed, not "built"
                 if problem is None:
                     notes.append((
                         (str(entry.dirname), "write"),
@@ -1038,7 +1041,7 @@ class _DiskCache:
         try:
             fd = cls._open_dir(d, shared)
         except (OSError, _Untrusted) as exc:
-            why = str(exc) if isinstance(exc, _Untrusted) else f"{type(exc).__name__}: {exc}"
+            why = _refusal(exc)
             _warn_once(
                 (str(d), "open"),
                 f"daskcl does not use the program cache at {d}: {why}. Programs are built from "
@@ -1073,6 +1076,27 @@ class _DiskCache:
     def entry(self, key: str, identity: str) -> _Entry:
         sub, name = _entry_name(key, identity)
         return _Entry(self, sub, name, _record(key, identity))
+
+
+def cache_refused(create: bool = False) -> str | None:
+    """Why the disk cache directory is not used, in the words of the :class:`CacheWarning`
+    that :class:`_DiskCache` gives (another user's, writable by others, not a directory, ...);
+    ``None`` where it is used, where the disk cache is off, or where it is missing and
+    ``create`` is false (``daskcl cache info`` and ``clear`` make nothing; ``warm`` makes it,
+    as a build would).  Warns of nothing: the command line says it in its own line."""
+    d = cache_dir()
+    if d is None or not (create or os.path.lexists(d)):
+        return None
+    try:
+        os.close(_DiskCache._open_dir(d, _shared()))
+    except (OSError, _Untrusted) as exc:
+        return _refusal(exc)
+    return None
+
+
+def _refusal(exc: BaseException) -> str:
+    """Why the cache directory that raised ``exc`` as it was opened is not used, in words."""
+    return str(exc) if isinstance(exc, _Untrusted) else f"{type(exc).__name__}: {exc}"
 
 
 def _checked_fd(fd: int, what: str, shared: bool, gid: int | None) -> int:
@@ -1549,7 +1573,9 @@ def _unpack(blob: bytes, record: bytes) -> bytes:
     r = int.from_bytes(blob[n:n + 4], "little")
     got, rest = blob[n + 4:n + 4 + r], blob[n + 4 + r:]
     digest, size, binary = rest[:32], int.from_bytes(rest[32:40], "little"), rest[40:]
-    if len(rest) < 40 or size != len(binary):
+    if len(rest) < 40:      # cut inside its header: no size to compare with
+        raise ValueError(f"truncated: {len(blob)} bytes, shorter than its header")
+    if size != len(binary):
         raise ValueError(f"truncated: {len(binary)} of {size} bytes")
     if hashlib.sha256(got + binary).digest() != digest:
         raise ValueError("checksum mismatch")
