@@ -142,6 +142,19 @@ def test_power_other_designs(tmp_path: Path) -> None:
                 assert pw[n.index(20.0), d.index(0.5)] == pytest.approx(0.695149338244658,
                                                                         abs=1e-12)
     assert float(mod.power(10, 0.5, kind="one.sample")) == float(mod.power(10, 0.5, kind="paired"))
+    # dask in, lazy dask out; device in, device out (np.asarray computed the dask array at once
+    # and failed on a device array), the same values
+    import dask.array as da
+    import pyopencl.array as cla
+
+    from daskcl.runtime import device
+
+    n = np.array([64.0, 26.0, 10.0])
+    want = mod.power(n, 0.5)
+    lazy = mod.power(da.from_array(n, chunks=1), 0.5)
+    assert isinstance(lazy, da.Array) and np.array_equal(lazy.compute(), want)
+    on_dev = mod.power(cla.to_device(device.current().queue, n), 0.5)
+    assert isinstance(on_dev, cla.Array) and np.array_equal(on_dev.get(), want)
     with pytest.raises(ValueError, match="kind must be one of"):
         mod.power(10, 0.5, kind="welch")
     with pytest.raises(ValueError, match="alternative must be one of"):

@@ -414,7 +414,7 @@ def local_cluster(
     >>> from daskcl import nmath
     >>> with local_cluster() as cluster, Client(cluster) as client:         # doctest: +SKIP
     ...     client.submit(nmath.qnorm, 0.975).result()
-    np.float64(1.959963984540054)
+    np.float64(1.9599639845400536)
     """
     from distributed import Nanny, Scheduler, SpecCluster
 

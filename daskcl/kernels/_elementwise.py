@@ -656,8 +656,8 @@ class ElementwiseKernel(Kernel):
     device arrays (host inputs are uploaded, nothing comes back).  As for :mod:`daskcl.nmath`, elements with a NaN
     result from non-NaN inputs are counted and one ``RuntimeWarning`` per call says how many.
 
-    Example
-    -------
+    Examples
+    --------
     The power of a two-sided t test, fused into one kernel:
 
     >>> import numpy as np

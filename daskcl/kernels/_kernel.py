@@ -383,8 +383,8 @@ class RawKernel(Kernel):
     library, options
         As for :class:`Kernel`.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> from daskcl import RawKernel
     >>> k = RawKernel('''// @depends_nmath: pnorm

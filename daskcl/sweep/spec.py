@@ -680,7 +680,8 @@ class GlmSpec:
     """The ``[glm]`` table of a ``glm.f2_f3`` sweep::
 
         [glm]
-        family = "binomial"; link = "logit"
+        family = "binomial"
+        link = "logit"
         data = "budworm.csv"          # CSV with a header, relative to the spec
         response = "dead"             # y (binomial: successes when trials is given)
         trials = "n"                  # binomial: number of trials (y = dead / n, wt = n)

@@ -37,8 +37,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from daskcl import ElementwiseKernel
 
 __all__ = ["ALTERNATIVES", "KINDS", "kernel", "power"]
@@ -55,7 +53,7 @@ def kernel() -> ElementwiseKernel:
 
 
 def power(n: Any, d: Any, alpha: float = 0.05, kind: str = "two.sample",
-          alternative: str = "two.sided") -> np.ndarray:
+          alternative: str = "two.sided") -> Any:
     """Power of the t test with ``n`` per group (or pairs, or observations) and effect ``d``.
 
     Parameters
@@ -71,8 +69,10 @@ def power(n: Any, d: Any, alpha: float = 0.05, kind: str = "two.sample",
 
     Returns
     -------
-    numpy.ndarray
-        float64, the broadcast shape of ``n`` and ``d``.
+    numpy.ndarray, dask.array.Array or pyopencl.array.Array
+        float64, the broadcast shape of ``n`` and ``d``: as the kernel gives it (NumPy in, NumPy
+        out; a dask array among the inputs gives a lazy dask array, a device array a device
+        array).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
@@ -80,6 +80,7 @@ def power(n: Any, d: Any, alpha: float = 0.05, kind: str = "two.sample",
         raise ValueError(f"alternative must be one of {list(ALTERNATIVES)}, got {alternative!r}")
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    out = kernel()(n, d, float(alpha), int(kind == "two.sample"),
-                   int(alternative == "two.sided"))
-    return np.asarray(out, dtype=np.float64)
+    # as the kernel gives it: np.asarray computed a dask array at once, and failed on a device
+    # array ("setting an array element with a sequence")
+    return kernel()(n, d, float(alpha), int(kind == "two.sample"),
+                    int(alternative == "two.sided"))
