@@ -40,8 +40,13 @@ def test_no_match_lists_what_was_found(monkeypatch):
         device.choose()
     msg = str(ei.value)
     assert "no-such-device-xyz" in msg and "Devices found:" in msg
-    with pytest.raises(NoMatchingDeviceError):
+    with pytest.raises(NoMatchingDeviceError) as ei:
         device.choose("99:99")
+    assert "A process binds one device" not in str(ei.value)
+    # a node's list of devices, given to one process: said why it matches nothing
+    with pytest.raises(NoMatchingDeviceError, match=r"matches '0:0,1:0' .*A process binds one "
+                       r"device: a comma-separated list is for the workers of a node"):
+        device.choose("0:0,1:0")
 
 
 def test_no_fp64_device_lists_the_reason(monkeypatch):

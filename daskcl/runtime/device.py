@@ -298,9 +298,13 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
     found = list_devices()
     cands = [(i, d) for i, d in found if spec is None or matches(i, spec)]
     if not cands:
+        # a list ("0:0,1:0") is what a node's workers take (daskcl worker --devices): a process
+        # binds one device, and the list matched no device's name
+        several = (" A process binds one device: a comma-separated list is for the workers of "
+                   "a node ('daskcl worker --devices')." if "," in (spec or "") else "")
         raise NoMatchingDeviceError(
             f"no OpenCL device matches {spec!r} (DASKCL_DEVICE or argument; use 'P:D' indices or "
-            f"a name substring). Devices found: {listing(found)}"
+            f"a name substring).{several} Devices found: {listing(found)}"
         )
     cands.sort(key=lambda c: (_TYPE_RANK.get(c[0].type, 3), c[0].platform_index, c[0].device_index))
     why: list[str] = []
