@@ -108,7 +108,7 @@ def _devices(args: argparse.Namespace) -> int:
         chosen, _ = device.choose(args.device)
     except DaskclError as exc:
         chosen, why = None, str(exc)
-    print(f"{'spec':5} {'type':11} {'fp64':16} device")
+    print(f"{'spec':5} {'type':11} {'fp64':17} device")
     failed: list[tuple[str, str]] = []
     for info, dev in found:
         if not info.fp64:
@@ -119,7 +119,7 @@ def _devices(args: argparse.Namespace) -> int:
             if problem is not None:
                 failed.append((info.spec, problem))
         mark = "  <- chosen" if chosen is not None and chosen.spec == info.spec else ""
-        print(f"{info.spec:5} {info.type:11} {fp64:16} {info.platform} / {info.name} "
+        print(f"{info.spec:5} {info.type:11} {fp64:17} {info.platform} / {info.name} "
               f"(driver {info.driver_version}, {info.compute_units} CUs, "
               f"{info.global_mem / 2**30:.1f} GiB){mark}")
     if chosen is None:
