@@ -162,7 +162,9 @@ def _path(value: Any) -> Path | None:
     if isinstance(value, (str, os.PathLike)):
         text = os.fspath(value)
         if isinstance(text, str):
-            return Path(text) if text.strip() else None
+            # "~/x" as a shell would take it unquoted (quoted in a job script or a YAML file, it
+            # made a directory named "~" in the working directory)
+            return Path(text).expanduser() if text.strip() else None
     raise _Bad("a directory path (a string or path), or None")
 
 

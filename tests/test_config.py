@@ -52,6 +52,13 @@ def test_environment_is_read_when_a_key_is_read(monkeypatch: pytest.MonkeyPatch,
     assert config.get("cache.enabled") is True
     monkeypatch.setenv("DASKCL_CACHE_DIR", str(tmp_path))
     assert config.get("cache.dir") == tmp_path
+    # "~" as a shell expands it unquoted (a quoted "~/x" made a directory named "~")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DASKCL_CACHE_DIR", "~/daskcl-cache")
+    assert config.get("cache.dir") == tmp_path / "daskcl-cache"
+    with config.set({"library": "~/mylib"}):
+        assert config.get("library") == tmp_path / "mylib"
+    monkeypatch.setenv("DASKCL_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("DASKCL_BINNING", "128X4r80")
     assert config.get("binning") == "128x4r80"
     monkeypatch.setenv("DASKCL_WARM", "pnorm, qbeta,,glm:binomial:logit")
