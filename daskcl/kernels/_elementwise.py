@@ -44,6 +44,7 @@ from ..runtime.program import set_args as _set_args
 from . import _transfer
 from ._counts import table_program, tables_for
 from ._kernel import Kernel, LibraryRoots
+from ._kernel import _library_macros as _program_macros
 from ._table import NCLASS
 
 __all__ = [
@@ -810,9 +811,26 @@ class ElementwiseKernel(Kernel):
         hit = self._sources.get(key)
         if hit is None:
             depends = self.depends
+            self._refuse_tree_macros(lib, depends)
             parts = kernel_parts(replace(self.definition, depends=depends), ndims, bins)
             hit = self._sources[key] = program_source(lib, depends, parts)
         return hit
+
+    def _refuse_tree_macros(self, lib: Library, depends: tuple[str, ...]) -> None:
+        """A ``ValueError`` where an argument is named like an object-like macro that a unit
+        of a tree the kernel uses leaves defined (the shipped library's are refused when the
+        kernel is made): the preprocessor would replace the argument's name in the template,
+        and the build fail on a line of neither."""
+        if not lib.trees:
+            return
+        macros = _program_macros(lib.program_source(depends, "", f"<{self.name}>"))
+        tree_files = {u.name for u in lib.units.values() if u.tree is not None}
+        for _, arg in self._order + [("double", n) for n in self.definition.outputs]:
+            found = macros.get(arg)
+            if found is not None and not found[0] and found[1] in tree_files:
+                raise ValueError(f"ElementwiseKernel {self.name}: {arg!r} is a macro of "
+                                 f"{found[1]} (line {found[2]}): the preprocessor would "
+                                 "replace the argument's name: choose another name")
 
     def plain_source(self) -> ProgramSource:
         """The program without sorted launches, whatever the device (what a sweep's identity

@@ -152,7 +152,9 @@ class Kernel:
         try:
             return _program.build(self.source(variant), self.build_options(variant))
         except BuildError as e:
-            hint = _undeclared_hint(self.library, e.log, annotated=self._annotated)
+            # the message's log, whose locations are mapped to files (of the program, or of
+            # the object that was compiled separately)
+            hint = _undeclared_hint(self.library, str(e), annotated=self._annotated)
             if hint:
                 e.args = (f"{e.args[0] if e.args else ''}\n{hint}", *e.args[1:])
             raise
@@ -170,6 +172,15 @@ class Kernel:
         return f"<{type(self).__name__} {self.name}>"
 
 
+def _tree_unit_at(lib: Library, log: str, pos: int) -> str | None:
+    """The stem of the unit of a tree whose file the line of the build ``log`` (its locations
+    mapped to files) holding ``pos`` first names (``/home/me/mylib/f.cl:3:5: ...``); ``None``
+    where it names none."""
+    line = log[log.rfind("\n", 0, pos) + 1: pos]
+    at = [(line.find(f"{u.name}:"), s) for s, u in lib.units.items() if u.tree is not None]
+    return min(((i, s) for i, s in at if i >= 0), default=(0, None))[1]
+
+
 #: a compiler's report of a name it does not know: clang's (PoCL's), and NVIDIA's, whose
 #: front end lets an undeclared function through and whose assembler then fails on it
 _UNDECLARED = re.compile(r"(?:undeclared identifier|implicit declaration of function|"
@@ -177,13 +188,26 @@ _UNDECLARED = re.compile(r"(?:undeclared identifier|implicit declaration of func
 
 
 def _undeclared_hint(lib: Library, log: str, *, annotated: bool) -> str:
-    """What to do about each name a build ``log`` reports undeclared, one line each: a name of
-    ``lib`` that the program lacks is to be named in the opening comment of an ``annotated``
-    source; another name gets the library's names closest to it ("did you mean ...").  Empty
-    where the log reports none."""
+    """What to do about each name a build ``log`` (its locations mapped to files) reports
+    undeclared, one line each: a name of ``lib`` that the program lacks is to be named in the
+    ``@depends`` line of the unit of a tree that calls it, else in the opening comment of an
+    ``annotated`` source; another name gets the library's names closest to it ("did you mean
+    ...").  Empty where the log reports none."""
     lines: list[str] = []
-    for name in dict.fromkeys(_UNDECLARED.findall(log)):
+    seen: set[tuple[str, str | None]] = set()
+    for m in _UNDECLARED.finditer(log):
+        name = m.group(1)
+        unit_in = _tree_unit_at(lib, log, m.start())
+        if (name, unit_in) in seen:
+            continue
+        seen.add((name, unit_in))
         stem = lib.stem_of(name)
+        if stem is not None and unit_in is not None:
+            owner = lib.units[unit_in]
+            lines.append(f"  {name} is in the library ({lib.units[stem].name}) but "
+                         f"{owner.name} does not depend on it: add {stem} to its "
+                         f"// @depends: line, then run '{lib.index_command(owner.tree)}'")
+            continue
         if stem is not None:
             if annotated:
                 unit = lib.units[stem]

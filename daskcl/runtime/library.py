@@ -71,6 +71,8 @@ _StrPath: TypeAlias = "str | os.PathLike[str]"
 INDEX_NAME = "kernel_dependency_index.tsv"
 _LAYERS = ("shims", "nmath")
 _TAG = re.compile(r"^//\s*@([A-Za-z_]+)\s*:(.*)$")
+#: the annotations of a unit (``@source`` is free text)
+_UNIT_TAGS = ("provides", "depends", "source")
 _STEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _Rows: TypeAlias = "list[tuple[str, tuple[str, ...]]]"
 
@@ -198,7 +200,15 @@ class Library:
     def __init__(self, root: _StrPath | None = None, trees: Iterable[_StrPath] = ()) -> None:
         self.root = Path(root) if root is not None else default_root()
         if not (self.root / "OPENCL.cl").is_file():
-            raise LibraryError(f"{self.root} is not a kernel library: it has no OPENCL.cl")
+            what = ("it does not exist" if not self.root.exists() else
+                    "it is not a directory" if not self.root.is_dir() else "it has no OPENCL.cl")
+            if self.root.is_dir() and any(self.root.glob("*.cl")):
+                what += (" (a directory of annotated units of your own is a unit tree: give it "
+                         "as a kernel's library=, beside the shipped library)")
+            chosen = config.get("library")
+            given = (" (the config key library, DASKCL_LIBRARY)" if chosen is not None
+                     and _absolute(chosen) == _absolute(self.root) else "")
+            raise LibraryError(f"{self.root}{given} is not a kernel library: {what}")
         self.trees: tuple[Path, ...] = tuple(_absolute(t) for t in trees)
         #: the base, then the trees, in load order
         self.roots: tuple[Path, ...] = (self.root, *self.trees)
@@ -208,7 +218,7 @@ class Library:
         self._texts: dict[str, str] = {}
         for layer in _LAYERS:
             for path in sorted((self.root / layer).glob("*.cl")):
-                self._add(path, layer, None, path.read_text())
+                self._add(path, layer, None, _unit_text(path))
         for tree in self.trees:
             paths = _tree_files(tree)
             for path in paths:
@@ -218,7 +228,8 @@ class Library:
                         "identifier (letters, digits and _, not first a digit): @depends "
                         "lists and the index name units by it"
                     )
-                text = path.read_text()
+                text = _unit_text(path)
+                _check_tags(path, text)
                 self._add(path, "tree", tree, text)
                 self._texts[str(path)] = text
         #: assembled programs, by (names, kernel source, kernel name): a library does not change
@@ -329,6 +340,10 @@ class Library:
             elif d in self.symbols:
                 hints.append(f"{d} is a symbol of {self.units[self.symbols[d]].name}: @depends "
                              "names stems")
+            else:
+                close = closest_names(d, self.units)
+                if close:
+                    hints.append(f"did you mean {' or '.join(close)}?")
         return MissingDependencyError(
             f"{unit.name} depends on {', '.join(missing)}, which no file in {where} provides "
             "(a stem is a file name without .cl)" + "".join(f"; {h}" for h in hints)
@@ -500,7 +515,8 @@ class Library:
         r = self._root_of(root)
         path = self.index_file(r)
         want = self.format_index(self._rows_of(r)).splitlines()
-        have = path.read_text().splitlines() if path.exists() else []
+        have = (path.read_bytes().decode(errors="replace").splitlines()
+                if path.exists() else [])
         return list(difflib.unified_diff(have, want, str(path), "annotations", lineterm=""))
 
     def _base_index(self) -> dict[str, tuple[str, ...]]:
@@ -534,6 +550,9 @@ class Library:
         for tree in self.trees:
             path = tree / INDEX_NAME
             if not path.is_file():
+                # a cycle or a missing dependency is why the index could not be built: say so
+                # rather than give the command that fails on it
+                self._tree_rows(tree, combined)
                 raise StaleIndexError(
                     f"the unit tree {tree} has no index {INDEX_NAME}; run "
                     f"'{self.index_command(tree)}'"
@@ -871,6 +890,44 @@ def _absolute(path: _StrPath) -> Path:
     return Path(os.path.abspath(path))
 
 
+def _unit_text(path: Path) -> str:
+    """The text of the unit ``path``, read as UTF-8 (whatever the locale), without a byte
+    order mark (which would stop its annotations being read, and land amid a program); a
+    :class:`LibraryError` naming the file, line and column of a byte that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise LibraryError(f"{path}:{line}:{col}: the file is not UTF-8 text (byte "
+                           f"0x{data[exc.start]:02x}): save it as UTF-8 (or ASCII)") from None
+    return text.removeprefix("\ufeff")
+
+
+def _check_tags(path: Path, text: str) -> None:
+    """A :class:`LibraryError` naming the file and line of an annotation of the unit ``path``
+    that is misspelt (``// @dpends:``, ``// @depends_nmath:``, which would be ignored) or has
+    no colon (``// @depends pnorm``)."""
+    for n, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s.startswith("//"):
+            break
+        m = re.match(r"//\s*@([A-Za-z_]+)\s*(:?)", s)
+        if m is None:
+            continue
+        tag, colon = m.groups()
+        if tag in _UNIT_TAGS:
+            if not colon:
+                raise LibraryError(f"{path}:{n}: {s!r} has no colon: write '// @{tag}: ...'")
+            continue
+        near = closest_names(tag.lower(), _UNIT_TAGS, 1)
+        if near:
+            raise LibraryError(
+                f"{path}:{n}: @{tag} is not an annotation of a unit (they are @provides, "
+                f"@depends and @source): did you mean @{near[0]}?")
+
+
 def _tree_files(tree: Path) -> list[Path]:
     """The units of a unit tree, checking that it is one."""
     if not tree.is_dir():
@@ -911,7 +968,11 @@ def _tree_stamp(tree: Path) -> tuple[tuple[str, int, int], ...]:
 
 @functools.lru_cache(maxsize=16)
 def _read_index(path: str, mtime_ns: int) -> dict[str, tuple[str, ...]]:
-    lines = Path(path).read_text().splitlines()
+    try:
+        lines = Path(path).read_bytes().decode().splitlines()
+    except UnicodeDecodeError as exc:
+        raise StaleIndexError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+                              ) from None
     if not lines or lines[0] != "stem\tall_depends":
         raise StaleIndexError(f"{path} does not start with the header 'stem<TAB>all_depends'")
     out: dict[str, tuple[str, ...]] = {}
