@@ -25,10 +25,11 @@ double dnbinom(double x, double size, double prob, int give_log)
     R_D_nonint_check(x);
     if (x < 0 || !isfinite(x))
         return R_D__0;
-    // the limit as size -> 0 is the point mass at zero
+    x = R_forceint(x);
+    // the limit as size -> 0 is the point mass at zero; also for x within R's fuzz of 0
+    // (1e-300 before it is rounded: 0 * log(prob) gave log 1 as -0)
     if (x == 0 && size == 0)
         return R_D__1;
-    x = R_forceint(x);
     if (x == 0)   // prob^size, as R (before size = Inf becomes DBL_MAX)
         return give_log ? size * log(prob) : pow(prob, size);
     if (!isfinite(size))
