@@ -273,3 +273,18 @@ def test_dnbinom_of_a_zero_size_at_x_within_the_fuzz_of_0_is_log_1_positive_zero
         got = np.asarray(nmath.dnbinom(x, 0.0, prob, log=bool(give_log)))
         np.testing.assert_array_equal(got, want)
         assert (np.signbit(got) == np.signbit(want)).all(), (give_log, got, want)
+
+
+def test_qnbinom_where_the_cornish_fisher_sigma_overflows():
+    """The search's start mu + sigma (z + gamma (z^2 - 1) / 6) was +Inf where size P Q
+    overflows, and so was the quantile (in R too): qnbinom(0.7, 1e-200, 1e-300) where
+    pnbinom(0, ...) = 1 makes 0 the quantile, and at size = 1e300 the lower tail gave Inf
+    where the upper tail gave the mean (found by a random search against libRmath)."""
+    assert nmath.pnbinom(0.0, 1e-200, 1e-300) == 1.0
+    assert nmath.qnbinom(0.7, 1e-200, 1e-300) == 0.0
+    assert nmath.qnbinom_mu(0.7, 1e-200, 1e100) == 0.0
+    p, size, prob = 0.6863151564657385, 1e300, 2.721762233776435e-08
+    lower = float(nmath.qnbinom(p, size, prob))
+    assert lower == float(nmath.qnbinom(1 - p, size, prob, lower_tail=False))
+    assert lower == pytest.approx(size * (1 - prob) / prob, rel=1e-12)     # about the mean
+    assert r_eval("qnbinom", [0.7, 1e-200, 1e-300], (1, 0))[()] == np.inf   # R's

@@ -17,6 +17,15 @@ QDISCRETE_DEFINE(qnbinom_q, QNBINOM_P, 0)
 QDISCRETE_DEFINE(qnbinom_mu_q, QNBINOM_MU_P, 0)
 #undef QNBINOM_MU_P
 
+// sqrt(n P Q) as R forms it, and where n P Q overflows the product of the square roots: the
+// start was +Inf there (qnbinom(0.7, 1e-200, 1e-300) gave Inf, in R too, where
+// pnbinom(0, ...) = 1 makes 0 the quantile; found by a random search against libRmath)
+static inline double qnbinom_sigma(double size, double P, double Q)
+{
+    const double s = sqrt(size * P * Q);
+    return isinf(s) ? sqrt(size) * sqrt(P) * sqrt(Q) : s;
+}
+
 double qnbinom(double p, double size, double prob, int lower_tail, int log_p)
 {
     if (isnan(p) || isnan(size) || isnan(prob))
@@ -30,7 +39,7 @@ double qnbinom(double p, double size, double prob, int lower_tail, int log_p)
         return 0;
     R_Q_P01_boundaries(p, 0, ML_POSINF);
     double Q = 1.0 / prob, P = (1.0 - prob) * Q;
-    double mu = size * P, sigma = sqrt(size * P * Q), gamma = (Q + P) / sigma;
+    double mu = size * P, sigma = qnbinom_sigma(size, P, Q), gamma = (Q + P) / sigma;
     return qnbinom_q_body(p, size, prob, mu, sigma, gamma, lower_tail, log_p);
 }
 
@@ -46,6 +55,6 @@ double qnbinom_mu(double p, double size, double mu, int lower_tail, int log_p)
         ML_WARN_return_NAN;
     R_Q_P01_boundaries(p, 0, ML_POSINF);
     double Q = 1 + mu / size, P = mu / size;
-    double sigma = sqrt(size * P * Q), gamma = (Q + P) / sigma;
+    double sigma = qnbinom_sigma(size, P, Q), gamma = (Q + P) / sigma;
     return qnbinom_mu_q_body(p, size, mu, mu, sigma, gamma, lower_tail, log_p);
 }
