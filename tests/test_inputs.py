@@ -405,7 +405,10 @@ def test_discrete_quantiles_beyond_2_to_53_return():
         assert p_at[0] < 0.5 * (1 - 8 * 2.0**-52) <= p_at[1], (size, mu, q, p_at)
     # where the distribution function itself gives out: NaN and R's warning, not a hang
     with pytest.warns(RuntimeWarning, match="qnbinom: 1 NaN"):
-        assert math.isnan(nmath.qnbinom(0.5, 1.0, mu=1e200))
+        assert math.isnan(nmath.qnbinom(0.5, 1e-10, mu=1e300))
+    # (size 1, mu 1e200 was such a NaN until the search's start stopped overflowing: the
+    # median of that geometric law, mu log 2)
+    assert nmath.qnbinom(0.5, 1.0, mu=1e200) == pytest.approx(math.log(2) * 1e200, rel=1e-12)
 
 
 def test_generator_argument_errors_name_the_generator():
