@@ -522,11 +522,9 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
     stops the computing; the writes begun finish (each marked only once complete).  A
     ``fresh`` run (it created the store) reads no marks."""
     group = open_group(url, "r+", options)
-    writing: deque[Future[dict[str, Any]]] = deque()
-    idx_of: dict[Future[dict[str, Any]], tuple[int, ...]] = {}
+    writing: deque[tuple[tuple[int, ...], Future[dict[str, Any]]]] = deque()   # (chunk, job)
 
-    def count(done: Future[dict[str, Any]]) -> None:
-        idx = idx_of.pop(done)
+    def count(idx: tuple[int, ...], done: Future[dict[str, Any]]) -> None:
         try:
             r = done.result()
         except Exception as exc:  # as a cluster's chunk task: one line
@@ -550,14 +548,13 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
                 else:
                     job = writer.submit(_write, group, sweep, idx, results, report, marked)
                     del results
-            idx_of[job] = idx
-            writing.append(job)
-            while writing and (writing[0].done() or len(writing) > _SYNC_WRITES):
-                count(writing.popleft())
+            writing.append((idx, job))
+            while writing and (writing[0][1].done() or len(writing) > _SYNC_WRITES):
+                count(*writing.popleft())
             if job.done() and job.exception() is not None:
                 break
         while writing:
-            count(writing.popleft())
+            count(*writing.popleft())
 
 
 def _chunk_failed(url: str, idx: tuple[int, ...], exc: Exception) -> SweepError:

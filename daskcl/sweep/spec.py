@@ -106,7 +106,7 @@ import stat
 import sys
 import tomllib
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,7 +120,7 @@ if TYPE_CHECKING:
     from ..kernels._elementwise import ElementwiseKernel
 
 __all__ = ["COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec", "Output", "Sweep",
-           "SweepError", "jsonable", "listing", "parse_axis", "parse_compressor",
+           "SweepError", "axes_hash", "jsonable", "listing", "parse_axis", "parse_compressor",
            "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
@@ -451,6 +451,12 @@ def jsonable(obj: Any) -> Any:
 def _hash(obj: Any) -> str:
     """SHA-256 of ``obj`` as canonical JSON."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
+def axes_hash(axes: Iterable[tuple[str, np.ndarray]]) -> str:
+    """The identity's part for the axes: their names and float64 values, in order (a store's
+    coordinate arrays are checked against it)."""
+    return _hash([[name, values.tobytes().hex()] for name, values in axes])
 
 
 # --- functions --------------------------------------------------------------------------------
@@ -1195,7 +1201,7 @@ class Sweep:
             "function": _hash(self.function),
             "function_code": _hash(self._function_code()),
             "kernel_source": _hash(self._kernel_source()),
-            "axes": _hash([[a.name, a.values.tobytes().hex()] for a in self.axes]),
+            "axes": axes_hash((a.name, a.values) for a in self.axes),
             "args": _hash(jsonable(self.args)),
             "chunks": _hash(list(self.chunks)),
             "outputs": _hash(list(self.output_names)),

@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
-from .spec import Axis, Sweep, SweepError, _hash, jsonable, listing
+from .spec import Axis, Sweep, SweepError, axes_hash, jsonable, listing
 
 __all__ = [
     "CRC32",
@@ -948,7 +948,7 @@ def damaged_coordinates(url: str, options: dict[str, Any] | None = None) -> list
     unreadable = [n for n, v in values.items() if v is None]
     if unreadable:
         return unreadable
-    got = _hash([[n, v.tobytes().hex()] for n, v in values.items() if v is not None])
+    got = axes_hash((n, v) for n, v in values.items() if v is not None)
     return [] if got == want else names
 
 
