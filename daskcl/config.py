@@ -138,7 +138,8 @@ _BINNING_RE = re.compile(r"(\d+)(?:x(\d+))?(?:r(\d+))?")
 
 def _binning(value: Any) -> str:
     allowed = ("0, 1, auto or WGxEPIrN (e.g. 256x16 or 256x32r64; work-group size and "
-               "elements per work-item 1 to 1024)")
+               "elements per work-item 1 to 1024, registers N 0 (the compiler's choice) or "
+               "16 to 255)")
     if value is None:
         return "auto"
     if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
@@ -151,7 +152,8 @@ def _binning(value: Any) -> str:
     if text in ("0", "1"):
         return text
     m = _BINNING_RE.fullmatch(text)
-    if not m or not all(1 <= int(g or 1) <= 1024 for g in m.groups()[:2]):
+    if not m or not all(1 <= int(g or 1) <= 1024 for g in m.groups()[:2]) \
+            or int(m.group(3) or 0) not in (0, *range(16, 256)):
         raise _Bad(allowed)
     return text
 

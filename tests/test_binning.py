@@ -158,7 +158,11 @@ def test_binning_defaults_and_overrides(monkeypatch):
     assert binning(fn, "CPU") == Binning(work_group=128, elements_per_item=4, max_registers=80)
     monkeypatch.setenv("DASKCL_BINNING", "96x3")
     assert binning(fn, "CPU") == Binning(work_group=96, elements_per_item=3)
-    for bad in ("fast", "0x4", "256x2000", "2048"):
+    for bad in ("fast", "0x4", "256x2000", "2048", "256x16r8", "256x16r256", "64r99999999999"):
         monkeypatch.setenv("DASKCL_BINNING", bad)
         with pytest.raises(ValueError, match="DASKCL_BINNING"):
             binning(fn, "GPU")
+    # the register cap is NVIDIA's -cl-nv-maxrregcount: 16 to 255, or 0 for the compiler's
+    with pytest.raises(ValueError, match="0 .the compiler's choice. or 16 to 255, not 300"):
+        Binning(work_group=64, max_registers=300)
+    assert Binning(work_group=64, max_registers=255).max_registers == 255

@@ -125,6 +125,9 @@ def test_set_without_a_block_lasts_until_undone() -> None:
     ("binning", "fast", "0, 1, auto or WGxEPIrN"),
     ("binning", "0x4", "0, 1, auto or WGxEPIrN"),
     ("binning", "2048", "0, 1, auto or WGxEPIrN"),
+    # a register cap beyond NVIDIA's (-cl-nv-maxrregcount 16 to 255) went to the compiler
+    ("binning", "256x16r99999999999", "0, 1, auto or WGxEPIrN"),
+    ("binning", "256x16r8", "0, 1, auto or WGxEPIrN"),
     ("cache.enabled", "sometimes", "0 or 1"),
     ("cache.shared", "everyone", "'group' or 'private'"),
     ("cache.dir", 3, "a directory path"),

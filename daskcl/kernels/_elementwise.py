@@ -238,7 +238,7 @@ class Binning:
     max_registers : int
         On NVIDIA devices the program is built with at most this many registers per work-item
         (``-cl-nv-maxrregcount``), so that more warps share a multiprocessor; 0: the compiler's
-        choice.  Ignored elsewhere.
+        choice, else 16 to 255 (NVIDIA's limits).  Ignored elsewhere.
     """
 
     work_group: int
@@ -250,6 +250,9 @@ class Binning:
             raise ValueError(f"binning: the work-group size must be 1 to 1024 and the elements "
                              f"per work-item 1 to 1024, not {self.work_group} x "
                              f"{self.elements_per_item}")
+        if self.max_registers not in (0, *range(16, 256)):
+            raise ValueError(f"binning: the registers per work-item must be 0 (the compiler's "
+                             f"choice) or 16 to 255, not {self.max_registers}")
 
     @classmethod
     def parse(cls, text: str) -> Binning:
