@@ -19,6 +19,7 @@ A failure shows the worst points: arguments, daskcl's value, R's value, relative
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import sys
 import warnings
@@ -288,3 +289,20 @@ def test_qnbinom_where_the_cornish_fisher_sigma_overflows():
     assert lower == float(nmath.qnbinom(1 - p, size, prob, lower_tail=False))
     assert lower == pytest.approx(size * (1 - prob) / prob, rel=1e-12)     # about the mean
     assert r_eval("qnbinom", [0.7, 1e-200, 1e-300], (1, 0))[()] == np.inf   # R's
+
+
+def test_dnf_of_a_large_df1_takes_1_minus_x_as_1_over_1_plus_y():
+    """dnf goes through dnbeta at x = y / (1 + y), y = df1 x / df2, and the density depends on
+    1 - x through x^(df1/2 + k).  R's 1 - x keeps only what the rounding of x left: about
+    df1 1e-16 relative, and nothing beyond y = 2^53.  dnf(0.5, d, 2, d) tends to e^-4 8 (as
+    df1 = ncp -> Inf, F -> 2 / E with E ~ Exp(1)); daskcl gave 0.1470 at d = 1e14, 0.094 at
+    1e16 and 8 from 1e17, R gives 0 from d = 1e10.  The references at d = 1e7 are 40-digit
+    sums of the Poisson mixture (mpmath), where R is off by 2.8e-10 and 2.9e-10; the tolerance
+    leaves room for the sums' rounding over their 2e4 terms (daskcl: 4.7e-13 and 4.6e-13)."""
+    limit = 8 * math.exp(-4)
+    d = np.array([1e10, 1e14, 1e16, 1e17, 1e20, 1e50, 1e100])
+    np.testing.assert_allclose(nmath.dnf(0.5, d, 2.0, d), limit, rtol=1e-8)
+    np.testing.assert_allclose(nmath.dnf(0.5, d, 2.0, d, log=True), math.log(limit), rtol=1e-8)
+    assert (r_eval("dnf", [0.5, d, 2.0, d], (0,)) == 0).all()     # R's
+    got = nmath.dnf(np.array([0.5, 1.3]), 1e7, np.array([2.0, 1.5]), 1e7)
+    np.testing.assert_allclose(got, [0.14652519902492447, 0.22043205304637978], rtol=5e-12)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: dbeta
+// @provides: dbeta, dbeta_c
 // @depends: dbinom, lbeta, dpq
 // @source: the beta density x^(a-1) (1-x)^(b-1) / B(a, b); for a, b > 2 through the binomial
 //          mass (a + b - 1) dbinom(a - 1; a + b - 2, x), evaluated by Loader's saddle point
@@ -48,5 +48,22 @@ double dbeta(double x, double a, double b, int give_log)
         lval = (a - 1) * log(x) + (b - 1) * log1p(-x) - lbeta(a, b);
     else
         lval = log(a + b - 1) + dbinom_raw(a - 1, a + b - 2, x, 1 - x, 1);
+    return R_D_exp(lval);
+}
+
+// The density with 1 - x given, as x1, where x is so near 1 that 1 - x has lost digits to the
+// rounding of x (dnf's y / (1 + y) for a large y: with x1 = 1 / (1 + y) its own rounding only).
+// x^(a-1) is taken as exp((a - 1) log1p(-x1)), and the binomial mass gets q = x1.  Where x1 is
+// 1/2 or more (1 - x is exact or accurate) and at the edges, dbeta's own value (R's bits).
+double dbeta_c(double x, double x1, double a, double b, int give_log)
+{
+    if (!(x1 < 0.5) || !(x1 > 0) || !(x > 0.5) || isnan(a) || isnan(b) || !(a > 0)
+        || !(b > 0) || !isfinite(a) || !isfinite(b))
+        return dbeta(x, a, b, give_log);
+    double lval;
+    if (a <= 2 || b <= 2)
+        lval = (a - 1) * log1p(-x1) + (b - 1) * log(x1) - lbeta(a, b);
+    else
+        lval = log(a + b - 1) + dbinom_raw(a - 1, a + b - 2, x, x1, 1);
     return R_D_exp(lval);
 }

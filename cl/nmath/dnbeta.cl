@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: dnbeta
+// @provides: dnbeta, dnbeta_c
 // @depends: dbeta, dpois, ddouble, dpq, rmath_constants, rmath_utils
 // @source: the noncentral beta density as a Poisson mixture of beta densities (Johnson, Kotz &
 //          Balakrishnan, Continuous Univariate Distributions 2, 30.2),
@@ -11,8 +11,11 @@
 //
 // dnbeta(x, a, b, ncp): NaN for ncp < 0, a <= 0, b <= 0 or non-finite a, b, ncp; 0 outside
 // [0, 1]; dbeta for ncp = 0.  The sum is accumulated in double-double (R: long double).
+// dnbeta_c(x, x1, ...): the same with 1 - x given as x1 (each beta density by dbeta_c), for
+// x so near 1 that 1 - x has lost its digits to the rounding of x (dnf).
 
-double dnbeta(double x, double a, double b, double ncp, int give_log)
+static double dnbeta_x(double x, double x1, int has_x1, double a, double b, double ncp,
+                       int give_log)
 {
     const double eps = 1.e-15;
     if (isnan(x) || isnan(a) || isnan(b) || isnan(ncp))
@@ -24,7 +27,7 @@ double dnbeta(double x, double a, double b, double ncp, int give_log)
     if (x < 0 || x > 1)
         return R_D__0;
     if (ncp == 0)
-        return dbeta(x, a, b, give_log);
+        return has_x1 ? dbeta_c(x, x1, a, b, give_log) : dbeta(x, a, b, give_log);
 
     // the largest term: k = d + sqrt(d^2 + c), the positive root of k^2 - 2 d k - c
     double ncp2 = 0.5 * ncp, dx2 = ncp2 * x;
@@ -52,7 +55,7 @@ double dnbeta(double x, double a, double b, double ncp, int give_log)
         kMax = (d >= 0) ? d + s : c / (s - d);
     }
     kMax = (kMax > 0) ? ceil(kMax) : 0.;
-    double lterm = dbeta(x, a + kMax, b, 1);
+    double lterm = has_x1 ? dbeta_c(x, x1, a + kMax, b, 1) : dbeta(x, a + kMax, b, 1);
     double lpk = dpois_raw(kMax, ncp2, 1);
     if (x == 0. || !isfinite(lterm) || !isfinite(lpk))
         return R_D_exp(lpk + lterm);   // (double-double arithmetic would give NaN for Inf)
@@ -92,4 +95,14 @@ double dnbeta(double x, double a, double b, double ncp, int give_log)
     } while (term.hi > sum.hi * eps);
     double lsum = dd_log(sum);
     return R_D_exp(dd_hi(dd_add_d(p_k, lsum)));
+}
+
+double dnbeta(double x, double a, double b, double ncp, int give_log)
+{
+    return dnbeta_x(x, 0., 0, a, b, ncp, give_log);
+}
+
+double dnbeta_c(double x, double x1, double a, double b, double ncp, int give_log)
+{
+    return dnbeta_x(x, x1, 1, a, b, ncp, give_log);
 }
