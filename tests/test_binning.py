@@ -163,6 +163,6 @@ def test_binning_defaults_and_overrides(monkeypatch):
         with pytest.raises(ValueError, match="DASKCL_BINNING"):
             binning(fn, "GPU")
     # the register cap is NVIDIA's -cl-nv-maxrregcount: 16 to 255, or 0 for the compiler's
-    with pytest.raises(ValueError, match="0 .the compiler's choice. or 16 to 255, not 300"):
+    with pytest.raises(ValueError, match=r"0 \(the compiler's choice\) or 16 to 255, not 300"):
         Binning(work_group=64, max_registers=300)
     assert Binning(work_group=64, max_registers=255).max_registers == 255

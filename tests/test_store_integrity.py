@@ -9,8 +9,10 @@ memory does not grow with the number of chunks.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pickle
+import re
 import shutil
 import stat
 import subprocess
@@ -333,6 +335,78 @@ def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> 
     other["axes"]["q"] = {"values": [0.5, 1.0, 2.0, 3.0]}
     with pytest.raises(SweepError, match="already holds a sweep"):
         run(Sweep.from_dict(other), out, client="sync")
+    assert run(Sweep.from_dict(_spec()), out, client="sync").computed == 6
+    np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
+
+
+def _half_prepared(out: Path, monkeypatch: Any, preparer: dict[str, Any] | None) -> None:
+    """A store left "preparing" (its run stopped after the arrays, before the attributes),
+    its recorded preparer replaced by ``preparer``."""
+    def killed(*args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "_info", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run(Sweep.from_dict(_spec()), out, client="sync")
+    monkeypatch.undo()
+    group = zarr.open_group(str(out), mode="r+")
+    info = read_info(group)
+    assert info is not None and info["preparing"] is True
+    assert info["preparer"]["pid"] == os.getpid()          # this process prepared it
+    info["preparer"] = preparer
+    group.attrs["daskcl"] = json.dumps(info)
+
+
+def test_a_store_that_another_live_run_prepares_is_not_replaced(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Two runs of one spec started on one --out at once: the second found the first's store
+    "preparing" (a GLM envelope takes a while) and replaced it while the first was still
+    writing it.  A store records the run that prepares it (host, pid and the process's start);
+    while that process lives, another run refuses the store, --overwrite too, and leaves it as
+    it is.  Once it has ended, the store is taken up as before (a run stopped by Ctrl-C)."""
+    import socket
+
+    out = tmp_path / "o.zarr"
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        owner = {"host": socket.gethostname(), "pid": child.pid,
+                 "since": store._process_start(child.pid), "started": "2026-11-28T18:00:00+00:00"}
+        _half_prepared(out, monkeypatch, owner)
+        before = _tree(out)
+        for flags in ({}, {"resume": True}, {"overwrite": True}):
+            with pytest.raises(SweepError, match=re.escape(
+                    f"is being prepared by another run on this machine (process {child.pid}, "
+                    "started 2026-11-28T18:00:00+00:00); let it finish")):
+                run(Sweep.from_dict(_spec()), out, client="sync", **flags)
+        assert _tree(out) == before
+        # a later process given the same pid is not that run
+        assert store._preparer_alive({**owner, "since": "1"}) is False
+    finally:
+        child.kill()
+        child.wait()
+    assert store._preparer_alive(owner) is False
+    assert run(Sweep.from_dict(_spec()), out, client="sync").computed == 6
+    np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
+    assert "preparer" not in read_info(open_result(out))     # it goes with the marker
+
+
+def test_a_store_prepared_on_another_host_is_replaced_only_with_overwrite(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """A run on another node (a shared file system) cannot be seen from here: its preparing
+    store is refused, the message saying that --overwrite starts it again once that run has
+    ended.  A store of an earlier daskcl, which recorded no preparer, is taken up as before."""
+    out = tmp_path / "o.zarr"
+    owner = {"host": "node-elsewhere-17", "pid": 4242, "since": "99", "started": "then"}
+    _half_prepared(out, monkeypatch, owner)
+    for flags in ({}, {"resume": True}):
+        with pytest.raises(SweepError, match=re.escape(
+                "is being prepared by a run on node-elsewhere-17 (process 4242, started then), "
+                "which this machine cannot see; if that run has ended, --overwrite starts it "
+                "again")):
+            run(Sweep.from_dict(_spec()), out, client="sync", **flags)
+    assert run(Sweep.from_dict(_spec()), out, client="sync", overwrite=True).computed == 6
+    shutil.rmtree(out)
+    _half_prepared(out, monkeypatch, None)
     assert run(Sweep.from_dict(_spec()), out, client="sync").computed == 6
     np.testing.assert_array_equal(open_result(out)["pgamma"][...], _want())
 

@@ -64,6 +64,7 @@ import os
 import posixpath
 import re
 import shutil
+import socket
 import stat
 import sys
 import threading
@@ -819,6 +820,8 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
         raise _newer_error(url, info, "resume")
     same = info.get("identity") == sweep.identity()
     if overwrite or (info.get("preparing") and (resume or same) and not newer):
+        if info.get("preparing"):
+            _refuse_live_preparer(url, info, overwrite)
         own = _own_entries(info)
         foreign = [e for e in entries if e not in own]
         foreign = foreign or _foreign_inside(url, options, [e for e in entries if e in own])
@@ -961,16 +964,82 @@ def _any_done(group: Any, sweep: Sweep) -> bool:
         return True
 
 
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started, in the kernel's clock ticks since boot (field 22 of
+    ``/proc/<pid>/stat``), or ``None`` where there is no such file (no such process, or no
+    ``/proc``): with the pid, it tells a process from a later one given the same pid."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()    # after the command name, which may hold spaces
+    return fields[19] if len(fields) > 19 else None
+
+
+def _preparer() -> dict[str, Any]:
+    """The run that prepares a new store, as :func:`_create` records it."""
+    return {"host": socket.gethostname(), "pid": os.getpid(),
+            "since": _process_start(os.getpid()), "started": _now()}
+
+
+def _preparer_alive(owner: Any) -> bool | None:
+    """Whether the run that :func:`_preparer` recorded is still running: ``True`` (another
+    process of this host, alive), ``False`` (ended, or this process, or not recorded: a store
+    of an earlier daskcl), ``None`` (a process of another host, which cannot be seen here)."""
+    if not isinstance(owner, dict):
+        return False
+    if owner.get("host") != socket.gethostname():
+        return None
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        return False
+    since = _process_start(pid)
+    if since is not None:
+        return owner.get("since") in (None, since)
+    if os.path.isdir("/proc"):
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _refuse_live_preparer(url: str, info: Mapping[str, Any], overwrite: bool) -> None:
+    """A :class:`SweepError` where the store is being prepared by a run that may still be
+    running (two runs started on one --out at once): the second replaced the first's store
+    while the first was still writing it.  A run on another host cannot be seen from here:
+    ``--overwrite`` replaces its store once the user knows it has ended."""
+    owner = info.get("preparer")
+    alive = _preparer_alive(owner)
+    if alive is False:
+        return
+    assert isinstance(owner, dict)
+    who = f"process {owner.get('pid')}, started {owner.get('started')}"
+    if alive:
+        raise SweepError(f"{url} is being prepared by another run on this machine ({who}); let "
+                         "it finish (then --resume, or a plain run, takes it up) or choose "
+                         "another --out")
+    if not overwrite:
+        raise SweepError(f"{url} is being prepared by a run on {owner.get('host')} ({who}), "
+                         "which this machine cannot see; if that run has ended, --overwrite "
+                         "starts it again; else let it finish or choose another --out")
+
+
 def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
     """A new, empty group at ``url`` (which holds nothing: mode ``w-`` deletes nothing)."""
     try:
         group = open_group(url, "w-", options)
         # the spec's identity too: a run of the same spec that finds the store still being
         # prepared (its run failed or was stopped before its first chunk: a GLM envelope that
-        # did not converge, Ctrl-C) takes it up without --resume or --overwrite
+        # did not converge, Ctrl-C) takes it up without --resume or --overwrite; and the run
+        # preparing it, so that one still running is not replaced (_refuse_live_preparer)
         group.update_attributes({"daskcl_format": FORMAT, "daskcl": json.dumps(
             {"preparing": True, "format": FORMAT, "identity": sweep.identity(),
-             "arrays": [*_arrays(sweep), _BOOK]})})
+             "arrays": [*_arrays(sweep), _BOOK], "preparer": _preparer()})})
     except FileExistsError as exc:    # zarr's mode "w-" found a store: made since it was checked
         raise SweepError(f"{url} was created by another run meanwhile (two runs started on "
                          "one --out at once); let that run finish, or choose another --out") \
