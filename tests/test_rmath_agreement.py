@@ -306,3 +306,23 @@ def test_dnf_of_a_large_df1_takes_1_minus_x_as_1_over_1_plus_y():
     assert (r_eval("dnf", [0.5, d, 2.0, d], (0,)) == 0).all()     # R's
     got = nmath.dnf(np.array([0.5, 1.3]), 1e7, np.array([2.0, 1.5]), 1e7)
     np.testing.assert_allclose(got, [0.14652519902492447, 0.22043205304637978], rtol=5e-12)
+
+
+def test_qnbinom_where_the_skewness_sum_overflows():
+    """The start's skewness (Q + P) / sigma overflowed where Q + P does (P = mu / size from
+    about 9e307), and the quantile was +Inf without a warning: qnbinom_mu(0.1, 1e-300, 1e8)
+    is 0 since pnbinom_mu(0, ...) = 1 (R gives NaN), and qnbinom(0.1, 1, 1e-308), a geometric
+    law of mean 1e308, is its 10% point, -log(0.9) 1e308 (R gives NaN; found by a random
+    search against libRmath)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert nmath.pnbinom_mu(0.0, 1e-300, 1e8) == 1.0
+        assert nmath.qnbinom_mu(0.1, 1e-300, 1e8) == 0.0
+        assert nmath.qnbinom_mu(0.9, 1e-300, 1e8, lower_tail=False) == 0.0
+        x = float(nmath.qnbinom(0.1, 1.0, 1e-308))
+        assert x == pytest.approx(-math.log(0.9) * 1e308, rel=1e-12)
+        # the smallest x with P[X <= x] >= p (to R's fuzz)
+        assert nmath.pnbinom(x, 1.0, 1e-308) >= 0.1 * (1 - 64 * 2.0**-53)
+        assert nmath.pnbinom(x * (1 - 1e-14), 1.0, 1e-308) < 0.1
+    assert np.isnan(r_eval("qnbinom_mu", [0.1, 1e-300, 1e8], (1, 0))[()])     # R's
+

@@ -26,6 +26,15 @@ static inline double qnbinom_sigma(double size, double P, double Q)
     return isinf(s) ? sqrt(size) * sqrt(P) * sqrt(Q) : s;
 }
 
+// the skewness (Q + P) / sigma, as R forms it, and where Q + P overflows (P = mu / size from
+// about 9e307) the sum of the quotients: the start was +Inf there and so was the quantile
+// (qnbinom_mu(0.1, 1e-300, 1e8) is 0, since pnbinom_mu(0, ...) = 1; R gives NaN)
+static inline double qnbinom_gamma(double P, double Q, double sigma)
+{
+    const double g = (Q + P) / sigma;
+    return isinf(Q + P) ? Q / sigma + P / sigma : g;
+}
+
 double qnbinom(double p, double size, double prob, int lower_tail, int log_p)
 {
     if (isnan(p) || isnan(size) || isnan(prob))
@@ -39,7 +48,8 @@ double qnbinom(double p, double size, double prob, int lower_tail, int log_p)
         return 0;
     R_Q_P01_boundaries(p, 0, ML_POSINF);
     double Q = 1.0 / prob, P = (1.0 - prob) * Q;
-    double mu = size * P, sigma = qnbinom_sigma(size, P, Q), gamma = (Q + P) / sigma;
+    double mu = size * P, sigma = qnbinom_sigma(size, P, Q);
+    double gamma = qnbinom_gamma(P, Q, sigma);
     return qnbinom_q_body(p, size, prob, mu, sigma, gamma, lower_tail, log_p);
 }
 
@@ -55,6 +65,6 @@ double qnbinom_mu(double p, double size, double mu, int lower_tail, int log_p)
         ML_WARN_return_NAN;
     R_Q_P01_boundaries(p, 0, ML_POSINF);
     double Q = 1 + mu / size, P = mu / size;
-    double sigma = qnbinom_sigma(size, P, Q), gamma = (Q + P) / sigma;
+    double sigma = qnbinom_sigma(size, P, Q), gamma = qnbinom_gamma(P, Q, sigma);
     return qnbinom_mu_q_body(p, size, mu, mu, sigma, gamma, lower_tail, log_p);
 }
