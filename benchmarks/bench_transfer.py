@@ -15,6 +15,10 @@ Rows:
 - ``h2d_pinned`` / ``d2h_pinned``: from and to a mapped ``ALLOC_HOST_PTR`` buffer;
 - ``host_into_pinned_tN`` / ``host_from_pinned_tN``: ``np.copyto`` between NumPy memory and
   pinned memory, N threads;
+- ``h2d_use_host_ptr`` / ``d2h_use_host_ptr``: the NumPy array used in place, as a
+  ``USE_HOST_PTR`` buffer (made for each transfer, of an array the driver has not seen before:
+  a user's input or result), copied to a device buffer, or written from one and mapped for
+  reading (whatever the driver does to move it: pin the pages, or copy);
 - ``both_pinned`` / ``both_pageable``: an upload and a download of the same size at once on two
   queues: bytes of both over the time of both (a sum above either direction alone means they
   overlap);
@@ -91,6 +95,28 @@ def measure(mb: int = 256, threads: tuple[int, ...] = (1, 2, 4, 8), repeat: int 
             t, lambda k, a, b: np.copyto(pin[a:b], host[a:b])), repeat) / 1e9
         out[f"host_from_pinned_t{t}"] = nbytes / median_time(lambda t=t: threaded(
             t, lambda k, a, b: np.copyto(back[a:b], pin[a:b])), repeat) / 1e9
+
+    # arrays the driver has not seen: one per timed call (and the warm-ups), touched beforehand
+    fresh = iter([np.random.default_rng(k).random(n) for k in range(repeat + 2)])
+    mf = cl.mem_flags
+
+    def use_in() -> None:
+        buf = cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=next(fresh))
+        cl.enqueue_copy(q0, dev, buf).wait()
+        buf.release()
+
+    def use_out() -> None:
+        buf = cl.Buffer(ctx, mf.WRITE_ONLY | mf.USE_HOST_PTR, hostbuf=next(fresh))
+        cl.enqueue_copy(q0, buf, dev)
+        view, _ = cl.enqueue_map_buffer(q0, buf, cl.map_flags.READ, 0, (n,), np.float64,
+                                        is_blocking=True)
+        view.base.release(q0)
+        q0.finish()
+        buf.release()
+
+    out["h2d_use_host_ptr"] = nbytes / median_time(use_in, repeat) / 1e9
+    fresh = iter([np.zeros(n) for _ in range(repeat + 2)])
+    out["d2h_use_host_ptr"] = nbytes / median_time(use_out, repeat) / 1e9
 
     def both(src_up: np.ndarray, dst_down: np.ndarray) -> None:
         e1 = cl.enqueue_copy(q0, dev, src_up, is_blocking=False)
