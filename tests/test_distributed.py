@@ -464,3 +464,42 @@ def test_the_cause_of_a_failed_start_is_said_whole() -> None:
     said = _first_cause(_chained(OSError("x" * 5000)))
     assert said == "OSError: " + "x" * 1500 + " [...]"
     assert _first_cause(_chained(KeyError())) == "KeyError"
+
+
+def test_a_worker_whose_plugin_cannot_bind_fails_its_tasks(client2: Any) -> None:
+    """distributed only logs a plugin's failed set-up and starts the worker anyway: a worker
+    told DaskclPlugin(device="nosuch") joined and computed on the default device 0:0 (a device
+    pin fell back to another GPU silently).  The registration raises the reason, and every
+    daskcl task on such a worker fails with it; a plugin that binds makes it usable again."""
+    from daskcl.errors import DeviceError, NoMatchingDeviceError
+
+    specs = {a: d["spec"] for a, d in worker_devices(client2).items()}
+    try:
+        with pytest.raises(NoMatchingDeviceError, match="nosuchdevice"):
+            client2.register_plugin(DaskclPlugin(device="nosuchdevice"))
+        assert set(client2.run(_bound_spec).values()) == {None}
+        x = da.from_array(np.array([0.5, 1.5]), chunks=1)
+        with pytest.raises(DeviceError, match=(
+                r"this worker could not bind the device that DaskclPlugin named "
+                r"\('nosuchdevice'\): .*nosuchdevice")):
+            nmath.pnorm(x).compute()
+    finally:
+        client2.run(_device.unbind)
+        client2.register_plugin(DaskclPlugin())
+    assert client2.run(_bound_spec) == specs
+    assert np.array_equal(nmath.pnorm(x).compute(), nmath.pnorm(np.array([0.5, 1.5])))
+
+
+def test_a_build_error_on_a_worker_reaches_the_client_as_itself(client2: Any) -> None:
+    """A kernel that does not build raised BuildError on the worker with pyopencl's error as
+    its hidden __context__, which distributed (tblib) could not pickle: the client got a bare
+    ``Exception("BuildError(...)")`` that ``except BuildError`` does not catch."""
+    from daskcl import ElementwiseKernel
+    from daskcl.errors import BuildError
+
+    bad = ElementwiseKernel("double x", "double y", "y = pnrom(x, 0., 1., 1, 0);",
+                            name="builds_not")
+    with pytest.raises(BuildError, match="pnrom") as err:
+        bad(da.ones(4, chunks=2)).compute()
+    assert err.value.log and "pnrom" in err.value.log
+    assert err.value.__context__ is None

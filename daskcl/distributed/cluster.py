@@ -154,8 +154,11 @@ class DaskclPlugin(WorkerPlugin):
         is not carried (each worker has its own): give ``device`` instead.
 
     Register it with ``client.register_plugin(DaskclPlugin(...))``: it runs on every current
-    worker and on every worker that joins later (a restarted one included).  A worker whose
-    device cannot be bound fails its start-up with the reason (no fp64 device, nothing matched).
+    worker and on every worker that joins later (a restarted one included).  Where a worker
+    cannot bind the device (no fp64 device, nothing matched), the registration raises the
+    reason, distributed logs it on the worker and starts the worker anyway, and every daskcl
+    task on it fails with that reason instead of running on another device (the
+    ``daskcl.cluster`` preload and ``daskcl worker`` stop such a worker before it joins).
 
     Raises
     ------
@@ -182,7 +185,12 @@ class DaskclPlugin(WorkerPlugin):
     def setup(self, worker: Any) -> None:
         if self.settings:
             self._applied.append(config.set(self.settings))
-        bound = _device.bind(self.device)
+        try:
+            bound = _device.bind(self.device)
+        except Exception as exc:
+            _device.refuse_default(f"this worker could not bind the device that DaskclPlugin "
+                                   f"named ({self.device!r}): {exc}")
+            raise
         # a worker serves many calls: kernels tier up (noinline auto)
         self._serving_before = _program.long_lived(True)
         names = warm(self.warm)

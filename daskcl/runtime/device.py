@@ -44,6 +44,7 @@ __all__ = [
     "matches",
     "probe_fp64",
     "quiet_compiler",
+    "refuse_default",
     "remedy",
     "unbind",
 ]
@@ -374,6 +375,8 @@ class BoundDevice:
 _lock = threading.Lock()
 _bound: BoundDevice | None = None
 _bound_spec: str | None = None
+#: why :func:`current` must not bind the default device (:func:`refuse_default`)
+_refused: str | None = None
 
 
 def bind(spec: str | None = None) -> BoundDevice:
@@ -381,7 +384,7 @@ def bind(spec: str | None = None) -> BoundDevice:
 
     Binding again with the same ``spec`` returns the same device; another ``spec`` rebinds.
     """
-    global _bound, _bound_spec
+    global _bound, _bound_spec, _refused
     _refuse_forked()
     if spec is None:
         spec = config.get("device")
@@ -389,17 +392,34 @@ def bind(spec: str | None = None) -> BoundDevice:
         if _bound is None or spec != _bound_spec:
             info, dev = choose(spec)
             _bound, _bound_spec = BoundDevice(info, dev), spec
+        _refused = None
         return _bound
 
 
 def current() -> BoundDevice:
-    """The bound device, binding from ``DASKCL_DEVICE`` on first use."""
+    """The bound device, binding from ``DASKCL_DEVICE`` on first use (a :class:`DeviceError`
+    instead where :func:`refuse_default` said why not)."""
     b = _bound
-    return b if b is not None and _forked_from is None else bind()
+    if b is not None and _forked_from is None:
+        return b
+    if _refused is not None:
+        raise DeviceError(_refused)
+    return bind()
+
+
+def refuse_default(reason: str) -> None:
+    """Until a :func:`bind` succeeds, :func:`current` raises a :class:`DeviceError` saying
+    ``reason`` instead of binding the default device: a dask worker whose
+    :class:`~daskcl.distributed.DaskclPlugin` could not bind the device it was given (distributed
+    starts the worker anyway) fails its tasks rather than run them on another device."""
+    global _bound, _bound_spec, _refused
+    with _lock:
+        _bound, _bound_spec, _refused = None, None, reason
 
 
 def unbind() -> None:
-    """Forget the binding (the next :func:`current` binds again)."""
-    global _bound, _bound_spec
+    """Forget the binding, and a :func:`refuse_default` (the next :func:`current` binds
+    again)."""
+    global _bound, _bound_spec, _refused
     with _lock:
-        _bound, _bound_spec = None, None
+        _bound, _bound_spec, _refused = None, None, None

@@ -661,10 +661,16 @@ def _load_or_build(
 
     def make(disk: _DiskCache | None) -> tuple[Any, bytes]:
         if plan is None:
+            # raised after the except block, not in it: an error raised there keeps pyopencl's
+            # as its __context__ (``from None`` only hides it), which cannot be pickled, and a
+            # dask worker's BuildError reached the client as a bare Exception
+            failed = None
             try:
                 prg = _device.build_program(cl.Program(bound.context, source.text), options)
             except cl.Error as exc:
-                raise _build_error(str(exc), source, bound) from None
+                failed = str(exc)
+            if failed is not None:
+                raise _build_error(failed, source, bound)
         else:
             prg = _build_linked(bound, plan, source, disk, detail)
             _count("linked")
@@ -869,16 +875,19 @@ def _compile(bound: _device.BoundDevice, obj: _link.ObjectSource,
     while True:
         # a program made from its raw object: compile() of one made from source warns first
         prg: Any = cl.Program(_Program(bound.context, obj.source.text))
+        failed = None
         try:
             prg.compile(options, devices=[bound.device])
-            break
         except cl.Error as exc:
             vendor = [o for o in options if o.startswith("-cl-nv-")]
             if exc.code == cl.status_code.INVALID_COMPILER_OPTIONS and vendor:
                 options = [o for o in options if o not in vendor]
                 continue
-            raise _build_error(f"{exc}\n{_log(prg, bound)}", obj.source, bound,
-                               what=f"compiling {obj.unit} separately") from None
+            failed = f"{exc}\n{_log(prg, bound)}"
+        if failed is not None:    # outside the except block (see _load_or_build's make)
+            raise _build_error(failed, obj.source, bound,
+                               what=f"compiling {obj.unit} separately")
+        break
     timing.append(time.perf_counter() - t0)
     return prg, prg.get_info(cl.program_info.BINARIES)[0]
 
