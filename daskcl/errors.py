@@ -31,6 +31,7 @@ __all__ = [
     "SweepError",
     "Terminated",
     "collect_r_warnings",
+    "every_r_warning",
     "outside_stacklevel",
     "report_stop",
     "sigterm_raises",
@@ -156,8 +157,29 @@ def warn_r(message: str, stacklevel: int = 2) -> None:
     into: list[str] | None = getattr(_collector, "into", None)
     if into is not None:
         into.append(f"RuntimeWarning: {message}")
+    elif getattr(_collector, "every", False):
+        # each chunk of a dask computation: the chunks' warnings come from one line of dask's,
+        # and the filters' "default" action shows a text once per line (in that module's
+        # registry), so that six chunks of one NaN each showed "1 NaN(s) produced" once;
+        # without a registry each is shown ("once", "ignore" and "error" still apply)
+        frame = sys._getframe(stacklevel + 1)
+        warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename,
+                               frame.f_lineno, module=frame.f_globals.get("__name__"),
+                               registry=None, module_globals=frame.f_globals)
     else:
         warnings.warn(message, RuntimeWarning, stacklevel=stacklevel + 1)
+
+
+@contextmanager
+def every_r_warning() -> Iterator[None]:
+    """In this block of this thread, each :func:`warn_r` warning is shown however often the
+    same text came from the same line before (one for each chunk of a dask computation)."""
+    before = getattr(_collector, "every", False)
+    _collector.every = True
+    try:
+        yield
+    finally:
+        _collector.every = before
 
 
 @contextmanager

@@ -399,3 +399,21 @@ def test_the_index_i_is_the_whole_arrays_under_dask() -> None:
     with pytest.raises(ValueError, match=r"at_index: the operation reads i, the element's "
                        r"index in the whole array, which a dask array of unknown chunk sizes"):
         idx(x1[x1 > 2], 1.0)
+
+
+def test_every_chunks_warning_shows_under_the_default_filter():
+    """The chunks' warnings all come from one line of dask's, and the "default" action shows a
+    text once per line: six chunks of one NaN each showed "qnorm: 1 NaN(s) produced" once in a
+    script (and a distributed worker's log three lines for ten chunks), where the docs promise
+    one for each chunk with its count.  "once" still shows it once; "ignore" none."""
+    p = da.from_array(np.array([2.0, 0.5, 2.0, 0.5, 2.0, 0.5]), chunks=2)
+    for action, shown in (("default", 6), ("once", 1), ("ignore", 0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter(action)
+            for _ in range(2):
+                nmath.qnorm(p).compute(scheduler="sync")
+        assert [str(w.message) for w in caught] == ["qnorm: 1 NaN(s) produced"] * shown, action
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="qnorm: 1 NaN"):
+            nmath.qnorm(p).compute(scheduler="sync")

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..errors import outside_stacklevel, warn_r
+from ..errors import every_r_warning, outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
@@ -1431,7 +1431,7 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
             shape, where = shape[:-1], where[:-1]
         strides = _c_strides(tuple(shape))
         counter = (0, sum(lo * st for (lo, _), st in zip(where, strides)), strides)
-    with called_as(called):
+    with called_as(called), every_r_warning():
         res = kernel.compute(blocks, ints, counter=counter)
     arrays = [np.asarray(r, dtype=np.float64) for r in res]
     return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
