@@ -335,6 +335,12 @@ def test_daskcl_worker_gives_up_on_a_scheduler_within_its_timeout(tmp_path: Path
                    env={**ENV, "DASKCL_WARM": "pnorm,pnrom"})   # each worker failed at start
     _one_error_line(r, 1, "cannot warm 'pnrom' (DASKCL_WARM, the config key worker.warm): no "
                     "such daskcl.nmath function")
+    # any config key the config refuses, said before the worker joins (it joined and failed
+    # every task it was sent)
+    r = run_python(["-m", "daskcl", "worker", address, "--timeout", "2"], timeout=120,
+                   env={**ENV, "DASKCL_BINNING": "zzz"})
+    _one_error_line(r, 1, "DASKCL_BINNING='zzz' is not understood; DASKCL_BINNING must be 0, 1, "
+                    "auto or WGxEPIrN")
     r = _cli("worker", address, "--listen", "nosuchhost.invalid", "--timeout", "2", timeout=120)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.startswith("error: cannot listen on nosuchhost.invalid: "), r.stderr

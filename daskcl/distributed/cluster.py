@@ -218,6 +218,7 @@ def dask_setup(worker: Any) -> None:
             threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        _check_config()
         level = config.get("worker.log_level")
         if level:
             logging.getLogger("distributed").setLevel(level)
@@ -527,8 +528,8 @@ def _sigint_deferred() -> Iterator[list[bool]]:
 
 def _check_worker_config(warm_names: Sequence[str]) -> None:
     """What the workers' preload would stop on, checked here first: a ``worker.warm`` name
-    that is no function, a ``worker.log_level`` that is no level (each worker failed to start,
-    and distributed said so in a hundred lines of its log)."""
+    that is no function, a value of any config key that the config refuses (each worker failed
+    to start, and distributed said so in a hundred lines of its log)."""
     from .. import nmath
 
     for name in [*(config.get("worker.warm") or ()), *warm_names]:
@@ -536,7 +537,15 @@ def _check_worker_config(warm_names: Sequence[str]) -> None:
                 name not in nmath.FUNCTIONS:
             raise ClusterError(f"cannot warm {name!r} (DASKCL_WARM, the config key "
                                "worker.warm): no such daskcl.nmath function")
-    config.get("worker.log_level")      # a level that is none is the config's error
+    _check_config()
+
+
+def _check_config() -> None:
+    """Every config key read once: a value from the environment that the config refuses
+    (``DASKCL_BINNING=zzz``) is its :class:`~daskcl.errors.ConfigError` now, where workers
+    are started, not in every task they are sent (they joined, then failed each one)."""
+    for key in config.KEYS:
+        config.get(key)
 
 
 #: How much of the root cause's message :func:`_first_cause` keeps: lines and characters.
