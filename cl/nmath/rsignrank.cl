@@ -11,10 +11,11 @@
 // an exact 64-bit integer for every n up to the limit below (n (n + 1) / 2 < 2^62), rounded
 // once to double.
 //
-// R's domain rules: NaN stays NaN (not counted as produced); n rounded to the nearest integer;
-// NaN for n < 0; 0 for n = 0.  R converts n to a C int, so its range ends at 2^31 - 1; here n
-// above RSIGNRANK_MAX_N = 2^28 (and n = Inf) gives NaN, counted as produced: the work is n / 64
-// words per variate, 4.2e6 words (a fraction of a second on one CPU core) at the limit.
+// R's domain rules: NaN stays NaN (counted as produced: R warns "NAs produced" for it too); n
+// rounded to the nearest integer; NaN for n < 0; 0 for n = 0.  R converts n to a C int, so its
+// range ends at 2^31 - 1; here n above RSIGNRANK_MAX_N = 2^28 (and n = Inf) gives NaN, counted
+// as produced: the work is n / 64 words per variate, 4.2e6 words (a fraction of a second on
+// one CPU core) at the limit.
 
 double rsignrank(rng_stream *s, double n)
 {

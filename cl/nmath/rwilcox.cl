@@ -11,11 +11,12 @@
 // decided by an exact uniform integer (rng_index); once every remaining candidate is needed
 // they are all taken.  Work is of the order of m + n.
 //
-// R's domain rules: NaN for NaN m or n (returned as m + n, not counted as produced); m and n
-// rounded to the nearest integer; NaN for negative m or n; 0 for m = 0 or n = 0.  R's range
-// ends where m + n leaves a C int; here m + n above RWILCOX_MAX_N = 2^22 (and infinite m or
-// n) gives NaN, counted as produced, which bounds the work of one variate (one exact uniform
-// integer per candidate) to 4.2e6 draws (a fraction of a second on one CPU core).
+// R's domain rules: NaN for NaN m or n (returned as m + n, and counted as produced: R warns
+// "NAs produced" for it too); m and n rounded to the nearest integer; NaN for negative m or n;
+// 0 for m = 0 or n = 0.  R's range ends where m + n leaves a C int; here m + n above
+// RWILCOX_MAX_N = 2^22 (and infinite m or n) gives NaN, counted as produced, which bounds the
+// work of one variate (one exact uniform integer per candidate) to 4.2e6 draws (a fraction of
+// a second on one CPU core).
 
 double rwilcox(rng_stream *s, double m, double n)
 {
