@@ -8,6 +8,7 @@ preloads: ``dask worker ADDRESS --nthreads 1 --preload daskcl.cluster``.
 from .distributed.cluster import (
     DaskclPlugin,
     DeviceSlot,
+    LocalDaskclCluster,
     dask_setup,
     describe,
     device_slots,
@@ -20,6 +21,7 @@ from .distributed.cluster import (
 __all__ = [
     "DaskclPlugin",
     "DeviceSlot",
+    "LocalDaskclCluster",
     "dask_setup",
     "describe",
     "device_slots",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -52,8 +53,10 @@ def test_a_ctrl_c_while_the_workers_start_closes_the_cluster(monkeypatch: Any) -
     """SIGINT is held back while the workers start (so that they inherit it ignored); one that
     comes meanwhile was dropped, and the sweep went on.  Now it closes the cluster once the
     workers are up and raises KeyboardInterrupt, and Ctrl-C works as before afterwards."""
+    from daskcl.distributed import cluster as cluster_module
+
     started: list[Any] = []
-    real = distributed.SpecCluster
+    real = cluster_module.LocalDaskclCluster
 
     class InterruptedWhileStarting(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -61,7 +64,7 @@ def test_a_ctrl_c_while_the_workers_start_closes_the_cluster(monkeypatch: Any) -
             super().__init__(*args, **kwargs)
             started.append(self)
 
-    monkeypatch.setattr(distributed, "SpecCluster", InterruptedWhileStarting)
+    monkeypatch.setattr(cluster_module, "LocalDaskclCluster", InterruptedWhileStarting)
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
         local_cluster(1, dashboard_address=None)
@@ -315,6 +318,16 @@ def test_daskcl_worker_processes_join_a_scheduler(tmp_path: Path) -> None:
         assert "daskcl: worker not started:" in r.stderr and "pnrom" in r.stderr, r.stderr[-3000:]
         with distributed.Client(scheduler_file=str(sched_file)) as client:
             assert len(client.scheduler_info(n_workers=-1)["workers"]) == 2
+        # a second daskcl worker on this host with the same names: said so in a line, with the
+        # remedy (it was "Unexpected response from register: {... 'name taken' ...}")
+        r = subprocess.run([sys.executable, "-m", "daskcl", "worker", "--scheduler-file",
+                            str(sched_file), "--devices", "1", "--timeout", "30"],
+                           capture_output=True, text=True, timeout=180, env=env)
+        assert r.returncode == 1, r.stderr[-3000:]
+        assert r.stderr.strip().splitlines()[-1] == (
+            f"error: the workers did not start: the scheduler already has workers named "
+            f"'{os.uname().nodename}-daskcl-0' and on (another daskcl worker on this host, with "
+            "the same --name); give each run its own --name"), r.stderr[-3000:]
         # SIGTERM (kill, a batch system) stops the workers as Ctrl-C does, closing their
         # processes: status 143 (it died at once, multiprocessing's semaphores reported leaked)
         workers.send_signal(signal.SIGTERM)
@@ -503,3 +516,40 @@ def test_a_build_error_on_a_worker_reaches_the_client_as_itself(client2: Any) ->
         bad(da.ones(4, chunks=2)).compute()
     assert err.value.log and "pnrom" in err.value.log
     assert err.value.__context__ is None
+
+
+@pytest.mark.parametrize(("kwargs", "said"), [
+    ({"threads_per_worker": 0}, "threads_per_worker must be a whole number of threads, 1 or "
+                                "more, got 0"),
+    ({"threads_per_worker": -1}, "got -1"),
+    ({"threads_per_worker": True}, "got True"),
+    ({"threads_per_worker": 2.0}, "got 2.0"),
+    ({"n_workers": 3.0}, "n_workers is a count (an int), device names or 'P:D' indices, or "
+                         "None, got 3.0"),
+    ({"n_workers": True}, "got True"),
+    ({"n_workers": "2"}, "got '2'"),
+])
+def test_local_cluster_refuses_what_its_arguments_are_not(kwargs: dict[str, Any],
+                                                         said: str) -> None:
+    """0 threads gave distributed's default (a thread per core) where the docs say one per
+    device, -1 a nanny's traceback; 3.0 and True workers were taken as counts, and "2" as a
+    device name substring (which "avx512" matched)."""
+    from daskcl.errors import ClusterError
+
+    with pytest.raises(ClusterError, match=re.escape(said)):
+        local_cluster(**kwargs)
+
+
+def test_local_cluster_says_that_it_does_not_scale(client2: Any) -> None:
+    """distributed's scale(n) failed inside ("'NoneType' object is not subscriptable"), and
+    wait_for_workers(n) then timed out: the cluster's workers are its device slots."""
+    from daskcl.errors import ClusterError
+
+    cluster = client2.cluster
+    with pytest.raises(ClusterError, match="one worker per device slot, chosen when it starts "
+                                           r"\(2 here\); it does not scale or adapt"):
+        cluster.scale(3)
+    with pytest.raises(ClusterError, match="does not scale or adapt"):
+        cluster.adapt(minimum=1, maximum=4)
+    cluster.scale(2)                   # what it has: nothing to change
+    assert len(worker_devices(client2)) == 2

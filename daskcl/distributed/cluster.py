@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import dask
+from distributed import SpecCluster
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from .. import config
@@ -51,6 +52,7 @@ from ..runtime import program as _program
 __all__ = [
     "DaskclPlugin",
     "DeviceSlot",
+    "LocalDaskclCluster",
     "dask_setup",
     "describe",
     "device_slots",
@@ -413,9 +415,11 @@ def local_cluster(
 
     Returns
     -------
-    distributed.SpecCluster
-        The running cluster (a context manager that closes it); ``distributed.Client(cluster)``
-        submits to it.
+    LocalDaskclCluster
+        The running cluster, a ``distributed.SpecCluster`` (a context manager that closes it);
+        ``distributed.Client(cluster)`` submits to it.  Its workers are the device slots chosen
+        here: ``scale`` and ``adapt`` raise :class:`~daskcl.errors.ClusterError` (start another
+        cluster for other workers).
 
     Examples
     --------
@@ -425,11 +429,21 @@ def local_cluster(
     ...     client.submit(nmath.qnorm, 0.975).result()
     np.float64(1.9599639845400536)
     """
-    from distributed import Nanny, Scheduler, SpecCluster
+    from distributed import Nanny, Scheduler
 
     if not isinstance(host, str) or not host:
         raise ClusterError(f"local_cluster: host must be an address such as {_LOOPBACK!r}, "
                           f"got {host!r}")
+    # 0 gave distributed's default (a thread per core), -1 a nanny's traceback; True, 3.0 and
+    # "2" (a device name substring, which "avx512" matched) were taken for what they are not
+    if isinstance(threads_per_worker, bool) or not isinstance(threads_per_worker, int) \
+            or threads_per_worker < 1:
+        raise ClusterError(f"local_cluster: threads_per_worker must be a whole number of "
+                           f"threads, 1 or more, got {threads_per_worker!r}")
+    if isinstance(n_workers, bool) or isinstance(n_workers, float) \
+            or (isinstance(n_workers, str) and n_workers.strip().isdigit()):
+        raise ClusterError(f"local_cluster: n_workers is a count (an int), device names or "
+                           f"'P:D' indices, or None, got {n_workers!r}")
     slots = device_slots(n_workers)
     _check_worker_config(warm_names)
     # settings made in code reach the worker processes through their environment; the device
@@ -467,8 +481,8 @@ def local_cluster(
     with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn_env}), \
             _sigint_deferred() as interrupted:
         try:
-            cluster = SpecCluster(workers=workers, scheduler=scheduler, name="daskcl",
-                                  silence_logs=silence_logs)
+            cluster = LocalDaskclCluster(workers=workers, scheduler=scheduler,
+                                         name="daskcl", silence_logs=silence_logs)
         except Exception as exc:    # distributed's "Nanny failed to start": say why in a line
             raise ClusterError(f"the local cluster did not start: {_first_cause(exc)}"
                                ) from exc
@@ -476,6 +490,31 @@ def local_cluster(
         cluster.close()
         raise KeyboardInterrupt
     return cluster
+
+
+class LocalDaskclCluster(SpecCluster):
+    """The cluster :func:`local_cluster` starts: one worker per device slot, chosen when it
+    starts.  It does not scale: distributed's ``scale(n)`` failed inside with "'NoneType' object
+    is not subscriptable" (a worker on which device?), and the client then waited for workers
+    that never came."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)  # type: ignore[no-untyped-call]   # distributed's, untyped
+
+    def scale(self, n: int = 0, memory: Any = None, cores: Any = None) -> Any:
+        """Only to the workers it has, or to none (as closing does); anything else is a
+        :class:`~daskcl.errors.ClusterError`."""
+        if n == 0 or n == len(self.worker_spec):     # closing; or nothing to change
+            return super().scale(n, memory=memory, cores=cores)  # type: ignore[no-untyped-call]
+        raise ClusterError(f"a daskcl local cluster has one worker per device slot, chosen when "
+                           f"it starts ({len(self.worker_spec)} here); it does not scale or "
+                           "adapt: start local_cluster(n_workers=...) anew")
+
+    def adapt(self, *args: Any, **kwargs: Any) -> Any:
+        """A :class:`~daskcl.errors.ClusterError`: the workers are the device slots."""
+        raise ClusterError("a daskcl local cluster has one worker per device slot, chosen when "
+                           "it starts; it does not scale or adapt: start "
+                           "local_cluster(n_workers=...) anew")
 
 
 @contextlib.contextmanager
@@ -703,7 +742,13 @@ async def _serve(address: str, slots: list[DeviceSlot], nthreads: int, name: str
         try:
             await asyncio.gather(*(n.start() for n in nannies))
         except Exception as exc:    # "Nanny failed to start": said in a line, with its cause
-            raise ClusterError(f"the workers did not start: {_first_cause(exc)}") from exc
+            cause = _first_cause(exc)
+            if "name taken" in cause:   # the scheduler has workers of this name: another run's
+                raise ClusterError(
+                    f"the workers did not start: the scheduler already has workers named "
+                    f"{nannies[0].name!r} and on (another daskcl worker on this host, with "
+                    f"the same --name); give each run its own --name") from exc
+            raise ClusterError(f"the workers did not start: {cause}") from exc
         for n, slot in zip(nannies, slots):
             print(f"daskcl worker {n.name} ({slot.label}) joined {n.scheduler_addr}", flush=True)
         await asyncio.gather(*(n.finished() for n in nannies))
