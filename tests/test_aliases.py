@@ -74,6 +74,10 @@ def test_gamma_rate_with_flags_and_zero_rate():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert nmath.dgamma(1.0, 2.0, rate=0.0) == r_eval("dgamma", [1.0, 2.0, math.inf], [0])
+        # 1 / 1e-320 overflows to Inf, as R's 1/rate, without NumPy's overflow warning
+        assert nmath.pgamma(1.0, 2.0, rate=1e-320) == r_eval("pgamma", [1.0, 2.0, math.inf],
+                                                            [1, 0])
+        assert nmath.dexp(np.array([1.0, 2.0]), rate=np.array([1e-320, 0.5]))[0] == 0.0
 
 
 @pytest.mark.parametrize(("name", "first"), [("dexp", X), ("pexp", X), ("qexp", P)])

@@ -417,3 +417,14 @@ def test_every_chunks_warning_shows_under_the_default_filter():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeWarning, match="qnorm: 1 NaN"):
             nmath.qnorm(p).compute(scheduler="sync")
+
+
+def test_a_0d_dask_call_computes_to_a_numpy_scalar():
+    """The NumPy call and dask's own arithmetic on a 0-d array give a NumPy scalar; daskcl's
+    dask call gave a 0-d ndarray."""
+    x = da.from_array(np.array(0.5))
+    got = nmath.pnorm(x).compute()
+    assert type(got) is np.float64 and got == nmath.pnorm(0.5)
+    assert type((x + 1).compute()) is np.float64                  # dask's own
+    got = nmath.pgamma(x, da.from_array(np.array(2.0)), rate=3.0).compute()
+    assert type(got) is np.float64 and got == nmath.pgamma(0.5, 2.0, rate=3.0)

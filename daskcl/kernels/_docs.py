@@ -501,7 +501,8 @@ def optional_params(name: str) -> frozenset[str]:
 
 
 def _reciprocal_block(block: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
+    # 1/0 and 1/1e-320 are +Inf, as R's 1/rate, without NumPy's warnings
+    with np.errstate(divide="ignore", over="ignore"):
         out: np.ndarray = np.divide(1.0, block, dtype=np.float64)
     return out
 

@@ -1434,6 +1434,8 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
     with called_as(called), every_r_warning():
         res = kernel.compute(blocks, ints, counter=counter)
     arrays = [np.asarray(r, dtype=np.float64) for r in res]
+    if nout == 1 and arrays[0].ndim == 0:
+        return arrays[0][()]     # a NumPy scalar, as the NumPy call and dask's arithmetic give
     return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
 
 

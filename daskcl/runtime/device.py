@@ -304,8 +304,9 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
         several = (" A process binds one device: a comma-separated list is for the workers of "
                    "a node ('daskcl worker --devices')." if "," in (spec or "") else "")
         raise NoMatchingDeviceError(
-            f"no OpenCL device matches {spec!r} (DASKCL_DEVICE or argument; use 'P:D' indices or "
-            f"a name substring).{several} Devices found: {listing(found)}"
+            f"no OpenCL device matches {spec!r} (DASKCL_DEVICE, the config key device, or an "
+            f"argument; use 'P:D' indices or a name substring).{several} Devices found: "
+            f"{listing(found)}"
         )
     cands.sort(key=lambda c: (_TYPE_RANK.get(c[0].type, 3), c[0].platform_index, c[0].device_index))
     why: list[str] = []
