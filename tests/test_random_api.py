@@ -343,3 +343,31 @@ def test_masked_parameters_are_refused():
     m = np.ma.masked_array([1.0, 2.0], mask=[False, True])
     with pytest.raises(TypeError, match="rnorm: parameter 'mean' is a masked array"):
         nmath.rnorm(2, m)
+
+
+def test_rbeta_with_ncp_warns_where_r_does():
+    """R's rbeta(n, a, b, ncp) is R code, X / (X + Y) of rchisq(n, 2a, ncp) and rchisq(n, 2b):
+    those two warn "NAs produced" for their invalid parameters (a NaN or < 0, ncp NaN, Inf or
+    < 0; b NaN, Inf or < 0), but 0 / 0 (a = b = ncp = 0, or a = b = 1e-300 whose variates
+    underflow) and Inf / Inf (a = Inf) are NaN in silence (R 4.2, each case checked with
+    Rscript).  daskcl warned for every NaN."""
+    inf, nan = np.inf, np.nan
+    r_warns = {(1.0, inf, 1.0): True, (inf, 2.0, 1.0): False, (-1.0, 2.0, 1.0): True,
+               (1.0, -1.0, 1.0): True, (1.0, 2.0, inf): True, (1.0, 2.0, -1.0): True,
+               (nan, 2.0, 1.0): True, (1.0, nan, 1.0): True, (0.0, 0.0, 0.0): False,
+               (inf, inf, 1.0): True, (1e-300, 1e-300, 0.0): False}
+    for (a, b, ncp), warns in r_warns.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = nmath.rbeta(3, a, b, ncp=ncp, seed=5)
+        assert np.isnan(got).all(), (a, b, ncp, got)
+        assert [str(w.message) for w in caught] == (["rbeta: 3 NaN(s) produced"] if warns
+                                                    else []), (a, b, ncp)
+    # mixed: only the elements of invalid parameters are counted
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = nmath.rbeta(4, np.array([0.0, -1.0, inf, 2.0]), np.array([0.0, 2.0, 2.0, 3.0]),
+                          ncp=np.array([0.0, 1.0, 1.0, 1.0]), seed=5)
+    assert np.isnan(got[:3]).all() and 0 < got[3] < 1
+    assert [str(w.message) for w in caught] == ["rbeta: 1 NaN(s) produced"]
+    assert nmath.rbeta(2, 0.0, 2.0, ncp=0.0, seed=1).tolist() == [0.0, 0.0]

@@ -409,7 +409,9 @@ class ElementwiseDef:
     from an integer, as choose's k, not 1e-7 relative); ``range_warn`` a C condition on the
     inputs where R warns that they are out of range but gives a value, and the warning's words
     (bessel_j beyond x = 1e5); ``counter``: the element's
-    Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators); ``tables``
+    Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators), whose NaN
+    results are all counted, except where the C condition ``quiet_nan`` on the inputs holds
+    (R computes such a NaN in R code, without a warning); ``tables``
     the count-table families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
     the inputs that are their parameters.
     """
@@ -428,6 +430,7 @@ class ElementwiseDef:
     nonint_abs: bool = False
     range_warn: tuple[str, str] | None = None
     counter: bool = False
+    quiet_nan: str = ""
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
@@ -504,8 +507,10 @@ def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
     any_in_nan = " || ".join(f"isnan({n})" for n in d.inputs)
     # a generator counts every NaN it gives, as R's r functions warn "NAs produced" for a NaN
     # parameter too (rnorm(2, NaN)); the d, p and q functions only those of inputs not NaN
+    quiet = f" && !({d.quiet_nan})" if d.quiet_nan else ""
     nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);"
-                 if d.inputs and not d.counter else f"if ({any_out_nan}) atomic_inc(dk_status);")
+                 if d.inputs and not d.counter else
+                 f"if (({any_out_nan}){quiet}) atomic_inc(dk_status);")
     # R warns "non-integer x" only where it computes a value (not where the result is NaN),
     # except where it warns and then returns NaN (pbinom's size: after its NaN and finiteness
     # checks of the parameters)

@@ -23,7 +23,10 @@ Each distribution uses an exact method (inversion, or a published rejection or m
 see :data:`ROWS` and the ``@source`` line of each unit).  R's domain rules hold: invalid
 parameters give NaN, with one ``RuntimeWarning`` per call saying how many were produced; NaN
 parameters give NaN and are counted too, as R's ``rnorm(2, NaN)`` warns "NAs produced" (the d, p
-and q functions count only NaNs of inputs that are not NaN, as R's do).
+and q functions count only NaNs of inputs that are not NaN, as R's do).  ``rbeta`` with ``ncp``
+is R code in R, ``X / (X + Y)`` of two chi-squared variates: the NaN of 0 / 0 or Inf / Inf from
+valid parameters (``rbeta(n, 0, 0, ncp = 0)``, ``rbeta(n, Inf, 2, ncp = 1)``) is not counted,
+as R does not warn for it.
 
 Three generators do work that grows with a parameter, and have a documented largest parameter
 beyond which they give NaN (counted and warned as above) instead of running without end:
@@ -124,7 +127,12 @@ ROWS: tuple[RFn, ...] = (
     RFn("rnchisq", "rnchisq", ("df", "ncp"), "Noncentral chi-squared variates.",
         "Poisson(ncp / 2) mixture of chi-squared variates, as R."),
     RFn("rnbeta", "rnbeta", ("shape1", "shape2", "ncp"), "Noncentral beta variates.",
-        "X / (X + Y), X noncentral chi-squared(2 shape1, ncp), Y chi-squared(2 shape2), as R."),
+        "X / (X + Y), X noncentral chi-squared(2 shape1, ncp), Y chi-squared(2 shape2), as R.",
+        # R's rbeta(n, a, b, ncp) is R code: its rnchisq (a NaN or < 0, ncp NaN, Inf or < 0)
+        # and rchisq (b NaN, Inf or < 0) warn "NAs produced"; X / (X + Y) of 0 / 0 (a = b =
+        # ncp = 0) or Inf / Inf (a = Inf) is NaN in silence
+        quiet_nan="!(isnan(a0) || a0 < 0 || isnan(a2) || !isfinite(a2) || a2 < 0 "
+                  "|| isnan(a1) || !isfinite(a1) || a1 < 0)"),
     # --- discrete -------------------------------------------------------------------------------
     RFn("rpois", "rpois", ("lam",), "Poisson variates.",
         "Hormann (1993) PTRS for lam >= 10, Insurance Math. Econom. 12, 39-45; inversion "
@@ -173,7 +181,7 @@ class RandomKernel(ElementwiseKernel):
         self._setup(ElementwiseDef(
             name=fn.name, inputs=inputs, outputs=("r",), counter=True,
             operation=f"rng_stream rng_; rng_init(&rng_, dk_seed, dk_oc); r = {call};",
-            depends=("philox", *fn.depends)))
+            depends=("philox", *fn.depends), quiet_nan=fn.quiet_nan))
         self.input_names = fn.arg_names
 
     def __reduce__(self) -> str:

@@ -158,6 +158,10 @@ class RFn:
     cost
         Words drawn per variate at most, as a function of the largest value of each parameter
         (which it may clip to the limit); ``None`` for a few words.  Launches are sized by it.
+    quiet_nan
+        A C condition on the parameters ``a0`` .. ``a<n-1>`` where a NaN variate is not counted
+        (R computes it in R code, without a warning: rbeta with ncp's X / (X + Y) of 0 / 0 or
+        Inf / Inf); empty where every NaN is counted, as R's C generators warn.
     """
 
     name: str
@@ -168,6 +172,7 @@ class RFn:
     units: tuple[str, ...] = ()
     limit: str = ""
     cost: Callable[..., float] | None = None
+    quiet_nan: str = ""
 
     @property
     def arg_names(self) -> tuple[str, ...]:
