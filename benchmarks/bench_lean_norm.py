@@ -29,12 +29,12 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import report
+from bench_cheap import cupy_times, kernel_time
 
 _CL = Path(__file__).resolve().parent.parent / "cl" / "nmath"
 
@@ -133,42 +133,6 @@ QNORM = {"qnorm5": "y = qnorm5(x, 0., 1., 1, 0);",
          **{f"lean_qnorm_{d}": f"y = lean_qnorm_{d}(x);" for d in ("ieee", "fdiv")}}
 
 
-def _time(kernel: Any, x: Any, status: Any, queue: Any) -> tuple[float, np.ndarray]:
-    import pyopencl.array as cla
-
-    call = kernel.prepare([x])
-    out = cla.empty(queue, call.shape, np.float64)
-    times = []
-    for _ in range(12):
-        evs = kernel.enqueue(call, [out], status)
-        evs[-1].wait()
-        times.append((evs[-1].profile.end - evs[0].profile.start) * 1e-9)
-    return float(np.median(times[2:])), out.get()
-
-
-def _cupy(x: np.ndarray, u: np.ndarray) -> dict[str, float]:
-    try:
-        import cupy as cp
-        import cupyx.scipy.special as cs
-    except ImportError:
-        return {}
-    out = {}
-    for name, f, values in (("cupy_ndtr", cs.ndtr, x), ("cupy_ndtri", cs.ndtri, u)):
-        a = cp.asarray(values)
-        f(a)
-        cp.cuda.Device().synchronize()
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        times = []
-        for _ in range(12):
-            start.record()
-            f(a)
-            end.record()
-            end.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-        out[name] = float(np.median(times[2:]))
-    return out
-
-
 def run(n: int) -> list[dict[str, object]]:
     import pyopencl as cl
     import pyopencl.array as cla
@@ -195,7 +159,8 @@ def run(n: int) -> list[dict[str, object]]:
         for name, op in ops.items():
             k = daskcl.ElementwiseKernel("double x", "double y", op, name=f"lean_{name}",
                                          preamble=pre)
-            t, got[name] = _time(k, arr, status, q)
+            t, out = kernel_time(k, arr, status, q)
+            got[name] = out.get()
             rows.append({"kernel": name, "ms": t * 1e3, "Gel_s": n / t * 1e-9})
         ref = got[lib]
         nz = np.isfinite(ref) & (ref != 0)
@@ -207,7 +172,8 @@ def run(n: int) -> list[dict[str, object]]:
             row["maxrel_vs_lib"] = float(np.max(np.abs(v[nz] - ref[nz]) / np.abs(ref[nz])))
             row["differ"] = int((~same).sum())
     rows += [{"kernel": k, "ms": t * 1e3, "Gel_s": n / t * 1e-9}
-             for k, t in _cupy(xv, uv).items()]
+             for k, t in cupy_times(lambda cp, cs: [("cupy_ndtr", cs.ndtr, xv),
+                                                    ("cupy_ndtri", cs.ndtri, uv)]).items()]
     copy = next(float(r["ms"]) for r in rows if r["kernel"] == "copy")  # type: ignore[arg-type]
     for r in rows:
         r["over_copy_ms"] = float(r["ms"]) - copy  # type: ignore[arg-type]

@@ -440,7 +440,7 @@ def local_cluster(
             or threads_per_worker < 1:
         raise ClusterError(f"local_cluster: threads_per_worker must be a whole number of "
                            f"threads, 1 or more, got {threads_per_worker!r}")
-    if isinstance(n_workers, bool) or isinstance(n_workers, float) \
+    if isinstance(n_workers, (bool, float)) \
             or (isinstance(n_workers, str) and n_workers.strip().isdigit()):
         raise ClusterError(f"local_cluster: n_workers is a count (an int), device names or "
                            f"'P:D' indices, or None, got {n_workers!r}")
@@ -506,15 +506,15 @@ class LocalDaskclCluster(SpecCluster):
         :class:`~daskcl.errors.ClusterError`."""
         if n == 0 or n == len(self.worker_spec):     # closing; or nothing to change
             return super().scale(n, memory=memory, cores=cores)  # type: ignore[no-untyped-call]
-        raise ClusterError(f"a daskcl local cluster has one worker per device slot, chosen when "
-                           f"it starts ({len(self.worker_spec)} here); it does not scale or "
-                           "adapt: start local_cluster(n_workers=...) anew")
+        raise ClusterError(_NO_SCALE.format(f" ({len(self.worker_spec)} here)"))
 
     def adapt(self, *args: Any, **kwargs: Any) -> Any:
         """A :class:`~daskcl.errors.ClusterError`: the workers are the device slots."""
-        raise ClusterError("a daskcl local cluster has one worker per device slot, chosen when "
-                           "it starts; it does not scale or adapt: start "
-                           "local_cluster(n_workers=...) anew")
+        raise ClusterError(_NO_SCALE.format(""))
+
+
+_NO_SCALE = ("a daskcl local cluster has one worker per device slot, chosen when it starts{}; "
+             "it does not scale or adapt: start local_cluster(n_workers=...) anew")
 
 
 @contextlib.contextmanager
