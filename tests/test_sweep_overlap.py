@@ -226,7 +226,8 @@ def test_a_process_killed_during_a_write_resumes(tmp_path: Path) -> None:
                                                 tmp_path / "ref.zarr")["p"][24:26])
     missing = [(i, 0) for i in range(6) if not done[i]]
     assert store.verify(str(out)) == (6, [], missing)
-    res = run(_sweep(tmp_path, tmp_path / "events.log"), out, client="sync", resume=True)
+    with pytest.warns(RuntimeWarning, match="taking over the store from a run that ended"):
+        res = run(_sweep(tmp_path, tmp_path / "events.log"), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (len(missing), 6 - len(missing))
     _same(open_result(out), open_result(tmp_path / "ref.zarr"))
     assert store.verify(str(out)) == (6, [], [])

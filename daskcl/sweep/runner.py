@@ -42,6 +42,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..errors import collect_r_warnings
+from .lease import Lease, acquire
 from .spec import Sweep, SweepError, listing
 from .store import (
     DISK_FULL,
@@ -424,9 +425,19 @@ def _open_and_run(sweep: Sweep, url: str, client: Any, resume: bool, overwrite: 
                   progress: bool, storage_options: dict[str, Any] | None) -> SweepResult:
     """Open (or create) the store, then compute the sweep into it: the store is made only
     once whoever computes is there."""
-    sweep, group, done = open_store(sweep, url, resume=resume, overwrite=overwrite,
-                                    options=storage_options)
-    return _run(sweep, url, client, group, done is None, t0, progress, storage_options)
+    # what the store would refuse is said before the lease is written into it (what it
+    # warns of is said once, by open_store)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_store(sweep, url, resume=resume, overwrite=overwrite, options=storage_options)
+    held = acquire(url, storage_options)
+    try:
+        sweep, group, done = open_store(sweep, url, resume=resume, overwrite=overwrite,
+                                        options=storage_options)
+        return _run(sweep, url, client, group, done is None, t0, progress, storage_options,
+                    held)
+    finally:
+        held.release()
 
 
 #: set by the Ctrl-C handler of a run in the main thread (:func:`_noticing_ctrl_c`)
@@ -466,7 +477,7 @@ def _stop_if_interrupted() -> None:
 
 
 def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float,
-         progress: bool, storage_options: dict[str, Any] | None) -> SweepResult:
+         progress: bool, storage_options: dict[str, Any] | None, held: Lease) -> SweepResult:
     sync = isinstance(client, str)
     tally = _Tally(url)
     _forget_group(sweep, url, storage_options)   # a cluster in this process shares the object
@@ -482,10 +493,10 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
         with _noticing_ctrl_c():
             if sync:
                 _run_here(sweep, url, storage_options, sweep.chunk_indices(), bar, tally,
-                          fresh)
+                          fresh, held)
             else:
                 _run_client(sweep, url, storage_options, client, sweep.chunk_indices(), bar,
-                            tally, fresh)
+                            tally, fresh, held)
         seconds = time.perf_counter() - t0
         record_run(group, tally.devices, {
             "resumed": not fresh, "chunks_computed": tally.computed,
@@ -515,7 +526,7 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
 
 def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
               todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally,
-              fresh: bool = False) -> None:
+              fresh: bool = False, held: Lease | None = None) -> None:
     """Every chunk of ``todo`` computed in this process, chunk after chunk; each computed
     chunk is written on a writer thread while the next computes, at most
     :data:`_SYNC_WRITES` at once, and counted (in order) once its mark is written.  An error
@@ -533,6 +544,8 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
         if bar:
             bar.update()
         _stop_if_interrupted()
+        if held:
+            held.check()
 
     with ThreadPoolExecutor(_SYNC_WRITES, thread_name_prefix="daskcl-writer") as writer:
         for idx in todo:
@@ -589,7 +602,7 @@ def _warm_names(sweep: Sweep) -> list[Any]:
 
 def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: Any,
                 todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally,
-                fresh: bool = False) -> None:
+                fresh: bool = False, held: Lease | None = None) -> None:
     """Run ``chunk_task`` for every index of ``todo`` on the client's workers (``fresh``: the
     run created the store, and the tasks need not read its marks).
 
@@ -647,6 +660,8 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
             if bar:
                 bar.update()
             _stop_if_interrupted()
+            if held:
+                held.check()
             submit(1)
     finally:
         client.cancel([f for _, f in pending.values() if not f.done()])

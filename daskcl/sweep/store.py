@@ -78,6 +78,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
+from . import lease as _lease
 from .spec import Axis, Sweep, SweepError, axes_hash, jsonable, listing
 
 __all__ = [
@@ -126,7 +127,7 @@ FORMAT = "daskcl-sweep/3"
 _FORMATS = ("daskcl-sweep/1", "daskcl-sweep/2", FORMAT)
 _NESTED_FORMAT = "daskcl-sweep/1"
 #: the sub-group of the bookkeeping arrays, and their paths in it
-_BOOK = "_daskcl"
+_BOOK = _lease.BOOK
 _DONE, _CHECKSUM = f"{_BOOK}/done", f"{_BOOK}/checksum"
 #: where a ``daskcl-sweep/1`` store keeps them
 _OLD_DONE, _OLD_CHECKSUM = "_done", "_checksum"
@@ -544,6 +545,34 @@ def consolidate(url: str, options: dict[str, Any] | None = None) -> None:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part")
         zarr.consolidate_metadata(store)
+    _unlist_lease(url, options)
+
+
+def _unlist_lease(url: str, options: dict[str, Any] | None) -> None:
+    """Leave the run's lease out of the consolidated metadata: it goes with the run."""
+    if "://" not in url:
+        path = os.path.join(os.path.abspath(url), "zarr.json")
+        meta = _read_local_json(path)
+    else:
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(url, **(options or {}))
+        path = posixpath.join(str(root), "zarr.json")
+        meta = json.loads(fs.cat_file(path))
+    listed = (meta.get("consolidated_metadata") or {}).get("metadata") if isinstance(
+        meta, dict) else None
+    if not isinstance(listed, dict) or _lease.LEASE not in listed:
+        return
+    for key in [k for k in listed if _lease.is_lease_file(k)]:
+        del listed[key]
+    data = json.dumps(meta, indent=2).encode()
+    if "://" in url:
+        fs.pipe_file(path, data)
+        return
+    tmp = f"{path}.daskcl-{uuid.uuid4().hex[:12]}"     # _TMP_META
+    with open(tmp, "xb") as f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 def _is_ours(info: Any) -> bool:
@@ -588,6 +617,8 @@ def _own_entries(info: dict[str, Any]) -> set[str]:
 # the probes of _prove_writable that a killed run may leave (c/daskcl-probe-...); each a
 # regular file
 _PROBE = re.compile(r"daskcl-probe-[0-9a-f]{12}")
+#: the group's metadata while it is rewritten (:func:`_unlist_lease`), left by a run killed then
+_TMP_META = re.compile(r"zarr\.json\.daskcl-[0-9a-f]{12}")
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 #: the most bytes of an array's zarr.json read to learn its grid of chunks
 _MAX_META = 1 << 24
@@ -626,7 +657,7 @@ def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> 
     is one daskcl writes: ``zarr.json``, ``_daskcl/zarr.json``, and in an array's directory its
     ``zarr.json``, a probe ``c/daskcl-probe-...`` or a chunk key that ``grid_of(array)`` (the
     array's grid of chunks, ``None`` where it is unknown) holds."""
-    if rel.split("/") in (["zarr.json"], [_BOOK, "zarr.json"]):
+    if rel.split("/") in (["zarr.json"], [_BOOK, "zarr.json"]) or _lease.is_lease_file(rel):
         return True
     array, rest = _array_and_rest(rel)
     if rest == ["zarr.json"]:
@@ -799,7 +830,9 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     if entries is None:
         raise SweepError(f"{url} exists and is not a zarr group (it is a file); choose another "
                          "--out")
-    if not entries:
+    if entries:
+        _lease.refuse_live(url, options)
+    if not entries or _only_lease(url, options, entries):
         return "create", sweep, None, []
     try:
         existing = open_group(url, "r", options)
@@ -823,7 +856,7 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
         if info.get("preparing"):
             _refuse_live_preparer(url, info, overwrite)
         own = _own_entries(info)
-        foreign = [e for e in entries if e not in own]
+        foreign = [e for e in entries if e not in own and not _TMP_META.fullmatch(e)]
         foreign = foreign or _foreign_inside(url, options, [e for e in entries if e in own])
         if foreign:
             raise SweepError(f"{url} is a daskcl sweep store but also holds {listing(foreign)}, "
@@ -964,17 +997,8 @@ def _any_done(group: Any, sweep: Sweep) -> bool:
         return True
 
 
-def _process_start(pid: int) -> str | None:
-    """When process ``pid`` started, in the kernel's clock ticks since boot (field 22 of
-    ``/proc/<pid>/stat``), or ``None`` where there is no such file (no such process, or no
-    ``/proc``): with the pid, it tells a process from a later one given the same pid."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            text = f.read()
-    except OSError:
-        return None
-    fields = text.rsplit(")", 1)[-1].split()    # after the command name, which may hold spaces
-    return fields[19] if len(fields) > 19 else None
+#: when a process started, which tells it from a later one given the same pid
+_process_start = _lease.process_start
 
 
 def _preparer() -> dict[str, Any]:
@@ -994,18 +1018,7 @@ def _preparer_alive(owner: Any) -> bool | None:
     pid = owner.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
         return False
-    since = _process_start(pid)
-    if since is not None:
-        return owner.get("since") in (None, since)
-    if os.path.isdir("/proc"):
-        return False
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
+    return _lease.pid_alive(pid, owner.get("since"))
 
 
 def _refuse_live_preparer(url: str, info: Mapping[str, Any], overwrite: bool) -> None:
@@ -1030,23 +1043,28 @@ def _refuse_live_preparer(url: str, info: Mapping[str, Any], overwrite: bool) ->
 
 
 def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
-    """A new, empty group at ``url`` (which holds nothing: mode ``w-`` deletes nothing)."""
+    """A new, empty group at ``url``, which holds nothing but this run's lease (its lease
+    keeps other runs out meanwhile).  Its marker is computed first and written with the group,
+    in one write, so that a spec that cannot be evaluated (a bad ``DASKCL_LIBRARY``) fails as
+    itself and leaves no group behind."""
+    import zarr
+    from zarr.errors import ContainsArrayError, ContainsGroupError
+
+    # the spec's identity too: a run of the same spec that finds the store still being
+    # prepared (its run failed or was stopped before its first chunk: a GLM envelope that
+    # did not converge, Ctrl-C) takes it up without --resume or --overwrite
+    marker = {"daskcl_format": FORMAT, "daskcl": json.dumps(
+        {"preparing": True, "format": FORMAT, "identity": sweep.identity(),
+         "arrays": [*_arrays(sweep), _BOOK], "preparer": _preparer()})}
     try:
-        group = open_group(url, "w-", options)
-        # the spec's identity too: a run of the same spec that finds the store still being
-        # prepared (its run failed or was stopped before its first chunk: a GLM envelope that
-        # did not converge, Ctrl-C) takes it up without --resume or --overwrite; and the run
-        # preparing it, so that one still running is not replaced (_refuse_live_preparer)
-        group.update_attributes({"daskcl_format": FORMAT, "daskcl": json.dumps(
-            {"preparing": True, "format": FORMAT, "identity": sweep.identity(),
-             "arrays": [*_arrays(sweep), _BOOK], "preparer": _preparer()})})
-    except FileExistsError as exc:    # zarr's mode "w-" found a store: made since it was checked
+        return zarr.create_group(url, overwrite=False, attributes=marker,
+                                 storage_options=options)
+    except (ContainsGroupError, ContainsArrayError, FileExistsError) as exc:
         raise SweepError(f"{url} was created by another run meanwhile (two runs started on "
                          "one --out at once); let that run finish, or choose another --out") \
             from exc
     except Exception as exc:
         raise write_error(url, exc) from exc
-    return group
 
 
 def write_error(url: str, exc: BaseException) -> SweepError:
@@ -1054,6 +1072,15 @@ def write_error(url: str, exc: BaseException) -> SweepError:
     if isinstance(exc, OSError) and exc.errno in DISK_FULL:
         return SweepError(f"disk full writing {url}; free space and run again with --resume")
     return SweepError(f"cannot write the store {url}: {exc}; choose a writable --out")
+
+
+def _only_lease(url: str, options: dict[str, Any] | None, entries: list[str]) -> bool:
+    """Whether the store holds nothing but a run's lease (a run that stopped before it made
+    the store, or this run's own)."""
+    if entries != [_BOOK]:
+        return False
+    inside = _entries(f"{url.rstrip('/')}/{_BOOK}", options)
+    return inside is not None and all(_lease.is_lease_file(f"{_BOOK}/{n}") for n in inside)
 
 
 def _entries(url: str, options: dict[str, Any] | None) -> list[str] | None:
@@ -1080,13 +1107,18 @@ def _entries(url: str, options: dict[str, Any] | None) -> list[str] | None:
 
 def _remove(url: str, options: dict[str, Any] | None, names: list[str]) -> None:
     """Delete the top-level entries ``names`` of the store (links themselves, not their
-    targets)."""
+    targets), but the run's lease in ``_daskcl``; the group's ``zarr.json`` last, so that a
+    run killed meanwhile leaves a store that is still known as daskcl's."""
+    names = sorted(names, key=lambda n: n == "zarr.json")
     try:
         if "://" not in url:
             root = os.path.abspath(url)
             for n in names:
                 p = os.path.join(root, n)
-                if os.path.isdir(p) and not os.path.islink(p):
+                if n == _BOOK and os.path.isdir(p) and not os.path.islink(p):
+                    _remove(p, None, [e for e in os.listdir(p)
+                                      if not _lease.is_lease_file(f"{_BOOK}/{e}")])
+                elif os.path.isdir(p) and not os.path.islink(p):
                     shutil.rmtree(p)
                 else:
                     os.unlink(p)
@@ -1095,7 +1127,14 @@ def _remove(url: str, options: dict[str, Any] | None, names: list[str]) -> None:
 
         fs, path = fsspec.core.url_to_fs(url, **(options or {}))
         for n in names:
-            fs.rm(posixpath.join(path, n), recursive=True)
+            target = posixpath.join(path, n)
+            if n == _BOOK and fs.isdir(target):
+                for f in fs.find(target):
+                    rel = str(f)[len(str(path).rstrip("/")) + 1:]
+                    if not _lease.is_lease_file(rel):
+                        fs.rm_file(f)
+            else:
+                fs.rm(target, recursive=True)
     except OSError as exc:
         raise write_error(url, exc) from exc
 
