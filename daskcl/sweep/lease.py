@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from .spec import SweepError
+from ..errors import SweepError
 
 __all__ = ["BOOK", "LEASE", "RENEW_S", "STALE_S", "Lease", "acquire", "is_lease_file",
            "pid_alive", "process_start", "refuse_live"]

@@ -42,8 +42,9 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..errors import collect_r_warnings
+from . import inputs
 from .lease import Lease, acquire
-from .spec import Sweep, SweepError, listing
+from .spec import Sweep, SweepError, current_settings, listing
 from .store import (
     DISK_FULL,
     check_store,
@@ -120,7 +121,7 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
     results, report = _compute(sweep, index)
     if not marked:
         _leave_thread_pool()
-    return _write(group, sweep, index, results, report, marked)
+    return _write(group, sweep, index, results, report, marked, url)
 
 
 #: the store's group and done marks per sweep object and store, read once in a process (see
@@ -220,22 +221,40 @@ def _leave_thread_pool() -> None:
 def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray],
                                                             dict[str, Any]]:
     """One chunk's arrays, computed on this process's device (one chunk at a time), and what
-    the task reports of it: the time it held the device, R's warnings, the device."""
-    with _EVAL_LOCK, collect_r_warnings() as caught:   # this thread's, not the process's
+    the task reports of it: the time it held the device, R's warnings, the device, and the
+    files a Python function read (with their hashes)."""
+    python = sweep.func is not None and sweep.func.kind == "python"
+    here = current_settings()
+    if here != sweep.settings:      # a worker started with other settings than the run's
+        raise SweepError(f"this process computes with {here}, the sweep with "
+                         f"{sweep.settings}: start the workers with the same DASKCL_* settings "
+                         "as the run")
+    recording: contextlib.AbstractContextManager[set[str]] = (
+        inputs.recording() if python else contextlib.nullcontext(set()))
+    with _EVAL_LOCK, collect_r_warnings() as caught, recording as seen:
         t0 = time.perf_counter()
         results = sweep.evaluate(index)
         t1 = time.perf_counter()
+    read: dict[str, str] = {}
+    if python:
+        assert sweep.func is not None
+        for path in sorted(seen | sweep.func.loaded_inputs()):
+            if (sha := inputs.digest(path)) is not None:
+                read[path] = sha
     return results, {
         "compute_s": t1 - t0,
         "warnings": caught,
-        "points": math.prod(results[sweep.output_names[0]].shape), "device": _device_label()}
+        "points": math.prod(results[sweep.output_names[0]].shape), "device": _device_label(),
+        "inputs": read}
 
 
 def _write(group: Any, sweep: Sweep, index: tuple[int, ...], results: dict[str, np.ndarray],
-           report: dict[str, Any], marked: bool) -> dict[str, Any]:
-    """Write one computed chunk (values, checksums, mark): the task's result."""
+           report: dict[str, Any], marked: bool, url: str = "") -> dict[str, Any]:
+    """Write one computed chunk (the files it read, values, checksums, mark): the task's
+    result."""
     t0 = time.perf_counter()
     try:
+        inputs.save(group, url, report.pop("inputs", {}))
         write_chunk(group, sweep, index, results)
     except OSError as exc:
         if exc.errno in DISK_FULL:  # the client says so in one line; no retry helps
@@ -559,7 +578,8 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
                 except Exception as exc:  # the writes begun finish first
                     job = _failed(exc)
                 else:
-                    job = writer.submit(_write, group, sweep, idx, results, report, marked)
+                    job = writer.submit(_write, group, sweep, idx, results, report, marked,
+                                        url)
                     del results
             writing.append((idx, job))
             while writing and (writing[0][1].done() or len(writing) > _SYNC_WRITES):

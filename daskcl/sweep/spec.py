@@ -114,6 +114,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import SweepError
+from . import inputs
 
 if TYPE_CHECKING:
     from ..glm import Posterior
@@ -459,6 +460,18 @@ def axes_hash(axes: Iterable[tuple[str, np.ndarray]]) -> str:
     return _hash([[name, values.tobytes().hex()] for name, values in axes])
 
 
+#: the configuration keys that change a sweep's values; ``noinline`` and ``build.link`` change
+#: how programs are built, not their bits (the suite's bits tests hold them to that)
+BIT_SETTINGS = ("fp_contract", "accuracy")
+
+
+def current_settings() -> dict[str, Any]:
+    """This process's values of :data:`BIT_SETTINGS`."""
+    from .. import config
+
+    return {k: config.get(k) for k in BIT_SETTINGS if k in config.KEYS}
+
+
 # --- functions --------------------------------------------------------------------------------
 
 
@@ -647,6 +660,13 @@ class _Func:
             raise _err("sweep.function", f"{self.name!r}: no function {self._attr!r} there")
         return fn  # type: ignore[no-any-return]
 
+    def loaded_inputs(self) -> frozenset[str]:
+        """The files that loading a Python function's file read (after :meth:`callable`)."""
+        if self.kind != "python":
+            return frozenset()
+        mod = _load_source(self._path, self._source or "")
+        return frozenset(getattr(mod, "__daskcl_inputs__", ()))
+
     def warm_names(self) -> list[Any]:
         """What a worker builds before the first chunk: the nmath function's name, or the
         kernel itself (it pickles by its definition)."""
@@ -660,14 +680,18 @@ _SOURCE_MODULES: dict[str, types.ModuleType] = {}
 
 def _load_source(path: str, source: str) -> types.ModuleType:
     """A sweep's Python file as a module, from the text shipped with the task (so workers on
-    other hosts need not see the file); loaded once per process and text."""
+    other hosts need not see the file); loaded once per process and text.  The files its
+    loading read (its local modules, data read at import) are kept as ``__daskcl_inputs__``."""
     key = hashlib.sha256((path + "\0" + source).encode()).hexdigest()[:16]
     mod = _SOURCE_MODULES.get(key)
     if mod is None:
         mod = types.ModuleType(f"daskcl_sweep_{Path(path).stem}_{key}")
         mod.__file__ = path
         sys.modules[mod.__name__] = mod
-        exec(compile(source, path, "exec"), mod.__dict__)
+        with inputs.recording() as seen:
+            exec(compile(source, path, "exec"), mod.__dict__)
+        seen.discard(path)      # its text is part of the identity already
+        mod.__daskcl_inputs__ = frozenset(seen)  # type: ignore[attr-defined]
         _SOURCE_MODULES[key] = mod
     return mod
 
@@ -1189,9 +1213,11 @@ class Sweep:
 
     def identity_parts(self) -> dict[str, str]:
         """The identity by component, each a hash: ``function`` (its name), ``function_code``
-        (the Python file's text), ``kernel_source`` (the OpenCL the values come from), ``axes``,
-        ``args``, ``chunks``, ``outputs``, ``glm`` (its data and model), and ``sweep`` (all of
-        them).  Nothing is imported or run: files are hashed as text."""
+        (the Python file's text), ``kernel_source`` (the OpenCL the values come from),
+        ``settings`` (:attr:`settings`), ``axes``, ``args`` (numbers as doubles), ``chunks``,
+        ``outputs``, ``glm`` (its data and model), and ``sweep`` (all of them).  Nothing is
+        imported or run: files are hashed as text.  What a Python function's file imports and
+        opens is recorded as its chunks compute (:mod:`daskcl.sweep.inputs`)."""
         return dict(self._identity_parts)
 
     @functools.cached_property
@@ -1201,8 +1227,11 @@ class Sweep:
             "function": _hash(self.function),
             "function_code": _hash(self._function_code()),
             "kernel_source": _hash(self._kernel_source()),
+            "settings": _hash(self.settings),
             "axes": axes_hash((a.name, a.values) for a in self.axes),
-            "args": _hash(jsonable(self.args)),
+            # values equal as numbers are one value (mean = 0 and mean = 0.0)
+            "args": _hash(jsonable({k: float(v) if isinstance(v, int) and not isinstance(
+                v, bool) else v for k, v in self.args.items()})),
             "chunks": _hash(list(self.chunks)),
             "outputs": _hash(list(self.output_names)),
             "glm": _hash(None if self.glm is None else [self.glm.family, self.glm.link] + [
@@ -1212,6 +1241,12 @@ class Sweep:
         }
         parts["sweep"] = _hash(parts)
         return parts
+
+    @functools.cached_property
+    def settings(self) -> dict[str, Any]:
+        """The configuration that changes the values (``fp_contract``, ``accuracy``) as this
+        spec was first identified: every chunk is computed under it."""
+        return current_settings()
 
     def _function_code(self) -> str | None:
         """The text of a Python function's file, as shipped to the workers (``None`` else)."""

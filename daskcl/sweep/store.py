@@ -78,6 +78,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
+from . import inputs
 from . import lease as _lease
 from .spec import Axis, Sweep, SweepError, axes_hash, jsonable, listing
 
@@ -617,6 +618,8 @@ def _own_entries(info: dict[str, Any]) -> set[str]:
 # the probes of _prove_writable that a killed run may leave (c/daskcl-probe-...); each a
 # regular file
 _PROBE = re.compile(r"daskcl-probe-[0-9a-f]{12}")
+#: the groups of the files a Python function read (:mod:`daskcl.sweep.inputs`)
+_INPUTS = re.compile(re.escape(inputs.GROUP) + r"(/[0-9a-f]{16})?/zarr\.json")
 #: the group's metadata while it is rewritten (:func:`_unlist_lease`), left by a run killed then
 _TMP_META = re.compile(r"zarr\.json\.daskcl-[0-9a-f]{12}")
 _INDEX = re.compile(r"0|[1-9][0-9]*")
@@ -657,7 +660,8 @@ def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> 
     is one daskcl writes: ``zarr.json``, ``_daskcl/zarr.json``, and in an array's directory its
     ``zarr.json``, a probe ``c/daskcl-probe-...`` or a chunk key that ``grid_of(array)`` (the
     array's grid of chunks, ``None`` where it is unknown) holds."""
-    if rel.split("/") in (["zarr.json"], [_BOOK, "zarr.json"]) or _lease.is_lease_file(rel):
+    if rel.split("/") in (["zarr.json"], [_BOOK, "zarr.json"]) or _lease.is_lease_file(rel) \
+            or _INPUTS.fullmatch(rel):
         return True
     array, rest = _array_and_rest(rel)
     if rest == ["zarr.json"]:
@@ -800,10 +804,11 @@ def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) 
     return sorted(found)
 
 
-_PLURAL = {"axes", "args", "chunks", "outputs", "glm"}   # "the axes differ"
+_PLURAL = {"axes", "args", "chunks", "outputs", "glm", "settings"}   # "the axes differ"
 _PROBLEMS = {
     "function": "the function", "function_code": "the Python function's code",
     "kernel_source": "the kernel source", "axes": "the axes", "args": "the arguments",
+    "settings": "the settings that change values (fp_contract, accuracy)",
     "chunks": "the chunks", "outputs": "the outputs", "glm": "the GLM data or model",
 }
 
@@ -877,12 +882,26 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                          f"{info.get('axes')}): {_what_changed(info, sweep)}; resume needs the "
                          "same spec and code, or pass --overwrite / another --out")
     _check_arrays(url, info, options)
+    if sweep.func is not None and sweep.func.kind == "python":
+        _check_inputs(url, options, sweep)
     kept = info.get("compressor")
     if kept and str(kept) != sweep.compressor:     # not part of the identity: said, not refused
         warnings.warn(f"{url} keeps its codec {kept}: the spec's compressor {sweep.compressor} "
                       "applies to new stores (--overwrite writes the store anew with it)",
                       UserWarning, stacklevel=3)
     return "resume", sweep, existing, []
+
+
+def _check_inputs(url: str, options: dict[str, Any] | None, sweep: Sweep) -> None:
+    """A :class:`SweepError` where a file that the store's finished chunks read (a module the
+    function imports, a data file it opens) changed since, or cannot be read here to tell."""
+    diff = inputs.changed(inputs.saved(url, options))
+    if diff:
+        said = "; ".join(f"{p} {what}" for p, what in diff[:3]) + (
+            f" (and {len(diff) - 3} more)" if len(diff) > 3 else "")
+        raise SweepError(f"{url}: files that {sweep.function} read for the finished chunks "
+                         f"differ now: {said}; resume needs the same code and data, or pass "
+                         "--overwrite / another --out")
 
 
 #: what reading a damaged zarr.json raises (null where a document is: a TypeError)

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The files a sweep's Python function reads: its local modules and its data.
+
+A ``file.py:func`` sweep is identified by its file's text, but its values depend also on the
+modules it imports from beside it and the files it opens.  While the file loads and while each
+chunk evaluates, :func:`recording` collects, through Python's audit hooks (``open`` and
+``import`` events of the evaluating thread), every regular file read that is not part of the
+installed environment (the interpreter's prefixes, site-packages, daskcl itself, ``/proc``,
+``/sys``, ``/dev``), with a SHA-256 of its content.  A chunk's inputs are written to the store
+(:func:`save`) before its mark, so a resume can check every file that any finished chunk read
+(:func:`changed`).  Files opened by other threads or processes the function starts, and data
+read from anywhere but files, are not seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import site
+import stat
+import sys
+import sysconfig
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = ["GROUP", "changed", "recording", "save", "saved"]
+
+#: the bookkeeping group that holds one group per set of inputs, named by its hash
+GROUP = "_daskcl/inputs"
+
+_STATE = threading.local()
+_HOOKED = threading.Lock()
+_hooked: list[bool] = []
+#: (path, device, inode, size, mtime) -> SHA-256 of the content
+_HASHES: dict[tuple[str, int, int, int, int], str] = {}
+#: (store, set hash) already written by this process
+_SAVED: set[tuple[str, str]] = set()
+
+
+@functools.cache
+def _environment() -> tuple[str, ...]:
+    """Directories of the installed environment, whose files are not a sweep's inputs."""
+    import daskcl
+
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+            *sysconfig.get_paths().values(), os.path.dirname(daskcl.__file__), "/proc", "/sys", "/dev", "/usr/lib", "/usr/share",
+            "/etc"}
+    with contextlib.suppress(AttributeError):
+        dirs.update(site.getsitepackages())
+    with contextlib.suppress(AttributeError):
+        dirs.add(site.getusersitepackages())
+    return tuple(sorted(os.path.realpath(d).rstrip("/") + "/" for d in dirs if d))
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    seen: set[str] | None = getattr(_STATE, "seen", None)
+    if seen is None:
+        return
+    if event == "open":
+        path, mode, flags = args
+        if isinstance(path, int) or path is None:
+            return
+        writes = (any(c in mode for c in "wax+") if isinstance(mode, str)
+                  else isinstance(flags, int) and flags & os.O_ACCMODE != os.O_RDONLY)
+        if not writes:
+            seen.add(os.path.abspath(os.fsdecode(path)))
+    elif event == "import":
+        _STATE.modules.add(args[0])
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[set[str]]:
+    """Collect the files this thread reads in the block; yields the set of paths, complete
+    (local modules added, the environment's files left out) when the block ends."""
+    with _HOOKED:
+        if not _hooked:
+            sys.addaudithook(_hook)
+            _hooked.append(True)
+    outer = getattr(_STATE, "seen", None)
+    seen: set[str] = set()
+    _STATE.seen, _STATE.modules = seen, set()
+    try:
+        yield seen
+    finally:
+        modules = _STATE.modules
+        _STATE.seen = outer
+        for name in modules:
+            path = getattr(sys.modules.get(name), "__file__", None)
+            if isinstance(path, str):
+                seen.add(os.path.abspath(path))
+        env = _environment()
+        for path in list(seen):
+            real = os.path.realpath(path)
+            if real.startswith(env) or "/__pycache__/" in real or not _regular(real):
+                seen.discard(path)
+        if outer is not None:
+            outer.update(seen)
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def digest(path: str) -> str | None:
+    """SHA-256 of the file's content (``None`` where it cannot be read), once per version of
+    the file in a process."""
+    try:
+        st = os.stat(path)
+        key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if key in _HASHES:
+            return _HASHES[key]
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    _HASHES[key] = h.hexdigest()
+    return _HASHES[key]
+
+
+def save(group: Any, url: str, files: Mapping[str, str]) -> None:
+    """Record ``files`` (path -> SHA-256) in the store, as the group ``_daskcl/inputs/<hash>``
+    (written once per process and set; writers of the same set write the same bytes)."""
+    if not files:
+        return
+    text = json.dumps(dict(sorted(files.items())))
+    name = hashlib.sha256(text.encode()).hexdigest()[:16]
+    if (url, name) in _SAVED:
+        return
+    group.create_group(f"{GROUP}/{name}", attributes={"daskcl_inputs": dict(files)},
+                       overwrite=True)
+    _SAVED.add((url, name))
+
+
+def saved(url: str, options: dict[str, Any] | None) -> dict[str, str]:
+    """Every file that the store's finished chunks read, with its SHA-256 then."""
+    import zarr
+
+    try:
+        top = zarr.open_group(url, mode="r", storage_options=options, use_consolidated=False)
+        sets = top[GROUP]
+    except (KeyError, OSError, ValueError):
+        return {}
+    if not isinstance(sets, zarr.Group):
+        return {}
+    out: dict[str, str] = {}
+    for _, g in sets.groups():
+        files = g.attrs.get("daskcl_inputs")
+        if isinstance(files, dict):
+            out.update({str(k): str(v) for k, v in files.items()})
+    return out
+
+
+def changed(files: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The recorded files that differ now: (path, ``"changed"`` or ``"cannot be read here"``)."""
+    out = []
+    for path, want in sorted(files.items()):
+        now = digest(path)
+        if now != want:
+            out.append((path, "changed" if now is not None else "cannot be read here"))
+    return out

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A store's identity covers everything that decides its values: a resume never mixes sweeps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from daskcl.sweep import Sweep, SweepError, open_result, run, runner, spec, verify
+
+_FUNC = """\
+import helper_{tag}
+import numpy as np
+
+def g(x):
+    with open({data!r}) as f:
+        scale = float(f.read())
+    return helper_{tag}.offset(x) * scale
+"""
+
+
+def _python_sweep(tmp_path: Path, tag: str) -> tuple[Sweep, Path, Path]:
+    """A spec whose function imports a module beside it and reads a data file."""
+    helper, data = tmp_path / f"helper_{tag}.py", tmp_path / "scale.txt"
+    helper.write_text("def offset(x):\n    return x + 1.0\n")
+    data.write_text("1.0\n")
+    (tmp_path / "f.py").write_text(_FUNC.format(tag=tag, data=str(data)))
+    spec = {"sweep": {"function": "f.py:g", "chunks": {"x": 2}},
+            "axes": {"x": {"linspace": [0.0, 7.0, 8]}}}
+    return Sweep.from_dict(spec, tmp_path), helper, data
+
+
+def _stop_after(monkeypatch: Any, n: int) -> None:
+    """Ctrl-C once ``n`` chunks are written: a run stopped half-way."""
+    real = runner.write_chunk
+    calls: list[int] = []
+
+    def write(*args: Any) -> None:
+        calls.append(1)
+        if len(calls) > n:
+            raise KeyboardInterrupt
+        real(*args)
+
+    monkeypatch.setattr(runner, "write_chunk", write)
+
+
+@pytest.mark.parametrize("what", ["module", "data"])
+def test_resume_refuses_after_an_imported_module_or_a_read_file_changed(
+        tmp_path: Path, monkeypatch: Any, what: str) -> None:
+    """The store held [1, 2, 3, 4, 5000, 6000, 7000, 8000] and verify passed: two chunks with
+    the module (or data) before an edit, two after."""
+    import sys
+
+    s, helper, data = _python_sweep(tmp_path, f"{what}_{id(tmp_path)}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _stop_after(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        run(s, tmp_path / "o.zarr", client="sync")
+    monkeypatch.undo()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    if what == "module":
+        helper.write_text("def offset(x):\n    return (x + 1.0) * 1000.0\n")
+        changed = helper
+    else:
+        data.write_text("1000.0\n")
+        changed = data
+    for name in [m for m in sys.modules if m.startswith("helper_")]:
+        del sys.modules[name]    # a new process would import the edited module
+    monkeypatch.setattr(spec, "_SOURCE_MODULES", {})
+    s2 = Sweep.from_dict(s.spec, tmp_path)
+    with pytest.raises(SweepError, match=re.escape(
+            f"files that f.py:g read for the finished chunks differ now: {changed} changed; "
+            "resume needs the same code and data")):
+        run(s2, tmp_path / "o.zarr", client="sync", resume=True)
+    # the finished chunks are as they were; --overwrite computes them all anew
+    res = run(s2, tmp_path / "o.zarr", client="sync", overwrite=True)
+    assert res.computed == 4
+    want = (np.arange(8.0) + 1.0) * 1000.0
+    np.testing.assert_array_equal(open_result(tmp_path / "o.zarr")["g"][...], want)
+
+
+def test_resume_after_the_same_inputs_goes_on(tmp_path: Path, monkeypatch: Any) -> None:
+    s, _, _ = _python_sweep(tmp_path, f"same_{id(tmp_path)}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _stop_after(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        run(s, tmp_path / "o.zarr", client="sync")
+    monkeypatch.undo()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = run(Sweep.from_dict(s.spec, tmp_path), tmp_path / "o.zarr", client="sync",
+              resume=True)
+    assert 0 < res.computed < 4 and res.computed + res.skipped == 4
+    np.testing.assert_array_equal(open_result(tmp_path / "o.zarr")["g"][...],
+                                  np.arange(8.0) + 1.0)
+    assert verify(str(tmp_path / "o.zarr"))[1:] == ([], [])
+
+
+def _nmath_spec(**args: Any) -> dict[str, Any]:
+    return {"sweep": {"function": "pnorm", "chunks": {"q": 4}},
+            "axes": {"q": {"linspace": [-3.0, 3.0, 12]}}, "args": args}
+
+
+def test_resume_under_other_settings_that_change_bits_is_refused(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """DASKCL_FP_CONTRACT=1 changes values: a resume under it mixed contracted and
+    uncontracted chunks while the store recorded fp_contract off."""
+    out = tmp_path / "o.zarr"
+    _stop_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        run(Sweep.from_dict(_nmath_spec()), out, client="sync")
+    monkeypatch.undo()
+    monkeypatch.setenv("DASKCL_FP_CONTRACT", "1")
+    with pytest.raises(SweepError, match="the settings that change values "
+                       r"\(fp_contract, accuracy\) differ"):
+        run(Sweep.from_dict(_nmath_spec()), out, client="sync", resume=True)
+    monkeypatch.delenv("DASKCL_FP_CONTRACT")
+    res = run(Sweep.from_dict(_nmath_spec()), out, client="sync", resume=True)
+    assert 0 < res.computed < 3 and res.computed + res.skipped == 3
+
+
+def test_a_process_with_other_settings_does_not_compute_a_chunk(monkeypatch: Any) -> None:
+    """A worker started with settings other than the run's would write values of another
+    sweep into the store: its chunk fails instead."""
+    s = Sweep.from_dict(_nmath_spec())
+    s.identity()
+    monkeypatch.setenv("DASKCL_FP_CONTRACT", "1")
+    with pytest.raises(SweepError, match=r"this process computes with \{'fp_contract': True"):
+        runner._compute(s, (0,))
+
+
+def test_arguments_equal_as_numbers_are_one_sweep(tmp_path: Path) -> None:
+    """[args] mean = 0 respelt mean = 0.0 was refused as a different sweep."""
+    a = Sweep.from_dict(_nmath_spec(mean=0, sd=1))
+    b = Sweep.from_dict(_nmath_spec(mean=0.0, sd=1.0))
+    assert a.identity() == b.identity()
+    assert a.identity() != Sweep.from_dict(_nmath_spec(mean=0.5, sd=1.0)).identity()
+    run(a, tmp_path / "o.zarr", client="sync")
+    assert run(b, tmp_path / "o.zarr", client="sync", resume=True).computed == 0
