@@ -50,7 +50,7 @@ def function_table() -> str:
     for g in order:
         title = TITLES.get(g, g)
         out += [title, "-" * len(title), "", ".. list-table::", "   :header-rows: 1",
-                "   :widths: 22 20 26 16 16", "",
+                "   :widths: 20 18 26 14 22", "",
                 "   * - daskcl", "     - R", "     - parameters", "     - differences from R",
                 "     - algorithm and reference"]
         for row in sorted(groups[g], key=lambda r: ("dpqr".find(r.name[0]), r.name)):

@@ -24,12 +24,24 @@ Examples
 array([0.25, 0.5 , 0.25])
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: it would show as ``annotations`` in dir(nmath)
+from .kernels import _docs
 from .kernels._functions import FUNCTIONS, NmathFunction
 from .kernels._random import RandomKernel
+from .runtime.library import closest_names
 
 __all__ = sorted(["FUNCTIONS", *FUNCTIONS])
+
+
+def _r_names() -> dict[str, list[str]]:
+    """R's function names that are not daskcl's, each with the functions that serve it
+    (R's ``gamma`` is Rmath.h's ``gammafn``), read from the rows' R calls."""
+    out: dict[str, list[str]] = {}
+    for name, call in _docs.R_CALLS.items():
+        r = call.split("(", 1)[0]
+        if r and r != name and r not in FUNCTIONS:
+            out.setdefault(r, []).append(name)
+    return out
 
 
 def __getattr__(name: str) -> NmathFunction | RandomKernel:
@@ -37,8 +49,16 @@ def __getattr__(name: str) -> NmathFunction | RandomKernel:
     try:
         return FUNCTIONS[name]
     except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        pass
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    r_names = _r_names().get(name)
+    if r_names:
+        msg += (f"; R's {name}() is {' or '.join(r_names)} here (Rmath.h's name"
+                f"{'s' if len(r_names) > 1 else ''})")
+    elif not name.startswith("__") and (near := closest_names(name, list(FUNCTIONS))):
+        msg += f" (did you mean {' or '.join(near)}?)"
+    raise AttributeError(msg)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *FUNCTIONS})
+    return list(__all__)

@@ -40,8 +40,10 @@ extensions = [
 exclude_patterns = ["_build", "_generated"]
 templates_path: list[str] = []
 html_theme = "alabaster"
-html_theme_options = {"page_width": "1180px", "sidebar_width": "230px"}
-html_static_path: list[str] = []
+# the page follows the window (_static/daskcl.css): wide tables and code blocks fit
+html_theme_options = {"page_width": "1180px", "sidebar_width": "230px", "body_max_width": "none"}
+html_static_path = ["_static"]
+html_css_files = ["daskcl.css"]
 
 autodoc_default_options = {"members": False}
 autodoc_typehints = "none"

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Every name, call and command that README.md documents exists as documented.
+"""Every name, call and command that README.md and the documentation's pages document exists
+as documented.
 
-The names are read from the README itself, so a renamed or moved name fails here until the
-README follows:
+The names are read from the README and ``docs/*.rst`` themselves (the pages' code blocks and
+doctests read as the README's fenced blocks, their inline literals as its code spans), so a renamed
+or moved name fails here until the text follows:
 
 * every dotted ``daskcl.<...>`` name in it resolves (a module imported, then attributes), and so
   does a bare name listed right after one (``daskcl.cluster.local_cluster()``, ``DaskclPlugin``:
@@ -24,6 +26,7 @@ import importlib
 import inspect
 import io
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +38,42 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 API = Path(__file__).parent / "data" / "rmath_api.tsv"
 
+
+def rst_as_markdown(text: str) -> str:
+    """A page of the documentation as the README writes it: its ``code-block`` and ``doctest``
+    directives as fenced blocks, its inline literals in single backticks."""
+    out: list[str] = []
+    lines = text.splitlines()
+    k = 0
+    while k < len(lines):
+        m = re.match(r"( *)\.\. (code-block|doctest)::\s*(\w*)", lines[k])
+        if not m:
+            out.append(lines[k].replace("``", "`"))
+            k += 1
+            continue
+        indent, k, body = len(m.group(1)), k + 1, []
+        while k < len(lines) and (not lines[k].strip()
+                                  or len(lines[k]) - len(lines[k].lstrip()) > indent):
+            body.append(lines[k])
+            k += 1
+        code = textwrap.dedent("\n".join(b for b in body if not b.strip().startswith(":")))
+        lang = "python" if m.group(2) == "doctest" else m.group(3)
+        out += [f"```{lang}", code.strip("\n"), "```", ""]
+    return "\n".join(out)
+
+
+#: the README, then every page of the documentation
+TEXT = "\n".join([README, *(rst_as_markdown(p.read_text())
+                             for p in sorted((ROOT / "docs").glob("*.rst")))])
+
 #: fenced blocks: (language, text)
-BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README, re.M | re.S)
+BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", TEXT, re.M | re.S)
+README_BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README, re.M | re.S)
 #: the prose with the fenced blocks taken out, and its inline code spans
-PROSE = re.sub(r"^```\w*\n.*?^```", "", README, flags=re.M | re.S)
+PROSE = re.sub(r"^```\w*\n.*?^```", "", TEXT, flags=re.M | re.S)
 SPANS = re.findall(r"`([^`\n]+)`", PROSE)
 
-DOTTED = sorted(set(re.findall(r"(?<![\w./-])daskcl(?:\.\w+)+", README)))
+DOTTED = sorted(set(re.findall(r"(?<![\w./-])daskcl(?:\.\w+)+", TEXT)))
 #: a bare name in backticks listed after a dotted one: (the dotted name, the bare name)
 LISTED = [(m.group(1), bare)
           for m in re.finditer(r"`(daskcl(?:\.\w+)+)[^`]*`((?:,\s*`\w+(?:\([^`]*\))?`)+)", PROSE)
@@ -189,7 +221,7 @@ def test_python_blocks_import():
 
 def test_doctest_block_runs():
     """The README's example session gives the output it shows."""
-    (block,) = [b for lang, b in BLOCKS if lang == "python" and ">>>" in b]
+    (block,) = [b for lang, b in README_BLOCKS if lang == "python" and ">>>" in b]
     test = doctest.DocTestParser().get_doctest(block, {}, "README.md", "README.md", 0)
     out = io.StringIO()
     result = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS).run(test, out=out.write)
@@ -202,7 +234,8 @@ def commands() -> list[list[str]]:
     lines = [s for s in SPANS if s.startswith("daskcl ") or s == "daskcl"]
     for lang, block in BLOCKS:
         if lang == "sh":
-            lines += [part.strip() for line in block.splitlines() for part in line.split("&&")
+            lines += [part.strip() for line in block.splitlines()
+                      for part in line.split(" #")[0].split("&&")
                       if part.strip().startswith("daskcl ")]
     return [line.split()[1:] for line in lines]
 

@@ -112,12 +112,9 @@ def _supported() -> str:
     return ", ".join(names)
 
 
-#: a call streamed from NumPy is cut into at least this many pieces of at least MIN_ROWS points
-#: (an H100, f2_f3 from NumPy at (300, 16, 200 000) and (1000, 32, 100 000): 1, 2, 4, 8, 16
-#: pieces took 3.48, 3.07, 3.45, 4.54, 7.90 ms and 3.96, 3.63, 3.92, 5.97, 7.65; the pieces'
-#: uploads and kernels one after another in order, 3.48, 3.48, 4.33, 5.66, 10.6 and 3.74, 4.08,
-#: 5.17, 6.88, 9.39; the grid by the driver's pageable copy instead of staged, 2 pieces, 3.48
-#: against 3.02 and 4.12 against 3.84: benchmarks/README.md)
+#: a call streamed from NumPy is cut into at least this many pieces of at least MIN_ROWS points:
+#: two overlap one piece's upload with the other's kernel, more pay more than they overlap
+#: (``results/glm-pieces-gpu-h100.json``, benchmarks/README.md)
 PIECES = 2
 MIN_ROWS = 8192
 #: doubles of results a streamed piece holds at most (the measurements above were made with it;

@@ -54,7 +54,8 @@ class Tuning:
         64 (item), 16 (tile with mma), 32 (tile).  Reduced until the kernel fits the device's
         local memory, kept a multiple of :meth:`tile_step` (tile) or ``rows_unrolled`` (item).
     points_per_item : int
-        Grid points per work-item (``F2F3_PPW``; item path; 1 measured best on an H200).
+        Grid points per work-item (``F2F3_PPW``; item path; 1 measured best,
+        ``benchmarks/results/glm-gpu-h200.json``).
     rows_unrolled : int
         Observations per step of the item kernel's inner loop (``F2F3_RU``; item path).
     points_per_group : int
@@ -149,8 +150,8 @@ class Tuning:
         """(work_group, points_per_group, tile_rows, mma) of the tile path as asked, checked;
         tile_rows not yet fitted."""
         mma = int(self.mma != 0 and mma_capable(dev))
-        # measured on an H200 (benchmarks/results/glm-gpu-h200.json): with mma, 256 work-items
-        # (128 points) per work-group at l2 = 32, 128 at l2 = 16
+        # measured best with mma: 256 work-items (128 points) per work-group at l2 = 32, 128 at
+        # l2 = 16 (benchmarks/results/glm-gpu-h200.json)
         wg = self.work_group or ((256 if mma and l2 > 16 else 128) if gpu else 64)
         wg = min(wg, dev.max_work_group_size)
         if self.mma == 1 and not mma:

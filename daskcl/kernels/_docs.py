@@ -22,6 +22,7 @@ reStructuredText table of every function that the documentation builds.
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
@@ -949,9 +950,11 @@ def _notes(row: Fn | RFn) -> str:
     path, text = source(row)
     if not text:
         return ""
-    body = textwrap.fill(text, 88, initial_indent="    ", subsequent_indent="    ",
+    # prose, not a literal block: markup characters escaped (``|z|`` is no substitution)
+    text = re.sub(r"([\\*`|]|_(?!\w))", r"\\\1", text)
+    body = textwrap.fill(f"The algorithm and its reference (``{path}``): {text}", 92,
                          break_on_hyphens=False)
-    return f"Notes\n-----\nThe algorithm and its reference (``{path}``)::\n\n{body}\n\n"
+    return f"Notes\n-----\n{body}\n\n"
 
 
 def _conflicts(row: Fn | RFn) -> list[str]:

@@ -14,14 +14,10 @@ from ._table import PUBLIC_MODULE, Fn
 
 __all__ = ["INLINE_FASTER", "PUBLIC", "NmathFunction"]
 
-#: the functions whose kernels ran more than 5% faster with the library routines inlined on
-#: GPUs (``benchmarks/bench_inline.py`` over every function of ``bench_nmath.py``, an H200,
-#: ``results/inline-all-gpu-h200.json``; out of line, of the inlined speed: dpois 0.66, qhyper
-#: 0.67, qtukey 0.82, pf 0.83, ptukey 0.84, phyper 0.84, dgamma 0.85, pgamma 0.90, pbeta 0.91,
-#: bessel_j 0.92, pchisq 0.92, pgeom 0.94; the other 40 ran within 5% or faster out of line:
-#: qbinom 1.58, qbeta 1.31, pnbeta 1.95).  Their inlined programs take longer to build (pf 44 s
-#: against 6 on an H200), so they are built after the out-of-line ones, in the background
-#: (``noinline`` ``tiered``).
+#: the functions whose kernels ran more than 5% faster on GPUs with the library routines
+#: inlined (``benchmarks/bench_inline.py``, ``results/inline-all-gpu-h200.json``).  Their inlined
+#: programs take longer to build, so they are built after the out-of-line ones, in the
+#: background (``noinline`` ``tiered``).
 INLINE_FASTER = frozenset({"dpois", "qhyper", "qtukey", "pf", "ptukey", "phyper", "dgamma",
                            "pgamma", "pbeta", "bessel_j", "pchisq", "pgeom"})
 

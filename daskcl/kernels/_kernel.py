@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
 import numbers
 import os
 import re
@@ -79,8 +80,19 @@ def _options(where: str, options: Any) -> tuple[str, ...]:
 def misspelt(given: Iterable[str], known: Sequence[str]) -> str:
     """What a call's error adds for keywords it does not know: `` (did you mean a or b?)``,
     each with the names of ``known`` closest to it; empty where none is near."""
-    hints = [closest_names(k, known) for k in given if k not in known]
-    return "".join(f" (did you mean {' or '.join(near)}?)" for near in hints if near)
+    out = ""
+    for k in given:
+        if k in known:
+            continue
+        # R's names that Python cannot take as they are: lambda (a keyword), lower.tail
+        r_name = [n for n in known if n == k.replace(".", "_")
+                  or (keyword.iskeyword(k) and k.startswith(n))]
+        if r_name:
+            out += f" (R's {k} is {r_name[0]} here"
+            out += f": {k} is a reserved word in Python)" if keyword.iskeyword(k) else ")"
+        elif near := closest_names(k, known):
+            out += f" (did you mean {' or '.join(near)}?)"
+    return out
 
 
 def _get_library(roots: tuple[str, ...] | None) -> Library:

@@ -1284,8 +1284,10 @@ class Sweep:
         return [f"{p.relative_to(lib.root)}\0{p.read_text()}"
                 for p in sorted(lib.root.rglob("*.cl"))]
 
-    def plan(self, done: int | None = None) -> str:
-        """What the sweep will compute, in words (``daskcl sweep --dry-run``)."""
+    def plan(self, done: int | None = None, store: str | os.PathLike[str] | None = None) -> str:
+        """What the sweep will compute, in words (``daskcl sweep --dry-run``), with a warning
+        line where the output exceeds the free space of ``store``'s filesystem (a local path or
+        ``file://`` URL) or 1 TiB."""
         lines = [f"function  {self.function}" + (f"  ({self.description})" if self.description
                                                   else "")]
         for a in self.axes:
@@ -1310,6 +1312,24 @@ class Sweep:
         if done is not None:
             lines.append(f"done      {done} of {self.n_chunks} chunks already in the store")
         lines.append(f"total     {math.prod(self.shape)} points, {_human(total)}")
+        # the disk: the free space where the store would go (its nearest existing directory)
+        import shutil
+
+        free = None
+        if store is not None and "://" not in str(store).removeprefix("file://"):
+            where = Path(str(store).removeprefix("file://")).absolute()
+            while not where.is_dir() and where != where.parent:
+                where = where.parent
+            try:
+                free = shutil.disk_usage(where).free
+            except OSError:
+                pass
+        if free is not None and total > free:
+            lines.append(f"warning   the output ({_human(total)}, before compression) exceeds "
+                         f"the {_human(free)} free on {where}'s filesystem")
+        elif total > 2**40:
+            lines.append(f"warning   {_human(total)} of output (before compression): check "
+                         "that the store's filesystem holds it")
         return "\n".join(lines)
 
     # -- evaluation ---------------------------------------------------------------------------
