@@ -54,7 +54,8 @@ class Record:
         m = self.data["machine"]
         platform, _, name = m["device"].partition(" / ")
         if "Portable Computing Language" in platform:
-            return f"PoCL {m['driver']}, {name.removeprefix('pthread-')}, {m['compute_units']} cores"
+            cores = f"{m['compute_units']} core" + ("s" if m["compute_units"] != 1 else "")
+            return f"PoCL {m['driver']}, {name.removeprefix('pthread-')}, {cores}"
         return name
 
 
@@ -175,8 +176,8 @@ def _bound_resident(r: dict[str, Any]) -> str:
 
 
 @claim("Device-resident calls against CuPy", """
-    pyopencl arrays against CuPy arrays.  Goals: 2x CuPy for the costly functions (met), 1.0x
-    for pnorm and qnorm (not met: their kernels, and at small sizes a call's host work).""")
+    pyopencl arrays against CuPy arrays.  Goals: 2x CuPy for the costly functions (met at
+    2^25), 1.0x for pnorm and qnorm (not met).""")
 def resident() -> Table:
     rows = newest(lambda r: (r["function"], r["n"]), DELIVERED,
                   lambda r: r["n"] <= N25 and "e2e_vs_cupy" in r)
@@ -216,8 +217,8 @@ TRANSFER = (("pinned, DMA", "h2d_pinned", "d2h_pinned", "link"),
 
 
 @claim("Transfer ceilings", """
-    The host's rates for 256 MB of float64, GB/s, from which the ceilings above are computed:
-    a call from NumPy stages its inputs in pinned memory on 8 threads.""")
+    The host's rates for 256 MB of float64, GB/s.  Each call's ceiling above comes from these
+    rates, measured in its own run.""")
 def transfer() -> Table:
     rec = load("transfer-usehost-gpu-h200.json")
     rate = {r["path"]: r["GB_s"] for r in rec.rows}
@@ -314,8 +315,8 @@ def census() -> Table:
 
 
 @claim("Kernel speed out of line and tiered", """
-    GPUs build the heavy routines out of line (faster cold builds); functions more than 5%
-    slower that way tier up to the inlined program in the background.""")
+    GPUs build the heavy routines out of line; functions over 5% slower so tier up to the
+    inlined program, built in the background.""")
 def tiered() -> Table:
     out = load("inline-all-gpu-h200.json")
     tier = load("inline-tiered-gpu-h200.json")
