@@ -138,9 +138,8 @@ N25 = 1 << 25
 
 
 @claim("Kernels against CuPy", """
-    Kernels alone on device arrays, against `cupyx.scipy.special` and JAX.  The costly
-    functions, sorted by method on GPUs, beat CuPy; pnorm and qnorm (R's ranges against one
-    approximation) do not.""")
+    Kernels alone on device arrays against `cupyx.scipy.special` and JAX.  The costly
+    functions, sorted by method on GPUs, beat CuPy; pnorm and qnorm do not.""")
 def kernels() -> Table:
     rows = newest(lambda r: r["function"], NMATH_SORTED, lambda r: "cupy_kernel_Gel_s" in r)
     bw = max(r["bandwidth_fraction"] for _, r in rows)
@@ -151,13 +150,30 @@ def kernels() -> Table:
                  f"the kernels' fp64 arithmetic (at most {pct(bw)} of the copy bandwidth)")
 
 
+@claim("R's pnorm and qnorm at their leanest", """
+    The library's kernels and the fastest lean versions of R's rational functions (one tail,
+    fewer divisions) against `ndtr` and `ndtri`: R's algorithms stay behind CuPy's.""")
+def lean_norm() -> Table:
+    a, b = load("lean-norm-gpu-h200.json"), load("lean-norm-2e27-gpu-h200.json")
+    rows = []
+    for fn, peer in (("pnorm", "cupy_ndtr"), ("qnorm", "cupy_ndtri")):
+        ms = [{r["kernel"]: r for r in rec.rows} for rec in (a, b)]
+        lean = min((k for k in ms[0] if k.startswith(f"lean_{fn}")), key=lambda k: ms[0][k]["ms"])
+        for label, k in ((f"{fn}, the library's", f"{fn}5"), (f"{fn}, leanest", lean)):
+            rows.append((a, [label, *(x(m[peer]["ms"] / m[k]["ms"]) for m in ms),
+                             g(max(m[k].get("maxrel_vs_lib", 0) for m in ms))]))
+    return Table(["kernel", "vs CuPy, 2^25", "2^27", "max relative difference from the library"],
+                 rows,
+                 "issuing instructions", also=(b,))
+
+
 def _bound_e2e(r: dict[str, Any]) -> str:
     return "kernel" if r["resident"] > 0.5 * r["e2e_" + r["best_mode"]] else "host copies to pinned"
 
 
 @claim("NumPy in, NumPy out, against CuPy", """
-    NumPy arrays in and out against CuPy's `asarray`, function, `asnumpy`, 2^25 elements.
-    Goals: 2x CuPy, and 80% of the transfer ceiling of the bytes moved.""")
+    NumPy in and out against CuPy's `asarray`, function, `asnumpy`, 2^25 elements.  Goals: 2x
+    CuPy, 80% of the transfer ceiling.""")
 def from_numpy() -> Table:
     rows = newest(lambda r: (r["function"], r["n"]), DELIVERED,
                   lambda r: r["n"] == N25 and "e2e_vs_cupy" in r)
@@ -187,8 +203,8 @@ def resident() -> Table:
 
 
 @claim("GLM f2_f3 against CuPy", """
-    The binomial/logit log-posterior and gradient at l1 grid points of l2 coefficients (200,000
-    and 100,000 observations) against CuPy array code on device data.  No JAX peer is recorded.""")
+    The binomial/logit log-posterior and gradient at l1 points of l2 coefficients (200,000 and
+    100,000 observations) against CuPy array code on device data; no JAX peer.""")
 def glm() -> Table:
     rows: list[tuple[Record, list[str]]] = []
     for r in load("glm-gpu-h200.json").rows:
@@ -228,8 +244,8 @@ def transfer() -> Table:
 
 
 @claim("dask.array code", """
-    A function mapped over NumPy-backed dask chunks (2^26 elements), against CuPy mapped over
-    the same chunks and against the same graph summing each chunk in NumPy (dask's floor).""")
+    A function over NumPy-backed dask chunks (2^26 elements) against CuPy over the same
+    chunks, and against the same graph summing each chunk in NumPy (dask's floor).""")
 def dask() -> Table:
     rec = load("dask-gpu-h100.json")
     return Table(["function", "chunk", "vs CuPy", "of NumPy floor"],
@@ -255,22 +271,22 @@ def sweep() -> Table:
 
 @claim("Sweeps over several GPUs", """
     One worker per GPU of one host: points per second over one worker's times the workers,
-    with the store's codec of then (zstd).""")
+    with the codec of then (zstd).""")
 def sweep_gpus() -> Table:
     rec = load("sweep-gpu-h200x4.json")
     eff = {(r["case"], r["workers"]): r["efficiency"] for r in rec.rows}
     cases = dict.fromkeys(r["case"] for r in rec.rows)
     return Table(["case", "2 GPUs", "4 GPUs"],
                  [(rec, [c, pct(eff[c, 2]), pct(eff[c, 4])]) for c in cases],
-                 "the host's cores and disk, shared by the workers' writers")
+                 "the writers' shared cores and disk")
 
 
 STORE_CODECS = ("none", "blosc-lz4:5", "blosc-lz4:1", "blosc-zstd:1", "zstd:1", "zstd:3")
 
 
 @claim("What a sweep store absorbs", """
-    dnorm's field, MB/s of float64: each codec alone on one core, and the store's write path
-    (zarr chunks in parallel, checksum, done mark) on 1 and 8 threads.""")
+    dnorm's field, MB/s of float64: each codec alone on one core, and the store's writes
+    (chunks, checksums, marks) on 1 and 8 threads.""")
 def store() -> Table:
     rec = load("store-gpu-h200.json")
     alone = {r["codec"]: r for r in rec.rows if r["part"] == "codec" and r["kind"] == "dnorm"}
@@ -284,14 +300,14 @@ def store() -> Table:
 
 
 @claim("Cold start", """
-    A function's first result in a fresh process, every cache empty, then in another process
-    (a second worker or node) sharing its cache.  Goal: 0.3 s.""")
+    A function's first result in a fresh process, every cache empty, then in another (a
+    second worker or node) sharing its cache.  Goal: 0.3 s.""")
 def cold_start() -> Table:
     rec = load("node-gpu-h200.json")
     return Table(["entry", "cold s", "shared cache s"],
                  [(rec, [r["entry"], g(r["cold_first_s"]), g(r["shared_first_s"])])
                   for r in rec.rows],
-                 "cold: the driver's compilation of the PTX; shared: loading")
+                 "cold: the driver's PTX compilation")
 
 
 def _census(name: str, what: str) -> tuple[Record, list[str]]:
@@ -304,8 +320,8 @@ def _census(name: str, what: str) -> tuple[Record, list[str]]:
 
 
 @claim("Cold builds of every function", """
-    `bench_build.py --census`: every function's, generator's and GLM family's first result in a
-    fresh process, every cache off.  Goal: each within 5 s.""")
+    The first result of every function, generator and GLM family, each in a fresh process,
+    every cache off.  Goal: 5 s.""")
 def census() -> Table:
     return Table(["census", "entries", "at once", "summed s", "slowest s", "over 5 s"],
                  [_census("census-gpu-h200.json", "GPU, every entry"),
@@ -357,8 +373,8 @@ def pocl() -> Table:
 
 
 @claim("Small calls", """
-    A call's own cost from NumPy on a CPU device, and its speed against scipy.stats on one
-    thread, same inputs.""")
+    A call's own cost from NumPy on a CPU device, and its speed against scipy.stats (one
+    thread).""")
 def small() -> Table:
     rec = load("small-cpu.json")
     sizes = list(dict.fromkeys(r["n"] for r in rec.rows))
@@ -368,7 +384,7 @@ def small() -> Table:
                  [(rec, [f, f"{by[f, sizes[0]]['daskcl_us']:.0f}",
                          *(x(by[f, n]["vs_scipy"]) for n in sizes)])
                   for f in dict.fromkeys(r["function"] for r in rec.rows)],
-                 "up to 1024 elements the call's Python and one wait for PoCL; then the kernel")
+                 "the call's host work up to 1024 elements, then the kernel")
 
 
 @claim("Random generators", """
@@ -387,7 +403,7 @@ def generators() -> Table:
     daskcl's.""")
 def counts() -> Table:
     gpu, cpu = load("counts-gpu-h100.json"), load("counts-pocl.json")
-    shown = {50, 1000, 3000, 8191, 150, 2000}
+    shown = {1000, 3000, 8191, 150, 2000}
 
     def key(r: dict[str, Any]) -> str:
         return f"{r['fn']} {r['m']} x {r['n']}" if "m" in r else f"{r['fn']} n = {r['n']}"
@@ -399,37 +415,37 @@ def counts() -> Table:
 
 
 @claim("Discrete quantiles from a poor start", """
-    `qnbinom_mu(0.2, size, mu)` from a start of 0: R walks one unit per evaluation, daskcl
-    walks, then doubles and bisects; the same quantile.""")
+    `qnbinom_mu(0.2, size, mu)` from a start of 0: R steps one unit per evaluation; daskcl
+    steps, doubles, bisects.  The same quantile.""")
 def qdiscrete() -> Table:
     rec = load("qdiscrete-cpu.json")
     return Table(["mu", "R's evaluations", "R / daskcl"],
                  [(rec, [g(r["mu"]), g(r["evaluations"]), x(r["ratio"])])
                   for r in rec.rows],
-                 "the number of distribution-function evaluations")
+                 "evaluations of the distribution function")
 
 
 @claim("A fused kernel of your own", """
-    The t-test power (qt and two pnt per element) as one `ElementwiseKernel`, against the same
-    composed of `daskcl.nmath` calls; the same bits.""")
+    The t-test power (qt, two pnt) as one `ElementwiseKernel`, against `daskcl.nmath` calls
+    composed; the same bits.""")
 def fused() -> Table:
     rows = []
     for name in ("fused-gpu-h200.json", "fused-cpu-pocl.json"):
         rec = load(name)
         rows += [(rec, [r["inputs"], x(r["vs_composed"])]) for r in rec.rows]
     return Table(["inputs", "vs composed"], rows,
-                 "the transfers saved on a GPU; the per-element qt on a CPU")
+                 "transfers saved (GPU); the per-element qt (CPU)")
 
 
 @claim("Threads on one queue", """
-    Reliability: processes of 8 threads calling sorted launches on device arrays at once,
-    every value compared, with each allocator of the device pool.""")
+    Reliability: threads calling sorted launches on device arrays at once, every value
+    compared, with each allocator of the device pool.""")
 def stress() -> Table:
     rec = load("stress-threads-gpu-h200.json")
     return Table(["allocator", "processes", "right", "wrong", "crashed", "hung"],
                  [(rec, [r["allocator"], str(r["procs"]), str(r["ok"]), str(r["wrong"]),
                          str(r["crashed"]), str(r["hung"])]) for r in rec.rows],
-                 "the immediate allocator's migrations beside other threads' launches")
+                 "the immediate allocator's migrations")
 
 
 # ---------------------------------------------------------------- the rest of the page
@@ -440,9 +456,9 @@ depend on the machine.  `report.py` generates this page from the records in `res
 measurements' history is in git."""
 
 RUN = """\
-From the repository root, `python3 benchmarks/SCRIPT --out benchmarks/results/NAME.json`
-(`--help` lists the options), then `python3 benchmarks/report.py`.  On a lent NVIDIA machine,
-`bash benchmarks/device_run.sh bench` sets up and runs the GPU set."""
+`python3 benchmarks/SCRIPT --out benchmarks/results/NAME.json` (`--help`: options), then
+`python3 benchmarks/report.py`.  On a lent GPU, `bash benchmarks/device_run.sh bench` (its
+set-up `device_env.sh`; `device_bench.sh`, `device_sweep.sh` for 1 to 4 GPUs)."""
 
 SCRIPTS = (
     ("bench_nmath.py --cases all", "nmath functions vs scipy.stats, CuPy, JAX"),
@@ -519,10 +535,9 @@ def other_records(used: set[str]) -> dict[str, list[Record]]:
 
 
 def _others_text(used: set[str]) -> str:
-    fams = other_records(used)
-    return ("Earlier runs and measurements of single changes, which no claim shows: "
-            + ", ".join(f"`{fam}-*`" for fam in fams)
-            + ".  `python3 benchmarks/report.py --others` lists them.")
+    n = sum(len(recs) for recs in other_records(used).values())
+    return (f"`python3 benchmarks/report.py --others` lists the {n} records that no claim shows "
+            "(earlier runs, single changes), each with its date, device and family.")
 
 
 def print_others() -> None:
