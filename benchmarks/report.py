@@ -340,7 +340,8 @@ def tiered() -> Table:
     low = min(speed, key=lambda f: speed[f])
     tiered_speed = [r["tiered_speed"] for r in tier.rows]
     return Table(["program", "functions", "within 5% of inlined", "slowest", "same bits"],
-                 [(out, ["out of line", str(len(speed)), str(sum(v >= 0.95 for v in speed.values())),
+                 [(out, ["out of line", str(len(speed)),
+                         str(sum(v >= 0.95 for v in speed.values())),
                          f"{low} {speed[low]:.2f}", _yes(out)]),
                   (tier, ["tiered, once built", str(len(tiered_speed)),
                           str(sum(v >= 0.95 for v in tiered_speed)),
