@@ -414,7 +414,7 @@ def _sweep(args: argparse.Namespace) -> int:
                     print(f"note: the done marks of {args.out} cannot be read "
                           f"({type(exc).__name__}: {exc}); the plan counts no chunk done",
                           file=sys.stderr)
-        print(sweep.plan(done))
+        print(sweep.plan(done, store=url if args.out else None))
         if args.out:
             print(f"store     {url}{what}")     # as the run names it: a local path absolute
         return 0

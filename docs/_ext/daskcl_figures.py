@@ -9,7 +9,6 @@ takes seconds there once its kernels are built (``daskcl``'s program cache keeps
 from __future__ import annotations
 
 import csv
-import json
 import math
 import sys
 from pathlib import Path
@@ -23,15 +22,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / "workflows"
-RESULTS = ROOT / "benchmarks" / "results"
-
-#: the recorded benchmark results drawn, with the column that labels a row
-BENCHMARKS = (
-    ("nmath-gpu-h200.json", "function", "daskcl.nmath functions"),
-    ("random-gpu-h200.json", "case", "random generators"),
-    ("glm-gpu-h200.json", "case", "GLM f2_f3"),
-)
-
 
 def ttest_power(out: Path) -> dict[str, Any]:
     """Power of the two-sided two-sample t test against n, one curve per effect size, from the
@@ -139,37 +129,8 @@ def budworm_posterior(out: Path) -> dict[str, Any]:
             "sd": dict(zip(g.names, (float(v) for v in sd)))}
 
 
-def benchmark_ratios(out: Path) -> dict[str, Any]:
-    """daskcl's rate over its peers' from the recorded JSON results, one panel per file."""
-    fig, axes = plt.subplots(len(BENCHMARKS), 1, figsize=(9.5, 3.2 * len(BENCHMARKS)))
-    devices = {}
-    for ax, (name, label, title) in zip(np.atleast_1d(axes), BENCHMARKS):
-        data = json.loads((RESULTS / name).read_text())
-        rows = data["results"]
-        cols = [c for c in dict.fromkeys(k for r in rows for k in r) if "_vs_" in c]
-        x = np.arange(len(rows))
-        width = 0.8 / max(len(cols), 1)
-        for c_i, col in enumerate(cols):
-            vals = [r.get(col, np.nan) for r in rows]
-            ax.bar(x + (c_i - (len(cols) - 1) / 2) * width, vals, width, label=col)
-        ax.set_yscale("log")
-        ax.axhline(1.0, color="k", lw=0.8)
-        ax.set_xticks(x)
-        ax.set_xticklabels([str(r[label]) for r in rows], rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel("daskcl / peer")
-        device = data["machine"]["device"]
-        devices[name] = device
-        ax.set_title(f"{title}: {device}, {data['machine']['date']}", fontsize=10)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return {"devices": devices}
-
-
 FIGURES = {
     "ttest_power.png": ttest_power,
     "tukey_table.png": tukey_table,
     "budworm_posterior.png": budworm_posterior,
-    "benchmark_ratios.png": benchmark_ratios,
 }
