@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -140,3 +141,37 @@ def test_arguments_equal_as_numbers_are_one_sweep(tmp_path: Path) -> None:
     assert a.identity() != Sweep.from_dict(_nmath_spec(mean=0.5, sd=1.0)).identity()
     run(a, tmp_path / "o.zarr", client="sync")
     assert run(b, tmp_path / "o.zarr", client="sync", resume=True).computed == 0
+
+
+def _edit_meta(path: Path, edit: Any) -> None:
+    meta = json.loads(path.read_text())
+    edit(meta)
+    path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m.update(data_type="float32"),
+    lambda m: m.update(shape=[6]),
+    lambda m: m.update(shape=[24]),
+    lambda m: m["codecs"].pop(),
+], ids=["float32", "shape-6", "shape-24", "codec"])
+@pytest.mark.parametrize("where", ["array", "consolidated"])
+def test_retyped_or_reshaped_arrays_are_named_by_verify_and_resume(
+        tmp_path: Path, edit: Any, where: str) -> None:
+    """A result array's zarr.json edited from float64 to float32, or its shape from 12 to 6 or
+    24: verify said every chunk matched, resume computed nothing, and the data were unreadable
+    or cut (the checksums cover the chunks' bytes, not what they mean)."""
+    out = tmp_path / "o.zarr"
+    run(Sweep.from_dict(_nmath_spec()), out, client="sync")
+    if where == "array":
+        _edit_meta(out / "pnorm" / "zarr.json", edit)
+    else:
+        _edit_meta(out / "zarr.json",
+                   lambda m: edit(m["consolidated_metadata"]["metadata"]["pnorm"]))
+    said = re.escape(f"{out}: the array 'pnorm' is not as the sweep wrote it")
+    with pytest.raises(SweepError, match=said):
+        verify(str(out))
+    with pytest.raises(SweepError, match=said):
+        run(Sweep.from_dict(_nmath_spec()), out, client="sync", resume=True)
+    assert run(Sweep.from_dict(_nmath_spec()), out, client="sync", overwrite=True).computed == 3
+    assert verify(str(out))[1:] == ([], [])

@@ -52,10 +52,12 @@ error says to upgrade.  :func:`open_store` applies these rules before anything i
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime as _dt
 import errno
 import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -718,24 +720,24 @@ def _read_local_json(path: str) -> Any:
 
 def _grids(read: Callable[[str], Any]) -> Callable[[str], tuple[int, ...] | None]:
     """``grid_of(array)`` for :func:`_is_own_file`: the array's grid of chunks from its own
-    ``zarr.json`` (``read(key)`` gives a key's JSON, or ``None``) or, where that is unreadable
-    (a damaged store, which ``--overwrite`` replaces), from the store's consolidated copy of
-    it; each read once."""
+    ``zarr.json`` (``read(key)`` gives a key's JSON, or ``None``) and the store's consolidated
+    copy of it, the larger where both are readable (a damaged store, which ``--overwrite``
+    replaces, may have either edited or unreadable); each read once."""
     cache: dict[str, tuple[int, ...] | None] = {}
     top: list[Any] = []
 
     def grid_of(array: str) -> tuple[int, ...] | None:
         if array not in cache:
-            grid = _chunk_grid(read(f"{array}/zarr.json"))
-            if grid is None:
-                if not top:
-                    top.append(read("zarr.json"))
-                consolidated = top[0].get("consolidated_metadata") if isinstance(
-                    top[0], dict) else None
-                metadata = consolidated.get("metadata") if isinstance(
-                    consolidated, dict) else None
-                grid = _chunk_grid(metadata.get(array)) if isinstance(metadata, dict) else None
-            cache[array] = grid
+            own = _chunk_grid(read(f"{array}/zarr.json"))
+            if not top:
+                top.append(read("zarr.json"))
+            consolidated = top[0].get("consolidated_metadata") if isinstance(
+                top[0], dict) else None
+            metadata = consolidated.get("metadata") if isinstance(consolidated, dict) else None
+            copy = _chunk_grid(metadata.get(array)) if isinstance(metadata, dict) else None
+            # either copy may have been edited since daskcl wrote it: the larger grid
+            cache[array] = (tuple(map(max, own, copy)) if own and copy and len(own) == len(copy)
+                            else own or copy)
         return cache[array]
 
     return grid_of
@@ -908,6 +910,18 @@ def _check_inputs(url: str, options: dict[str, Any] | None, sweep: Sweep) -> Non
 _DAMAGED: tuple[type[Exception], ...] = (*STORE_READ_ERRORS, TypeError)
 
 
+def _meta_names(info: Mapping[str, Any]) -> list[str]:
+    """The arrays whose metadata a store records (:func:`_meta_hash`)."""
+    return [str(n) for n in info.get("arrays") or ()] + [_DONE, _CHECKSUM]
+
+
+def _meta_hash(arr: Any) -> str:
+    """A hash of what an array's metadata says its bytes mean: data type, shape, chunk grid
+    and keys, codecs, fill value (not its attributes)."""
+    meta = {k: v for k, v in arr.metadata.to_dict().items() if k != "attributes"}
+    return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def _check_arrays(url: str, info: Mapping[str, Any], options: dict[str, Any] | None) -> None:
     """Every array the store's attributes list opens from its own metadata (not only from the
     consolidated copy at the top, which a resume writes anew from them); a damaged one is a
@@ -926,13 +940,30 @@ def _check_arrays(url: str, info: Mapping[str, Any], options: dict[str, Any] | N
         names += [_DONE, _CHECKSUM] if _BOOK in group else [_OLD_DONE, _OLD_CHECKSUM]
     except _DAMAGED:
         names += [_DONE, _CHECKSUM]
+    recorded = info.get("array_meta")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    try:
+        consolidated = open_group(url, "r", options)
+    except _DAMAGED:
+        consolidated = None
     for name in names:
         try:
-            group[name]
+            arr = group[name]
         except _DAMAGED as exc:
             raise SweepError(f"{url}: the array {name!r} cannot be opened ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''}); the store is "
                              "damaged: --overwrite starts it again") from None
+        if name not in recorded:     # a store of an earlier daskcl records none
+            continue
+        copies = [arr]
+        with contextlib.suppress(*_DAMAGED):
+            if consolidated is not None:
+                copies.append(consolidated[name])
+        if any(_meta_hash(a) != recorded[name] for a in copies):
+            raise SweepError(f"{url}: the array {name!r} is not as the sweep wrote it (its "
+                             "metadata: data type, shape, chunks or codecs changed), so its "
+                             "checksums do not say what its values are; the store is damaged: "
+                             "--overwrite starts it again")
 
 
 def open_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
@@ -1255,7 +1286,9 @@ def create_arrays(sweep: Sweep, group: Any, envelope: dict[str, Any] | None,
                       chunks=(1,) * len(sweep.grid) + (nout,), dtype="uint32", fill_value=0,
                       compressors=None, dimension_names=[*chunk_dims, "output"],
                       attributes={"algorithm": new_algorithm()})
-    _write_info(group, _info(sweep, envelope, sharded))
+    info = _info(sweep, envelope, sharded)
+    info["array_meta"] = {name: _meta_hash(group[name]) for name in _meta_names(info)}
+    _write_info(group, info)
     if url is not None:
         consolidate(url, options)
 
