@@ -180,3 +180,32 @@ def test_a_failed_preparation_leaves_nothing(tmp_path: Path, monkeypatch: Any) -
     assert not out.exists()
     monkeypatch.delenv("DASKCL_LIBRARY")
     assert run(s, out, client="sync").computed == 1
+
+
+def test_a_store_whose_overwrite_was_killed_is_still_daskcls(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """--overwrite deleted the store's entries in name order: killed after the group's
+    zarr.json, it left a coordinate array named after it ('zeta') that the next --overwrite
+    refused as "not a zarr group" although daskcl made it."""
+    import shutil
+
+    out = tmp_path / "o.zarr"
+    (tmp_path / "z.py").write_text("def g(zeta):\n    return zeta * 2.0\n")
+    s = Sweep.from_dict({"sweep": {"function": "z.py:g", "chunks": {"zeta": 2}},
+                         "axes": {"zeta": {"values": [0.0, 1.0, 2.0]}}}, tmp_path)
+    run(s, out, client="sync")
+    real, calls = shutil.rmtree, []
+
+    def killed(path: Any, *args: Any, **kwargs: Any) -> None:
+        calls.append(path)
+        if str(path).endswith("zeta"):      # killed as the coordinate array goes
+            raise KeyboardInterrupt
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run(s, out, client="sync", overwrite=True)
+    monkeypatch.undo()
+    assert (out / "zarr.json").is_file()           # removed last: the store is still daskcl's
+    assert run(s, out, client="sync", overwrite=True).computed == 2
+    assert verify(str(out))[1:] == ([], [])
