@@ -56,7 +56,7 @@ def _wait_for_chunks(out: Path, proc: subprocess.Popen[str], n: int = 2) -> None
 
 
 def _lease_record(out: Path) -> dict[str, Any]:
-    meta = json.loads((out / "_daskcl" / "lease" / "zarr.json").read_text())
+    meta = json.loads((out / "_daskcl_lease" / "zarr.json").read_text())
     return dict(meta["attributes"]["daskcl_lease"])
 
 
@@ -84,7 +84,7 @@ def test_overwrite_and_resume_wait_for_a_running_sweep(tmp_path: Path) -> None:
     np.testing.assert_array_equal(open_result(out)["g"][...], np.arange(30.0))
     assert verify(str(out))[1:] == ([], [])
     # the lease goes with the run, from the store and from its consolidated metadata
-    assert not (out / "_daskcl" / "lease").exists()
+    assert not (out / "_daskcl_lease").exists()
     top = json.loads((out / "zarr.json").read_text())
     assert not [k for k in top["consolidated_metadata"]["metadata"] if "lease" in k]
 
@@ -108,8 +108,8 @@ def test_a_killed_runs_lease_is_taken_over_with_a_warning(tmp_path: Path) -> Non
 
 
 def _plant(out: Path, **record: Any) -> None:
-    (out / "_daskcl" / "lease").mkdir(parents=True, exist_ok=True)
-    (out / "_daskcl" / "lease" / "zarr.json").write_text(json.dumps(
+    (out / "_daskcl_lease").mkdir(parents=True, exist_ok=True)
+    (out / "_daskcl_lease" / "zarr.json").write_text(json.dumps(
         {"zarr_format": 3, "node_type": "group", "attributes": {"daskcl_lease": {
             "host": "node-elsewhere-17", "pid": 4242, "since": "9", "token": "t",
             "started": "then", **record}}}))

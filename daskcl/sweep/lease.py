@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """One writer per store: the lease a run holds on its store from the check to the last write.
 
-The lease is the zarr group ``_daskcl/lease`` of the store, whose ``daskcl_lease`` attribute
+The lease is the zarr group ``_daskcl_lease`` of the store, whose ``daskcl_lease`` attribute
 names the run: its host, process (pid and the process's start, which tell it from a later
 process given the same pid), when it started and last renewed the lease, and a token of its
 own.  (A group, not a plain file, so that zarr sees nothing foreign in the store; it is left out
@@ -37,12 +37,12 @@ from typing import Any
 
 from ..errors import SweepError
 
-__all__ = ["BOOK", "LEASE", "RENEW_S", "STALE_S", "Lease", "acquire", "is_lease_file",
+__all__ = ["LEASE", "RENEW_S", "STALE_S", "Lease", "acquire", "is_lease_file",
            "pid_alive", "process_start", "refuse_live"]
 
-#: the bookkeeping group, the lease's group in it and the file that holds it
-BOOK = "_daskcl"
-LEASE = f"{BOOK}/lease"
+#: the lease's group (at the top of the store, beside the bookkeeping group ``_daskcl``, which
+#: stores of the first format do not have) and the file that holds it
+LEASE = "_daskcl_lease"
 _FILE = f"{LEASE}/zarr.json"
 #: how often a run renews its lease, and how long a lease of another host lives unrenewed
 RENEW_S = 15.0
@@ -160,8 +160,8 @@ class _Files:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """An exclusive lock for reading and writing the lease (local stores; the fsspec
-        path reads its write back instead)."""
+        """An exclusive lock for reading and writing the lease (local stores, an ``flock`` of
+        its directory; the fsspec path reads its write back instead)."""
         if not self.local:
             yield
             return
@@ -259,7 +259,7 @@ def acquire(url: str, options: dict[str, Any] | None) -> Lease:
         while not os.path.lexists(d) and d != os.path.dirname(d):
             chain.insert(0, d)
             d = os.path.dirname(d)
-        for d in [*chain, *(files.path(x) for x in (BOOK, LEASE))]:
+        for d in [*chain, files.path(LEASE)]:
             try:
                 os.mkdir(d)
             except FileExistsError:
@@ -270,10 +270,9 @@ def acquire(url: str, options: dict[str, Any] | None) -> Lease:
                 raise write_error(url, exc) from exc
             if d != files.path(LEASE):
                 made.append(d)
-        for d in (BOOK, LEASE):
-            if os.path.islink(files.path(d)) or not os.path.isdir(files.path(d)):
-                raise SweepError(f"{url}: {d} is not a directory daskcl made; choose another "
-                                 "--out")
+        if os.path.islink(files.path(LEASE)) or not os.path.isdir(files.path(LEASE)):
+            raise SweepError(f"{url}: {LEASE} is not a directory daskcl made; choose another "
+                             "--out")
     token = uuid.uuid4().hex
     host, pid = socket.gethostname(), os.getpid()
     record = {"daskcl_lease": 1, "host": host, "pid": pid, "since": process_start(pid),
