@@ -457,7 +457,12 @@ def _hash(obj: Any) -> str:
 def axes_hash(axes: Iterable[tuple[str, np.ndarray]]) -> str:
     """The identity's part for the axes: their names and float64 values, in order (a store's
     coordinate arrays are checked against it)."""
-    return _hash([[name, values.tobytes().hex()] for name, values in axes])
+    h = hashlib.sha256()
+    for name, values in axes:
+        v = np.ascontiguousarray(values, dtype="<f8")
+        h.update(f"{json.dumps(name)}\0{v.size}\0".encode())
+        h.update(memoryview(v).cast("B"))
+    return h.hexdigest()
 
 
 #: the configuration keys that change a sweep's values; ``noinline`` and ``build.link`` change

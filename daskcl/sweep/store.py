@@ -877,6 +877,9 @@ def _what_changed(info: dict[str, Any], sweep: Sweep) -> str:
     if not isinstance(stored, dict):
         return "it was written by an older daskcl, whose identity does not say what"
     now = sweep.identity_parts()
+    if set(stored) != set(now):
+        return (f"it was written by daskcl {info.get('version', '(version unknown)')}, whose "
+                "identity covers other things than this one's")
     keys = [k for k in now if k != "sweep" and stored.get(k) != now[k]]
     changed = [_PROBLEMS.get(k, k) for k in keys]
     plural = len(keys) > 1 or (keys and keys[0] in _PLURAL)
