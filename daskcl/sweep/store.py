@@ -729,6 +729,53 @@ def _walk(top: str, rel: str) -> Iterable[tuple[str, str]]:
                 yield path, "file" if e.is_file(follow_symlinks=False) else "other"
 
 
+def _odd_kind(path: str) -> str:
+    """What the entry at ``path`` is, where it is neither a regular file nor a directory."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "gone"
+    if stat.S_ISLNK(mode):
+        return "link"
+    return ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+            else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+
+
+def _refuse_odd_entries(url: str, *, links: bool, hint: str) -> bool:
+    """A :class:`SweepError` naming the first entry of the local store ``url`` that zarr would
+    block on or write through: a FIFO, socket or device (reading one blocks, or reads what is
+    not a chunk), or a link to one; and, with ``links``, any link (a resume writes chunks
+    where links point).  Zarr opens the store's files itself, so they are checked here first,
+    without opening any.  Returns whether the store holds links (not refused)."""
+    if "://" in url:
+        return False
+    root = os.path.abspath(url)
+    found = False
+    for rel, kind in sorted(_walk(root, "")):
+        if kind != "other":
+            continue
+        rel = rel.lstrip("/")
+        path = os.path.join(root, *rel.split("/"))
+        what = _odd_kind(path)
+        if what == "link":
+            try:
+                target = os.stat(path).st_mode
+            except OSError:       # a dangling link: read as missing, as a deleted chunk is
+                target = stat.S_IFREG
+            if stat.S_ISREG(target) or stat.S_ISDIR(target):
+                if links:
+                    raise SweepError(f"{url} holds {rel}, a link: daskcl does not write through "
+                                     f"links inside a store (the chunks would land where it "
+                                     f"points); {hint}")
+                found = True
+                continue
+            what = "link to a special file"
+        if what != "gone":
+            raise SweepError(f"{url} holds {rel}, a {what}, not a regular file: daskcl opens "
+                             f"only regular files in a store (reading it could block); {hint}")
+    return found
+
+
 def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) -> list[str]:
     """Files (and links) under the top-level entries ``names`` that daskcl did not write,
     as paths relative to the store: ``--overwrite`` deletes whole entries, so a user's file
@@ -801,6 +848,8 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                          "--out")
     if not entries:
         return "create", sweep, None, []
+    hint = "move it away or choose another --out"
+    links = _refuse_odd_entries(url, links=False, hint=hint)
     try:
         existing = open_group(url, "r", options)
         info = read_info(existing)
@@ -836,6 +885,8 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                          "--overwrite to start again")
     # resumed; or the same sweep with no chunk done yet (a run that stopped before its first
     # chunk, whose cluster did not start, say): it is taken up as it is
+    if links:
+        _refuse_odd_entries(url, links=True, hint=hint)
     if sweep.has_envelope:  # the envelope found when the sweep started
         sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
                                  for a in sweep.axes])
@@ -1248,6 +1299,7 @@ def verify(url: str, options: dict[str, Any] | None = None
         Not a finished daskcl sweep store, or one without checksums.
     """
     url = local_url(url)
+    _refuse_odd_entries(url, links=True, hint="move it away, then verify again")
     try:
         group = open_group(url, "r", options)
         info = read_info(group)

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Nothing blocks or ends in a traceback: special files in a store or a kernel library, a link
+inside a store, ... each refused in one line, within a bounded time (every command runs in a
+child with a timeout, so that a regression fails instead of hanging the suite)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from procs import repo_pythonpath, run_python
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": repo_pythonpath(ROOT)}
+ENV.pop("DASK_LOGGING__DISTRIBUTED", None)
+ENV.pop("DASKCL_LIBRARY", None)
+
+SPEC = ('[sweep]\nfunction = "pgamma"\nchunks = { q = 8, shape = 3 }\n[axes]\n'
+        'q = { linspace = [0.0, 20.0, 21] }\nshape = { values = [0.5, 1.0, 2.5, 10.0] }\n'
+        '[args]\nscale = 0.5\n')
+
+
+def _cli(*args: str, timeout: float = 120, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    return run_python(["-m", "daskcl", *args], timeout=timeout, env=env or ENV)
+
+
+def _one_error_line(r: subprocess.CompletedProcess[str], text: str, code: int = 1) -> str:
+    assert r.returncode == code, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and text in lines[0], r.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A spec and its finished store (copied by each test that spoils it)."""
+    d = tmp_path_factory.mktemp("finished")
+    (d / "s.toml").write_text(SPEC)
+    r = _cli("sweep", str(d / "s.toml"), "--out", str(d / "o.zarr"), "--sync", "-q")
+    assert r.returncode == 0, r.stderr
+    return d / "s.toml", d / "o.zarr"
+
+
+# --- special files and links in a store ------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["zarr.json", "pgamma/c/1/1", "_daskcl/done/zarr.json"])
+def test_a_fifo_in_a_store_is_refused_without_blocking(tmp_path: Path, finished: tuple[Path, Path],
+                                                       where: str) -> None:
+    """A FIFO as a store's metadata or as a chunk blocked verify, --resume, --overwrite and
+    --dry-run --resume forever (zarr opened it); each now names it in one line."""
+    spec, done = finished
+    out = tmp_path / "o.zarr"
+    shutil.copytree(done, out)
+    (out / where).unlink()
+    os.mkfifo(out / where)
+    said = f"holds {where}, a FIFO, not a regular file"
+    _one_error_line(_cli("sweep", "verify", str(out), timeout=60), said)
+    for how in (["--resume"], ["--overwrite"], ["--resume", "--dry-run"]):
+        _one_error_line(_cli("sweep", str(spec), "--out", str(out), "--sync", "-q", *how,
+                             timeout=60), said)
+    assert (out / where).is_fifo()
+    # a link to one is the same
+    (out / where).unlink()
+    os.mkfifo(tmp_path / "pipe")
+    (out / where).symlink_to(tmp_path / "pipe")
+    _one_error_line(_cli("sweep", "verify", str(out), timeout=60),
+                    f"holds {where}, a link to a special file, not a regular file")
+
+
+def test_resume_does_not_write_through_a_linked_chunk_directory(
+        tmp_path: Path, finished: tuple[Path, Path]) -> None:
+    """``--resume`` with an array's ``c/`` replaced by a link to a user's directory wrote the
+    chunk files into that directory; it is refused, and nothing is written there."""
+    spec, done = finished
+    out = tmp_path / "o.zarr"
+    shutil.copytree(done, out)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    shutil.rmtree(out / "pgamma" / "c")
+    (out / "pgamma" / "c").symlink_to(mine)
+    for how in (["--resume"], ["--resume", "--dry-run"]):
+        _one_error_line(_cli("sweep", str(spec), "--out", str(out), "--sync", "-q", *how,
+                             timeout=60), "holds pgamma/c, a link: daskcl does not write through")
+    _one_error_line(_cli("sweep", "verify", str(out), timeout=60), "holds pgamma/c, a link")
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+    # --overwrite deletes the link, never what it points to, as before
+    r = _cli("sweep", str(spec), "--out", str(out), "--sync", "-q", "--overwrite")
+    assert "pgamma/c" in r.stderr and r.returncode == 1, r.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+
+
+# --- special files in a kernel library -------------------------------------------------------
+
+
+def test_a_fifo_in_a_kernel_library_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A FIFO named ``*.cl`` in a ``[kernel]`` library root or in ``DASKCL_LIBRARY`` blocked
+    a run as the library was read; each is one line naming it."""
+    tree = tmp_path / "mylib"
+    tree.mkdir()
+    os.mkfifo(tree / "stuck.cl")
+    spec = tmp_path / "k.toml"
+    spec.write_text('[kernel]\nname = "twice"\ninputs = "double x"\noutputs = "double y"\n'
+                    'operation = "y = 2 * x;"\nlibrary = ["mylib"]\n'
+                    '[axes]\nx = { values = [1.0, 2.0] }\n')
+    _one_error_line(_cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--sync", "-q",
+                         timeout=60), f"{tree / 'stuck.cl'} is not a regular file")
+    lib = tmp_path / "cl"
+    shutil.copytree(ROOT / "cl", lib)
+    os.mkfifo(lib / "nmath" / "stuck.cl")
+    r = run_python(["-c", "from daskcl import nmath; print(nmath.pnorm(0.5))"], timeout=60,
+                   env={**ENV, "DASKCL_LIBRARY": str(lib)})
+    assert r.returncode == 1 and f"{lib / 'nmath' / 'stuck.cl'} is not a regular file" \
+        in r.stderr, r.stderr
