@@ -117,3 +117,57 @@ def test_a_fifo_in_a_kernel_library_is_refused_without_blocking(tmp_path: Path) 
                    env={**ENV, "DASKCL_LIBRARY": str(lib)})
     assert r.returncode == 1 and f"{lib / 'nmath' / 'stuck.cl'} is not a regular file" \
         in r.stderr, r.stderr
+
+
+# --- cache clear and info racing builds ------------------------------------------------------
+
+
+def test_cache_clear_and_info_race_builds(cache: Path) -> None:
+    """``daskcl cache clear`` or ``cache info`` while programs were built: a FileNotFoundError
+    on both sides (an entry or its directory gone while they looked), and the build's own
+    assertion failed (its directory removed between making and opening it).  Clear and info
+    now take entries that vanish as gone; a build whose entry goes under it builds it again
+    (here: stores what it built), without a warning.  Bounded: 4 s of racing."""
+    import threading
+    import time
+    import types
+    import warnings
+
+    from daskcl.runtime import program
+
+    bound = types.SimpleNamespace(info=types.SimpleNamespace(identity="race"))
+    keys = [f"{k:064x}" for k in range(8)]
+    stop = time.monotonic() + 4
+    failed: list[BaseException] = []
+    counts = {"clear": 0, "info": 0, "built": 0}
+
+    def looker(what: str) -> None:
+        try:
+            while time.monotonic() < stop:
+                if what == "clear":
+                    program.clear_disk_cache()
+                else:
+                    assert program.cache_info()["entries"] >= 0
+                counts[what] += 1
+        except BaseException as exc:     # reported by the test
+            failed.append(exc)
+
+    threads = [threading.Thread(target=looker, args=(w,)) for w in ("clear", "info")]
+    for t in threads:
+        t.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")     # a build under a clear warns of nothing
+            while time.monotonic() < stop:
+                for key in keys:
+                    binary = key.encode() * 8
+                    with program._DiskCache.open() as disk:
+                        built, _, notes = program._cached(
+                            bound, disk, key, lambda b: b, lambda _d, b=binary: (b, b), "")
+                    assert built == binary and notes == [], notes[0][1]
+                    counts["built"] += 1
+    finally:
+        for t in threads:
+            t.join(timeout=30)
+    assert not failed, failed
+    assert min(counts.values()) > 0, counts
