@@ -171,3 +171,65 @@ def test_cache_clear_and_info_race_builds(cache: Path) -> None:
             t.join(timeout=30)
     assert not failed, failed
     assert min(counts.values()) > 0, counts
+
+
+# --- hostile specs: depth and size -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("nest", ["[", "{a = "])
+def test_a_deeply_nested_spec_is_one_line(tmp_path: Path, nest: str) -> None:
+    """A TOML spec nested 20,000-50,000 deep ended in tomllib's RecursionError traceback."""
+    from daskcl.sweep import Sweep, SweepError
+
+    close = "]" if nest == "[" else "}"
+    for depth in (1000, 30000):
+        spec = tmp_path / "deep.toml"
+        spec.write_text('[sweep]\nfunction = "pnorm"\n[axes]\nq = { values = [0.5] }\n'
+                        f"[args]\nmean = {nest * depth}1{close * depth}\n")
+        with pytest.raises(SweepError, match=r"deep.toml: its arrays or inline tables are "
+                           "nested too deeply to read"):
+            Sweep.from_toml(spec)
+    _one_error_line(_cli("sweep", str(spec), "--dry-run", timeout=60), "nested too deeply")
+
+
+@pytest.mark.parametrize("kind", ["txt", "npy", "csv"])
+def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
+        tmp_path: Path, kind: str) -> None:
+    """A file axis of 2^27 + 5 values was parsed whole, then ended in a MemoryError traceback
+    after 26 s; its values are counted first (a .npy file's header, a text file's words, a CSV
+    file's rows) and it is refused at once, holding little more than the file's bytes.
+    Comments and blank lines are not counted."""
+    import time
+    import tracemalloc
+
+    import numpy as np
+
+    from daskcl.sweep import SweepError
+    from daskcl.sweep.spec import _MAX_AXIS, parse_axis
+
+    n = _MAX_AXIS + 5
+    path = tmp_path / f"big.{kind}"
+    if kind == "npy":
+        np.save(path, np.zeros(n, dtype=np.int8))
+    else:
+        path.write_bytes((b"x\n" if kind == "csv" else b"") + b"0\n" * n)
+    size = path.stat().st_size
+    t0 = time.monotonic()
+    tracemalloc.start()
+    said = (rf"big.csv holds {n} rows; an axis has at most {_MAX_AXIS} values" if kind == "csv"
+            else rf"the file holds {n} values; an axis has at most {_MAX_AXIS}")
+    with pytest.raises(SweepError, match=rf"axis 'q': {said}"):
+        parse_axis("q", {"file": path.name, **({"column": "x"} if kind == "csv" else {})},
+                   tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert time.monotonic() - t0 < 30
+    assert peak < 3 * size, (peak, size)
+    path.unlink()
+    # what is counted is what is parsed: comments, blank lines and white space are not values
+    small = tmp_path / "small.txt"
+    small.write_text("# a comment of 1 2 3\n1 2 3 # 4 5\n\n  \n")
+    assert parse_axis("q", {"file": "small.txt"}, tmp_path).values.tolist() == [1, 2, 3]
+    small.write_text("x,y\n1,2\n\n  \n3,4\n")
+    assert parse_axis("q", {"file": "small.txt", "column": "y"}, tmp_path).values.tolist() \
+        == [2, 4]
