@@ -65,6 +65,9 @@ def _client(args: argparse.Namespace) -> object:
             raise ClusterError(f"{args.scheduler_file} is not a dask scheduler file (JSON with "
                                "the scheduler's \"address\", as `dask scheduler "
                                "--scheduler-file` writes it)")
+    from .distributed.cluster import _probe_scheduler
+
+    _probe_scheduler(address if args.scheduler_file else args.scheduler, timeout)
     try:
         if args.scheduler_file:
             return Client(scheduler_file=args.scheduler_file, timeout=timeout)

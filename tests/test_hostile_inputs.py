@@ -5,9 +5,11 @@ child with a timeout, so that a regression fails instead of hanging the suite)."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,76 @@ def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
     small.write_text("x,y\n1,2\n\n  \n3,4\n")
     assert parse_axis("q", {"file": "small.txt", "column": "y"}, tmp_path).values.tolist() \
         == [2, 4]
+
+
+# --- a scheduler address that answers with something else ------------------------------------
+
+
+@pytest.fixture
+def junk_server() -> Iterator[Callable[[str], str]]:
+    """``serve(kind)``: the address of a loopback server that answers a connection with an
+    HTTP server's silence (it waits for a request), an SSH banner or zeros; each server's
+    loop ends with the test."""
+    import socket
+    import threading
+
+    done = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def loop(srv: socket.socket, kind: str) -> None:
+        conns = []
+        with srv:
+            srv.settimeout(0.2)
+            while not done.is_set():
+                try:
+                    conn, _ = srv.accept()
+                except TimeoutError:
+                    continue
+                conns.append(conn)
+                with contextlib.suppress(OSError):
+                    if kind == "ssh":
+                        conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+                    elif kind == "zeros":
+                        conn.sendall(b"\0" * 4096)
+        for conn in conns:
+            conn.close()
+
+    def serve(kind: str) -> str:
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        t = threading.Thread(target=loop, args=(srv, kind), daemon=True)
+        t.start()
+        threads.append(t)
+        return f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+
+    yield serve
+    done.set()
+    for t in threads:
+        t.join(timeout=10)
+
+
+@pytest.mark.parametrize(("kind", "said"), [
+    ("http", "it accepted the connection but sent nothing within 3 s"),
+    ("ssh", "(it answered 'SSH-2.0-OpenSSH_')"),
+    ("zeros", "(it answered only zero bytes)"),
+])
+def test_a_peer_that_is_not_a_scheduler_is_named_within_the_timeout(
+        tmp_path: Path, junk_server: Callable[[str], str], kind: str, said: str) -> None:
+    """``daskcl worker``, ``devices --scheduler`` and ``sweep --scheduler`` pointed at an HTTP
+    server (a dashboard), an SSH server or one that sends zeros: tracebacks (numpy asked for
+    3.07 EiB, distributed read the banner as a length) or a wait past ``--timeout``.  Each
+    says in one line that the address is not a dask scheduler, within the timeout."""
+    import time
+
+    address = junk_server(kind)
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    for args in (["worker", address], ["devices", "--scheduler", address],
+                 ["sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler", address]):
+        t0 = time.monotonic()
+        r = _cli(*args, "--timeout", "3", timeout=60)
+        line = _one_error_line(r, f"{address} is not a dask scheduler")
+        assert said in line and "Traceback" not in r.stderr, r.stderr
+        assert time.monotonic() - t0 < 3 + 20     # the timeout, and the start of a python
+    assert not (tmp_path / "o.zarr").exists()
