@@ -308,3 +308,43 @@ def test_a_peer_that_is_not_a_scheduler_is_named_within_the_timeout(
         assert said in line and "Traceback" not in r.stderr, r.stderr
         assert time.monotonic() - t0 < 3 + 20     # the timeout, and the start of a python
     assert not (tmp_path / "o.zarr").exists()
+
+
+# --- configuration errors from Python -------------------------------------------------------
+
+
+_CALL = """
+import json, traceback
+from daskcl import nmath
+try:
+    nmath.pnorm(0.5)
+except Exception as exc:
+    frames = traceback.extract_tb(exc.__traceback__)
+    print(json.dumps([type(exc).__name__, str(exc), repr(exc.__cause__), repr(exc.__context__),
+                      len(frames), frames[-1].name]))
+"""
+
+
+@pytest.mark.parametrize(("env", "kind", "said"), [
+    ({"DASKCL_DEVICE": "99:99"}, "NoMatchingDeviceError",
+     "no OpenCL device matches '99:99' (DASKCL_DEVICE, the config key device"),
+    ({"DASKCL_LIBRARY": "/nonexistent"}, "LibraryError",
+     "/nonexistent (the config key library, DASKCL_LIBRARY) is not a kernel library: it does "
+     "not exist"),
+    ({"DASKCL_FP_CONTRACT": "maybe"}, "ConfigError",
+     "DASKCL_FP_CONTRACT='maybe' is not understood; DASKCL_FP_CONTRACT must be 0 or 1"),
+])
+def test_a_configuration_error_from_python_is_raised_at_the_call(env: dict[str, str], kind: str,
+                                                                 said: str) -> None:
+    """``DASKCL_DEVICE=99:99`` or ``DASKCL_LIBRARY=/nonexistent``, then ``nmath.pnorm(0.5)``:
+    a traceback through the binding and the build, ending in a good message.  The error is
+    daskcl's own, raised at the call with its message only: no frames of daskcl's insides,
+    no cause or context (an internal exception) chained to it."""
+    import json
+
+    r = run_python(["-c", _CALL], timeout=120, env={**ENV, **env})
+    assert r.returncode == 0, r.stderr
+    name, message, cause, context, frames, where = json.loads(r.stdout)
+    assert name == kind and message.startswith(said), message
+    assert cause == context == "None"
+    assert where == "apply" and frames <= 3, (frames, where)

@@ -36,7 +36,14 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..errors import every_r_warning, outside_stacklevel, warn_r
+from ..errors import (
+    ConfigError,
+    DeviceError,
+    LibraryError,
+    every_r_warning,
+    outside_stacklevel,
+    warn_r,
+)
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
@@ -914,7 +921,12 @@ class ElementwiseKernel(Kernel):
                     checked.append(real_array(self.name, n, v))
             self._check_dask_shapes(checked)
             return _dask_call(self, tuple(checked), tuple(ints))
-        results = self.compute(inputs, ints)
+        try:
+            results = self.compute(inputs, ints)
+        except (ConfigError, DeviceError, LibraryError) as exc:
+            # a device or library the configuration names that cannot be used: raised here,
+            # at the call, with its message only (not the frames that bound and built)
+            raise exc.with_traceback(None) from None
         return results[0] if len(results) == 1 else tuple(results)
 
     def _check_dask_shapes(self, args: Sequence[Any]) -> None:
