@@ -348,3 +348,51 @@ def test_a_configuration_error_from_python_is_raised_at_the_call(env: dict[str, 
     assert name == kind and message.startswith(said), message
     assert cause == context == "None"
     assert where == "apply" and frames <= 3, (frames, where)
+
+
+# --- --sync refuses what a cluster refuses; SIGTERM while the scheduler is awaited -----------
+
+
+@pytest.mark.parametrize(("key", "value"), [("DASKCL_BINNING", "fast"),
+                                            ("DASKCL_CACHE_SHARED", "everyone"),
+                                            ("DASKCL_NOINLINE", "sometimes")])
+def test_sync_sweeps_refuse_the_config_values_a_cluster_refuses(tmp_path: Path, key: str,
+                                                                value: str) -> None:
+    """``daskcl sweep --sync`` ran with values of ``DASKCL_*`` that a local-cluster sweep
+    refuses as its workers start; it refuses them too, before the store is made."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--sync", "-q",
+             env={**ENV, key: value})
+    _one_error_line(r, f"{key}={value!r} is not understood; {key} must be ")
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_sigterm_while_the_scheduler_is_awaited_is_one_line(tmp_path: Path) -> None:
+    """SIGTERM while ``daskcl sweep --scheduler`` waited for its scheduler ended in a
+    traceback (the client was made outside the sweep's handling of a stop)."""
+    import signal
+    import socket
+    import sys
+    import time
+
+    with socket.socket() as s:      # a port of this host that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    proc = subprocess.Popen([sys.executable, "-m", "daskcl", "sweep", str(spec), "--out",
+                             str(tmp_path / "o.zarr"), "--scheduler", address, "--timeout", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        time.sleep(5)       # started, and waiting for the scheduler
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert err.strip() == (f"terminated: nothing was computed (the scheduler {address} had not "
+                           "answered yet)"), err
