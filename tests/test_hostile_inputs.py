@@ -396,3 +396,25 @@ def test_sigterm_while_the_scheduler_is_awaited_is_one_line(tmp_path: Path) -> N
     assert proc.returncode == 143, err
     assert err.strip() == (f"terminated: nothing was computed (the scheduler {address} had not "
                            "answered yet)"), err
+
+
+# --- URLs that cannot hold a sweep ------------------------------------------------------------
+
+
+def test_a_memory_store_is_refused_before_anything_is_computed(tmp_path: Path) -> None:
+    """``--out memory://results.zarr`` "succeeded" with ``--sync`` (the store gone at exit)
+    and failed chunk by chunk on a cluster; it is refused up front, in one line, by the run
+    (sync or on a cluster) and by the dry run."""
+    from daskcl.sweep import Sweep, SweepError, run
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    said = ("memory://results.zarr: a memory:// store lives in one process's memory, gone when "
+            "it ends")
+    for how in (["--sync"], ["--workers", "1"], ["--dry-run"]):
+        r = _cli("sweep", str(spec), "--out", "memory://results.zarr", "-q", *how)
+        _one_error_line(r, said)
+        assert r.stdout == ""
+    for url in ("memory://r.zarr", "simplecache::memory://r.zarr", "MEMORY://r.zarr"):
+        with pytest.raises(SweepError, match="store lives in one process's memory"):
+            run(Sweep.from_toml(spec), url, client="sync")

@@ -835,6 +835,23 @@ def _what_changed(info: dict[str, Any], sweep: Sweep) -> str:
     return ", ".join(changed) + (" differ" if plural else " differs")
 
 
+#: fsspec protocols whose files live in one process's memory: gone when it ends, and each of a
+#: cluster's workers would write its own
+_VOLATILE = ("memory",)
+
+
+def _refuse_volatile(url: str) -> None:
+    """A :class:`SweepError` where ``url`` (or a layer of a chained URL, ``a::memory://``)
+    names a file system that cannot hold a sweep: a ``memory://`` store "succeeded" with
+    ``--sync`` and was gone at exit, and failed chunk by chunk on a cluster."""
+    for part in url.split("::"):
+        protocol, sep, _ = part.partition("://")
+        if sep and protocol.lower() in _VOLATILE:
+            raise SweepError(f"{url}: a {protocol}:// store lives in one process's memory, gone "
+                             "when it ends (and each worker of a cluster would have its own); "
+                             "give --out a directory or a URL of lasting storage (s3://...)")
+
+
 def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                 options: dict[str, Any] | None = None) -> tuple[str, Sweep, Any, list[str]]:
     """What a run would do with the store at ``url``, deciding it without writing anything:
@@ -842,6 +859,7 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     (``overwrite``, or a store that daskcl was still preparing) or ``("resume", sweep, group,
     [])`` (the sweep with the envelope axes the store holds, for a GLM envelope; the group
     read-only).  What it would refuse is a :class:`SweepError`, the run's own message."""
+    _refuse_volatile(url)
     entries = _entries(url, options)
     if entries is None:
         raise SweepError(f"{url} exists and is not a zarr group (it is a file); choose another "
