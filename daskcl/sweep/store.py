@@ -751,9 +751,7 @@ def _refuse_odd_entries(url: str, *, links: bool, hint: str) -> bool:
         return False
     root = os.path.abspath(url)
     found = False
-    for rel, kind in sorted(_walk(root, "")):
-        if kind != "other":
-            continue
+    for rel in sorted(r for r, kind in _walk(root, "") if kind == "other"):
         rel = rel.lstrip("/")
         path = os.path.join(root, *rel.split("/"))
         what = _odd_kind(path)
