@@ -317,7 +317,7 @@ _CALL = """
 import json, traceback
 from daskcl import nmath
 try:
-    nmath.pnorm(0.5)
+    nmath.pnorm(0.5) if KIND == "pnorm" else nmath.rnorm(3, seed=1)
 except Exception as exc:
     frames = traceback.extract_tb(exc.__traceback__)
     print(json.dumps([type(exc).__name__, str(exc), repr(exc.__cause__), repr(exc.__context__),
@@ -334,20 +334,21 @@ except Exception as exc:
     ({"DASKCL_FP_CONTRACT": "maybe"}, "ConfigError",
      "DASKCL_FP_CONTRACT='maybe' is not understood; DASKCL_FP_CONTRACT must be 0 or 1"),
 ])
+@pytest.mark.parametrize("call", ["pnorm", "rnorm"])
 def test_a_configuration_error_from_python_is_raised_at_the_call(env: dict[str, str], kind: str,
-                                                                 said: str) -> None:
-    """``DASKCL_DEVICE=99:99`` or ``DASKCL_LIBRARY=/nonexistent``, then ``nmath.pnorm(0.5)``:
-    a traceback through the binding and the build, ending in a good message.  The error is
+                                                                 said: str, call: str) -> None:
+    """``DASKCL_DEVICE=99:99`` or ``DASKCL_LIBRARY=/nonexistent``, then ``nmath.pnorm(0.5)``
+    (or a generator): a traceback through the binding and the build, ending in a good message.  The error is
     daskcl's own, raised at the call with its message only: no frames of daskcl's insides,
     no cause or context (an internal exception) chained to it."""
     import json
 
-    r = run_python(["-c", _CALL], timeout=120, env={**ENV, **env})
+    r = run_python(["-c", f"KIND = {call!r}\n{_CALL}"], timeout=120, env={**ENV, **env})
     assert r.returncode == 0, r.stderr
     name, message, cause, context, frames, where = json.loads(r.stdout)
     assert name == kind and message.startswith(said), message
     assert cause == context == "None"
-    assert where == "apply" and frames <= 3, (frames, where)
+    assert where == "compute" and frames <= 4, (frames, where)
 
 
 # --- --sync refuses what a cluster refuses; SIGTERM while the scheduler is awaited -----------

@@ -921,12 +921,7 @@ class ElementwiseKernel(Kernel):
                     checked.append(real_array(self.name, n, v))
             self._check_dask_shapes(checked)
             return _dask_call(self, tuple(checked), tuple(ints))
-        try:
-            results = self.compute(inputs, ints)
-        except (ConfigError, DeviceError, LibraryError) as exc:
-            # a device or library the configuration names that cannot be used: raised here,
-            # at the call, with its message only (not the frames that bound and built)
-            raise exc.with_traceback(None) from None
+        results = self.compute(inputs, ints)
         return results[0] if len(results) == 1 else tuple(results)
 
     def _check_dask_shapes(self, args: Sequence[Any]) -> None:
@@ -950,13 +945,18 @@ class ElementwiseKernel(Kernel):
         """The outputs for NumPy or device ``inputs`` (no dask): a list of NumPy arrays (0-d
         results as NumPy scalars), or of device arrays when an input is one or ``device``.
         ``shape`` and ``counter`` as for :meth:`prepare`."""
-        call = self.prepare(inputs, ints, shape, counter)
-        self.extend(call)
-        to_device = device or call.on_device
-        if to_device:
-            outs, counts = self._run_device(call)
-        else:
-            outs, counts = self._run_host(call)
+        try:
+            call = self.prepare(inputs, ints, shape, counter)
+            self.extend(call)
+            to_device = device or call.on_device
+            if to_device:
+                outs, counts = self._run_device(call)
+            else:
+                outs, counts = self._run_host(call)
+        except (ConfigError, DeviceError, LibraryError) as exc:
+            # a device or library the configuration names that cannot be used: raised here,
+            # by the call, with its message only (not the frames that bound and built)
+            raise exc.with_traceback(None) from None
         self.warn(counts)
         if self._tier_later:
             self._tier_up()
