@@ -194,6 +194,19 @@ def test_a_deeply_nested_spec_is_one_line(tmp_path: Path, nest: str) -> None:
     _one_error_line(_cli("sweep", str(spec), "--dry-run", timeout=60), "nested too deeply")
 
 
+def test_a_deeply_nested_python_function_file_is_one_line(tmp_path: Path) -> None:
+    """The spec's Python file is parsed (not run) to check its function's parameters: one
+    nested 3,000 deep ended in the parser's RecursionError traceback."""
+    from daskcl.sweep import Sweep, SweepError
+
+    (tmp_path / "deep.py").write_text("x = " + "-" * 3000 + "1\ndef f(q):\n    return q\n")
+    (tmp_path / "s.toml").write_text('[sweep]\nfunction = "deep.py:f"\n[axes]\n'
+                                     'q = { values = [0.5] }\n')
+    with pytest.raises(SweepError, match=r"sweep.function: deep.py nests its expressions too "
+                       "deeply to parse"):
+        Sweep.from_toml(tmp_path / "s.toml")
+
+
 @pytest.mark.parametrize("kind", ["txt", "npy", "csv"])
 def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
         tmp_path: Path, kind: str) -> None:

@@ -586,6 +586,8 @@ class _Func:
         except SyntaxError as exc:
             raise _err(where, f"{fname} is not valid Python: line {exc.lineno}: {exc.msg}"
                        ) from None
+        except (RecursionError, MemoryError):     # the parser's own bound on nesting
+            raise _err(where, f"{fname} nests its expressions too deeply to parse") from None
         found: ast.AST | None = None
         for node in tree.body:
             bound: list[str] = []
