@@ -97,6 +97,18 @@ def test_resume_does_not_write_through_a_linked_chunk_directory(
     assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
 
 
+def test_a_fifo_as_a_spec_or_its_python_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A spec file and the Python file it names are read as regular files only."""
+    os.mkfifo(tmp_path / "s.toml")
+    _one_error_line(_cli("sweep", str(tmp_path / "s.toml"), "--dry-run", timeout=60),
+                    f"spec: spec file '{tmp_path / 's.toml'}' is not a regular file")
+    os.mkfifo(tmp_path / "f.py")
+    (tmp_path / "p.toml").write_text('[sweep]\nfunction = "f.py:f"\n[axes]\n'
+                                     'q = { values = [0.5] }\n')
+    _one_error_line(_cli("sweep", str(tmp_path / "p.toml"), "--dry-run", timeout=60),
+                    "is not a regular file")
+
+
 # --- special files in a kernel library -------------------------------------------------------
 
 
