@@ -185,6 +185,24 @@ def test_cache_clear_and_info_race_builds(cache: Path) -> None:
             t.join(timeout=30)
     assert not failed, failed
     assert min(counts.values()) > 0, counts
+    # real programs, built on the device while the cache is cleared under them
+    from daskcl.runtime.library import ProgramSource
+
+    stop = time.monotonic() + 600
+    clearer = threading.Thread(target=looker, args=("clear",))
+    clearer.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for i in range(6):
+                src = ProgramSource(f"__kernel void k(__global double *x) {{ x[0] = {i}; }}\n",
+                                    ())
+                assert program.build(src).program is not None
+                program.clear_memory_cache()
+    finally:
+        stop = 0
+        clearer.join(timeout=30)
+    assert not failed, failed
 
 
 # --- hostile specs: depth and size -----------------------------------------------------------
