@@ -65,6 +65,9 @@ def _client(args: argparse.Namespace) -> object:
             raise ClusterError(f"{args.scheduler_file} is not a dask scheduler file (JSON with "
                                "the scheduler's \"address\", as `dask scheduler "
                                "--scheduler-file` writes it)")
+    from .distributed.cluster import _probe_scheduler
+
+    _probe_scheduler(address if args.scheduler_file else args.scheduler, timeout)
     try:
         if args.scheduler_file:
             return Client(scheduler_file=args.scheduler_file, timeout=timeout)
@@ -425,7 +428,11 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.sync:
         client = "sync"
     elif args.scheduler or args.scheduler_file:
-        client = _client(args)
+        try:
+            client = _client(args)
+        except KeyboardInterrupt as exc:    # Ctrl-C or SIGTERM while the scheduler is awaited
+            return report_stop(exc, f"nothing was computed (the scheduler "
+                               f"{args.scheduler or args.scheduler_file} had not answered yet)")
     try:
         res = run(sweep, args.out, client, resume=args.resume, overwrite=args.overwrite,
                   progress=not args.quiet, listen=args.listen,

@@ -326,8 +326,10 @@ def _checked(key: Key, value: Any) -> Any:
     try:
         return key.check(value)
     except _Bad as bad:
-        raise ConfigError(f"config key {key.name!r} must be {bad.allowed}, not {value!r} "
-                          f"(set in code; its environment variable is {key.env})") from None
+        allowed = bad.allowed
+    # raised outside the handler: the error carries no context of daskcl's own
+    raise ConfigError(f"config key {key.name!r} must be {allowed}, not {value!r} "
+                      f"(set in code; its environment variable is {key.env})")
 
 
 def _from_env(key: Key, text: str) -> Any:
@@ -335,8 +337,9 @@ def _from_env(key: Key, text: str) -> Any:
     try:
         return (key.from_env or key.check)(text)
     except _Bad as bad:
-        raise ConfigError(f"{key.env}={text!r} is not understood; {key.env} must be "
-                          f"{bad.allowed} (config key {key.name!r})") from None
+        allowed = bad.allowed
+    raise ConfigError(f"{key.env}={text!r} is not understood; {key.env} must be "
+                      f"{allowed} (config key {key.name!r})")
 
 
 def get(name: str) -> Any:

@@ -218,11 +218,12 @@ def sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-def report_stop(exc: KeyboardInterrupt) -> int:
+def report_stop(exc: KeyboardInterrupt,
+                what: str = "finished chunks are kept; run again with --resume") -> int:
     """Say in one line on stderr that a sweep command was stopped, by Ctrl-C or by SIGTERM
-    (:class:`Terminated`), and return its exit status: 130 or 143."""
+    (:class:`Terminated`), and ``what`` of it; return its exit status: 130 or 143."""
     import sys
 
     how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-    print(f"\n{how}: finished chunks are kept; run again with --resume", file=sys.stderr)
+    print(f"\n{how}: {what}", file=sys.stderr)
     return code

@@ -692,6 +692,64 @@ def _scheduler_file_address(path: str, timeout: float, deadline: float) -> str:
         time.sleep(0.1)
 
 
+#: the most bytes of the first message of a dask comm's handshake (its few settings)
+_MAX_HANDSHAKE = 1 << 20
+
+
+def _probe_scheduler(address: str, timeout: float) -> None:
+    """That what listens at a ``tcp://`` address speaks dask's protocol, within ``timeout``
+    seconds: a scheduler sends its handshake as it accepts (8 bytes of length, 8 of its
+    number of frames, then their lengths), an HTTP server (a dashboard) waits for a request,
+    an SSH server sends its banner.  Distributed reads any 8 bytes as a length, and allocated
+    exabytes for a banner, or waited past its timeout on a dashboard: a :class:`ClusterError`
+    in one line instead.  Other protocols, and an address that refuses the connection (a
+    scheduler still starting: distributed tries again), are left to distributed."""
+    import time
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        protocol, location = parse_address(address)
+        if protocol != "tcp":
+            return
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError):
+        return
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
+    except OSError:
+        return
+    data = b""
+    with sock:
+        try:
+            while len(data) < 16 and (left := deadline - time.monotonic()) > 0:
+                sock.settimeout(left)
+                got = sock.recv(16 - len(data))
+                if not got:
+                    break
+                data += got
+        except TimeoutError:
+            pass
+        except OSError as exc:
+            raise ClusterError(f"{address} is not a dask scheduler (the connection failed "
+                               f"before it said anything: {exc.strerror or exc})") from None
+    if len(data) == 16:
+        total, frames = int.from_bytes(data[:8], "little"), int.from_bytes(data[8:], "little")
+        if 1 <= frames <= 16 and 8 + 8 * frames <= total <= _MAX_HANDSHAKE:
+            return
+    if not data:
+        raise ClusterError(
+            f"{address} is not a dask scheduler: it accepted the connection but sent nothing "
+            f"within {timeout:g} s, as a scheduler does at once (an HTTP server, such as the "
+            "dashboard? give the scheduler's own port, 8786 by default)")
+    text = data.split(b"\r")[0].split(b"\n")[0]
+    said = (repr(text.decode()) if text and text.isascii() and text.decode().isprintable()
+            else "only zero bytes" if not data.strip(b"\0")
+            else f"{len(data)} bytes that are not dask's handshake")
+    raise ClusterError(f"{address} is not a dask scheduler (it answered {said})")
+
+
 async def _check_scheduler(address: str, timeout: float) -> None:
     """That a dask scheduler answers at ``address`` within ``timeout`` seconds: one line
     (:class:`ClusterError`) if not, instead of every nanny's traceback after 30 s."""
@@ -699,6 +757,7 @@ async def _check_scheduler(address: str, timeout: float) -> None:
     from distributed.core import rpc
 
     where = f"cannot reach the scheduler {address} within {timeout:g} s"
+    _probe_scheduler(address, timeout)
     try:
         args = Security().get_connection_args("worker")
         async with rpc(address, timeout=timeout, connection_args=args) as remote:

@@ -36,7 +36,14 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..errors import every_r_warning, outside_stacklevel, warn_r
+from ..errors import (
+    ConfigError,
+    DeviceError,
+    LibraryError,
+    every_r_warning,
+    outside_stacklevel,
+    warn_r,
+)
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
@@ -938,13 +945,18 @@ class ElementwiseKernel(Kernel):
         """The outputs for NumPy or device ``inputs`` (no dask): a list of NumPy arrays (0-d
         results as NumPy scalars), or of device arrays when an input is one or ``device``.
         ``shape`` and ``counter`` as for :meth:`prepare`."""
-        call = self.prepare(inputs, ints, shape, counter)
-        self.extend(call)
-        to_device = device or call.on_device
-        if to_device:
-            outs, counts = self._run_device(call)
-        else:
-            outs, counts = self._run_host(call)
+        try:
+            call = self.prepare(inputs, ints, shape, counter)
+            self.extend(call)
+            to_device = device or call.on_device
+            if to_device:
+                outs, counts = self._run_device(call)
+            else:
+                outs, counts = self._run_host(call)
+        except (ConfigError, DeviceError, LibraryError) as exc:
+            # a device or library the configuration names that cannot be used: raised here,
+            # by the call, with its message only (not the frames that bound and built)
+            raise exc.with_traceback(None) from None
         self.warn(counts)
         if self._tier_later:
             self._tier_up()

@@ -515,7 +515,7 @@ class Library:
         r = self._root_of(root)
         path = self.index_file(r)
         want = self.format_index(self._rows_of(r)).splitlines()
-        have = (path.read_bytes().decode(errors="replace").splitlines()
+        have = (_read_file(path).decode(errors="replace").splitlines()
                 if path.exists() else [])
         return list(difflib.unified_diff(have, want, str(path), "annotations", lineterm=""))
 
@@ -779,15 +779,15 @@ class Library:
         wanted = list(names) + [n for k in kernel_files for n in k.depends_nmath]
         stems = self.resolve(wanted)
         # what to write: a path under dest, and the bytes
-        files = [(Path(f), (self.root / f).read_bytes())
+        files = [(Path(f), _read_file(self.root / f))
                  for f in ("OPENCL.cl", "OPENCL_END.cl") if (self.root / f).is_file()]
         for s in stems:
             unit = self.units[s]
             if unit.tree is None:
-                files.append((Path(unit.name), unit.path.read_bytes()))
+                files.append((Path(unit.name), _read_file(unit.path)))
             else:
                 files.append((Path("nmath", f"{s}.cl"), self._texts[unit.name].encode()))
-        files += [(Path("kernels", k.path.name), k.path.read_bytes()) for k in kernel_files]
+        files += [(Path("kernels", k.path.name), _read_file(k.path)) for k in kernel_files]
         clash = [f for f, data in files if _differs(dest / f, data)]
         if clash and not force:
             raise LibraryError(
@@ -894,7 +894,7 @@ def _unit_text(path: Path) -> str:
     """The text of the unit ``path``, read as UTF-8 (whatever the locale), without a byte
     order mark (which would stop its annotations being read, and land amid a program); a
     :class:`LibraryError` naming the file, line and column of a byte that is not UTF-8."""
-    data = path.read_bytes()
+    data = _read_file(path)
     try:
         text = data.decode()
     except UnicodeDecodeError as exc:
@@ -969,7 +969,7 @@ def _tree_stamp(tree: Path) -> tuple[tuple[str, int, int], ...]:
 @functools.lru_cache(maxsize=16)
 def _read_index(path: str, mtime_ns: int) -> dict[str, tuple[str, ...]]:
     try:
-        lines = Path(path).read_bytes().decode().splitlines()
+        lines = _read_file(Path(path)).decode().splitlines()
     except UnicodeDecodeError as exc:
         raise StaleIndexError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
                               ) from None
@@ -986,7 +986,21 @@ def _read_index(path: str, mtime_ns: int) -> dict[str, tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=512)
 def _read_text(path: str) -> str:
-    return Path(path).read_text()
+    return _read_file(Path(path)).decode()
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of the library file ``path``, a regular file: a FIFO, socket or device named
+    ``*.cl`` is a :class:`LibraryError` naming it (opening never blocks, links are followed)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LibraryError(f"{path} is not a regular file: a kernel library holds regular "
+                               "files only; move it away")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def split_roots(

@@ -165,6 +165,8 @@ def _count(name: str) -> None:
 #: how long a process waits for another's build of the same program before building it too
 BUILD_WAIT_S = 900.0
 _BUILD_POLL_S = 0.05
+#: how often an entry's directory is made again where ``cache clear`` removes it meanwhile
+_MAKE_TRIES = 5
 
 _memory: dict[tuple[int, str], BuiltProgram] = {}
 _objects: dict[tuple[int, str], Any] = {}
@@ -727,8 +729,9 @@ def _cached(
         stored = None
         if entry is not None:
             try:
-                entry.write(binary)
-                stored = True
+                stored = entry.write(binary)
+                if not stored:      # cleared while it was built: not stored, nothing wrong
+                    _count(f"{kind}unstored")
             except (OSError, _Untrusted) as exc:
                 stored = False
                 _count(f"{kind}unstored")    # daskcl cache warm says it failed, not "built"
@@ -1146,17 +1149,22 @@ class _Entry:
         return self.cache.path / self.sub / self.name
 
     def _subdir(self, create: bool) -> int | None:
+        """The entry's directory, open (made first where ``create``; one that ``cache clear``
+        removes between making and opening it is made again); ``None`` where there is none."""
         c = self.cache
-        if create:
+        for attempt in range(_MAKE_TRIES if create else 1):
+            if create:
+                try:
+                    os.mkdir(self.sub, 0o2770 if c.shared else 0o700, dir_fd=c.fd)
+                    made = True
+                except FileExistsError:
+                    made = False
             try:
-                os.mkdir(self.sub, 0o2770 if c.shared else 0o700, dir_fd=c.fd)
-                made = True
-            except FileExistsError:
-                made = False
-        try:
-            fd = os.open(self.sub, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=c.fd)
-        except FileNotFoundError:
-            return None
+                fd = os.open(self.sub, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=c.fd)
+                break
+            except FileNotFoundError:
+                if not create or attempt == _MAKE_TRIES - 1:
+                    return None
         if create and made and c.shared:
             try:
                 os.fchmod(fd, 0o2770)
@@ -1181,8 +1189,11 @@ class _Entry:
                 return None
             if not stat.S_ISREG(st.st_mode):
                 raise _Untrusted("not a regular file")
-            fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                         dir_fd=sfd)
+            try:
+                fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                             | os.O_CLOEXEC, dir_fd=sfd)
+            except FileNotFoundError:   # deleted since (cache clear): none
+                return None
             with os.fdopen(fd, "rb") as f:
                 st = os.fstat(f.fileno())
                 if not stat.S_ISREG(st.st_mode):
@@ -1208,7 +1219,8 @@ class _Entry:
 
         try:
             sfd = self._subdir(create=True)
-            assert sfd is not None
+            if sfd is None:
+                raise FileNotFoundError(self.sub)
             try:
                 fd = os.open(f"{self.name}.lock",
                              os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -1234,10 +1246,23 @@ class _Entry:
         finally:
             os.close(fd)  # releases the lock
 
-    def write(self, binary: bytes) -> None:
-        """Write the entry atomically: a new file renamed over whatever was there."""
+    def write(self, binary: bytes) -> bool:
+        """Write the entry atomically: a new file renamed over whatever was there.  Where
+        ``cache clear`` deletes the directory or the new file meanwhile, it is written again;
+        returns ``False`` where every try was deleted so (the program is not stored: the
+        cache was cleared while it was built)."""
+        for _ in range(_MAKE_TRIES):
+            try:
+                self._write(binary)
+                return True
+            except FileNotFoundError:
+                continue
+        return False
+
+    def _write(self, binary: bytes) -> None:
         sfd = self._subdir(create=True)
-        assert sfd is not None
+        if sfd is None:
+            raise FileNotFoundError(errno.ENOENT, "removed while it was made", str(self.sub))
         try:
             tmp = f"{self.name}.{secrets.token_hex(8)}.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -1268,14 +1293,23 @@ def _own_files() -> Iterator[tuple[Path, str, int]]:
     with _DiskCache.open(create=False) as disk:
         if disk is None:
             return
+        # a file or directory deleted while this looks (another cache clear, a build's
+        # write renamed over its temporary file) is passed over as gone
         for sub in sorted(os.listdir(disk.fd)):
             if not _SUBDIR.fullmatch(sub):
                 continue
-            st = os.stat(sub, dir_fd=disk.fd, follow_symlinks=False)
-            if not stat.S_ISDIR(st.st_mode):
+            try:
+                st = os.stat(sub, dir_fd=disk.fd, follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode):
+                    continue
+                names = sorted(os.listdir(disk.path / sub))
+            except FileNotFoundError:
                 continue
-            for name in sorted(os.listdir(disk.path / sub)):
-                fst = os.stat(disk.path / sub / name, follow_symlinks=False)
+            for name in names:
+                try:
+                    fst = os.stat(disk.path / sub / name, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
                 if _ENTRY_FILE.fullmatch(name) and stat.S_ISREG(fst.st_mode):
                     yield disk.path / sub, name, fst.st_size
 

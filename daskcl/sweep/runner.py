@@ -417,6 +417,10 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     if listen is not None and client is not None:
         raise SweepError("listen is for the local cluster only: a cluster you bring (or 'sync') "
                          "listens where it was started")
+    if sync:    # every config value a local cluster's workers refuse, refused here too
+        from ..distributed.cluster import _check_config
+
+        _check_config()
     if client is None:
         import logging
 

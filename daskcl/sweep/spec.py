@@ -247,14 +247,21 @@ def read_csv_columns(path: Path, columns: list[str], where: str) -> dict[str, np
     return _read_csv(path, columns, where)[0]
 
 
-def _read_csv(path: Path, columns: list[str], where: str
+def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None = None
               ) -> tuple[dict[str, np.ndarray], list[int]]:
-    """:func:`read_csv_columns`, and the line of the file each data row was read from."""
+    """:func:`read_csv_columns`, and the line of the file each data row was read from; a file
+    of more than ``max_rows`` rows is refused before they are parsed."""
     import csv
     import io
 
-    text = _text(_read_regular(path, where, "data file" if where == "glm" else "file"),
-                 path, where)
+    data = _read_regular(path, where, "data file" if where == "glm" else "file")
+    if max_rows is not None:
+        # lines holding more than white space (the header among them): at least the rows
+        rows = _runs(data.translate(None, b" \t\r\x0b\x0c"), b"\n") - 1
+        if rows > max_rows:
+            raise _err(where, f"{path.name} holds {rows} rows; an axis has at most {max_rows} "
+                       "values")
+    text = _text(data, path, where)
     reader = csv.reader(io.StringIO(text))
     try:
         header = [h.strip() for h in next(reader)]
@@ -294,11 +301,14 @@ def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
             raise _err(where, f"give column = \"name\" for the CSV file {path.name}")
         if not isinstance(column, str):
             raise _err(where, f"column must be a column name, got {column!r}")
-        return read_csv_columns(path, [column], where)[column]
+        return _read_csv(path, [column], where, _MAX_AXIS)[0][column]
     data = _read_regular(path, where)
     if path.suffix == ".npy":
         import io
 
+        n = _npy_size(data)
+        if n is not None and n > _MAX_AXIS:
+            raise _err(where, f"the file holds {n} values; an axis has at most {_MAX_AXIS}")
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:  # numpy's messages may quote the header:
@@ -308,6 +318,11 @@ def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
             raise _err(where, f"{path.name} does not hold an array of real numbers")
         return np.asarray(arr, dtype=np.float64)
+    # counted before they are parsed (white space and comments aside, as below), so that a
+    # file of too many numbers is said at once rather than after all are converted
+    n = _runs(re.sub(rb"#[^\n]*", b"", data) if b"#" in data else data, b" \t\n\r\x0b\x0c")
+    if n > _MAX_AXIS:
+        raise _err(where, f"the file holds {n} values; an axis has at most {_MAX_AXIS}")
     rows = []
     for line_no, line in enumerate(_text(data, path, where).splitlines(), start=1):
         tokens = line.partition("#")[0].split()
@@ -321,6 +336,37 @@ def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
     if len(rows) > 1 and any(len(r) != 1 for r in rows):
         raise _err(where, f"{path.name}: give one number per line, or one line of numbers")
     return np.asarray([v for r in rows for v in r], dtype=np.float64)
+
+
+def _runs(data: bytes, separators: bytes) -> int:
+    """The number of runs of bytes of ``data`` that are not ``separators`` (its words, for
+    white space), counted in slices of 64 MiB, without making any of them an object."""
+    sep = np.zeros(256, dtype=bool)
+    sep[list(separators)] = True
+    count, before = 0, True
+    step = 1 << 26
+    for start in range(0, len(data), step):
+        part = sep[np.frombuffer(data, np.uint8, min(step, len(data) - start), start)]
+        count += int(before and not part[0])
+        count += int(np.count_nonzero(~part[1:] & part[:-1]))
+        before = bool(part[-1])
+    return count
+
+
+def _npy_size(data: bytes) -> int | None:
+    """The number of values a ``.npy`` file's header says it holds (``None`` where it cannot
+    be read: ``np.load`` says why)."""
+    import io
+
+    f = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(f)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
+        shape = read(f)[0]
+        return math.prod(int(d) for d in shape)
+    except (ValueError, TypeError, OSError, EOFError, SyntaxError):
+        return None
 
 
 def _numbers(v: Any, n: int, where: str, kind: str) -> list[float]:
@@ -558,6 +604,8 @@ class _Func:
         except SyntaxError as exc:
             raise _err(where, f"{fname} is not valid Python: line {exc.lineno}: {exc.msg}"
                        ) from None
+        except (RecursionError, MemoryError):     # the parser's own bound on nesting
+            raise _err(where, f"{fname} nests its expressions too deeply to parse") from None
         found: ast.AST | None = None
         for node in tree.body:
             bound: list[str] = []
@@ -1017,6 +1065,9 @@ class Sweep:
             spec = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise SweepError(f"{p}: not valid TOML: {exc}") from exc
+        except RecursionError:     # tomllib parses nested arrays and tables recursively
+            raise SweepError(f"{p}: its arrays or inline tables are nested too deeply to "
+                             "read (a spec nests a few levels)") from None
         return cls.from_dict(spec, p.parent, text=text)
 
     @classmethod

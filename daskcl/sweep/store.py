@@ -823,6 +823,51 @@ def _walk(top: str, rel: str) -> Iterable[tuple[str, str]]:
                 yield path, "file" if e.is_file(follow_symlinks=False) else "other"
 
 
+def _odd_kind(path: str) -> str:
+    """What the entry at ``path`` is, where it is neither a regular file nor a directory."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "gone"
+    if stat.S_ISLNK(mode):
+        return "link"
+    return ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+            else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+
+
+def _refuse_odd_entries(url: str, *, links: bool, hint: str) -> bool:
+    """A :class:`SweepError` naming the first entry of the local store ``url`` that zarr would
+    block on or write through: a FIFO, socket or device (reading one blocks, or reads what is
+    not a chunk), or a link to one; and, with ``links``, any link (a resume writes chunks
+    where links point).  Zarr opens the store's files itself, so they are checked here first,
+    without opening any.  Returns whether the store holds links (not refused)."""
+    if "://" in url:
+        return False
+    root = os.path.abspath(url)
+    found = False
+    for rel in sorted(r for r, kind in _walk(root, "") if kind == "other"):
+        rel = rel.lstrip("/")
+        path = os.path.join(root, *rel.split("/"))
+        what = _odd_kind(path)
+        if what == "link":
+            try:
+                target = os.stat(path).st_mode
+            except OSError:       # a dangling link: read as missing, as a deleted chunk is
+                target = stat.S_IFREG
+            if stat.S_ISREG(target) or stat.S_ISDIR(target):
+                if links:
+                    raise SweepError(f"{url} holds {rel}, a link: daskcl does not write through "
+                                     f"links inside a store (the chunks would land where it "
+                                     f"points); {hint}")
+                found = True
+                continue
+            what = "link to a special file"
+        if what != "gone":
+            raise SweepError(f"{url} holds {rel}, a {what}, not a regular file: daskcl opens "
+                             f"only regular files in a store (reading it could block); {hint}")
+    return found
+
+
 def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) -> list[str]:
     """Files (and links) under the top-level entries ``names`` that daskcl did not write,
     as paths relative to the store: ``--overwrite`` deletes whole entries, so a user's file
@@ -886,6 +931,23 @@ def _what_changed(info: dict[str, Any], sweep: Sweep) -> str:
     return ", ".join(changed) + (" differ" if plural else " differs")
 
 
+#: fsspec protocols whose files live in one process's memory: gone when it ends, and each of a
+#: cluster's workers would write its own
+_VOLATILE = ("memory",)
+
+
+def _refuse_volatile(url: str) -> None:
+    """A :class:`SweepError` where ``url`` (or a layer of a chained URL, ``a::memory://``)
+    names a file system that cannot hold a sweep: a ``memory://`` store "succeeded" with
+    ``--sync`` and was gone at exit, and failed chunk by chunk on a cluster."""
+    for part in url.split("::"):
+        protocol, sep, _ = part.partition("://")
+        if sep and protocol.lower() in _VOLATILE:
+            raise SweepError(f"{url}: a {protocol}:// store lives in one process's memory, gone "
+                             "when it ends (and each worker of a cluster would have its own); "
+                             "give --out a directory or a URL of lasting storage (s3://...)")
+
+
 def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                 options: dict[str, Any] | None = None) -> tuple[str, Sweep, Any, list[str]]:
     """What a run would do with the store at ``url``, deciding it without writing anything:
@@ -893,6 +955,7 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     (``overwrite``, or a store that daskcl was still preparing) or ``("resume", sweep, group,
     [])`` (the sweep with the envelope axes the store holds, for a GLM envelope; the group
     read-only).  What it would refuse is a :class:`SweepError`, the run's own message."""
+    _refuse_volatile(url)
     entries = _entries(url, options)
     if entries is None:
         raise SweepError(f"{url} exists and is not a zarr group (it is a file); choose another "
@@ -901,6 +964,8 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
         _lease.refuse_live(url, options)
     if not entries or _only_lease(url, options, entries):
         return "create", sweep, None, []
+    hint = "move it away or choose another --out"
+    links = _refuse_odd_entries(url, links=False, hint=hint)
     try:
         existing = open_group(url, "r", options)
         info = read_info(existing)
@@ -936,6 +1001,8 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
                          "--overwrite to start again")
     # resumed; or the same sweep with no chunk done yet (a run that stopped before its first
     # chunk, whose cluster did not start, say): it is taken up as it is
+    if links:
+        _refuse_odd_entries(url, links=True, hint=hint)
     if sweep.has_envelope:  # the envelope found when the sweep started
         sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
                                  for a in sweep.axes])
@@ -1386,6 +1453,7 @@ def verify(url: str, options: dict[str, Any] | None = None
         Not a finished daskcl sweep store, or one without checksums.
     """
     url = local_url(url)
+    _refuse_odd_entries(url, links=True, hint="move it away, then verify again")
     try:
         group = open_group(url, "r", options)
         info = read_info(group)
