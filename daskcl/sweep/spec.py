@@ -507,7 +507,7 @@ def axes_hash(axes: Iterable[tuple[str, np.ndarray]]) -> str:
     for name, values in axes:
         v = np.ascontiguousarray(values, dtype="<f8")
         h.update(f"{json.dumps(name)}\0{v.size}\0".encode())
-        h.update(memoryview(v).cast("B"))
+        h.update(v.data)
     return h.hexdigest()
 
 
