@@ -63,8 +63,10 @@ def rst_as_markdown(text: str) -> str:
 
 
 #: the README, then every page of the documentation
+# benchmarks.rst is written by benchmarks/report.py: its options are the benchmark scripts'
 TEXT = "\n".join([README, *(rst_as_markdown(p.read_text())
-                             for p in sorted((ROOT / "docs").glob("*.rst")))])
+                             for p in sorted((ROOT / "docs").glob("*.rst"))
+                             if p.name != "benchmarks.rst")])
 
 #: fenced blocks: (language, text)
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", TEXT, re.M | re.S)

@@ -15,7 +15,7 @@ import pytest
 import zarr
 
 from daskcl import nmath
-from daskcl.sweep import Sweep, SweepError, open_result, run, spec, store
+from daskcl.sweep import Sweep, SweepError, chunks, open_result, run, spec, store
 from daskcl.sweep.spec import DEFAULT_COMPRESSOR, parse_compressor
 from daskcl.sweep.store import read_info
 
@@ -135,14 +135,14 @@ def test_the_mark_waits_for_every_piece(tmp_path: Path, monkeypatch: Any) -> Non
     """A piece that fails to write leaves its chunk unmarked and without a checksum, however
     many other pieces were written; the chunks before it are complete."""
     monkeypatch.setattr(spec, "_STORE_CHUNK_ELEMENTS", 8)
-    real = store._put
+    real = chunks._put
 
     def put(target: Any, where: tuple[slice, ...], values: np.ndarray) -> None:
         if where[0].start == 12:  # the third piece of the second task
             raise OSError(5, "Input/output error", "pgamma/c/6/0")
         real(target, where, values)
 
-    monkeypatch.setattr(store, "_put", put)
+    monkeypatch.setattr(chunks, "_put", put)
     out = tmp_path / "o.zarr"
     # one line, as a cluster's chunk says it (the OSError was raised as it was: a traceback)
     with pytest.raises(SweepError, match=r"chunk \(1, 0\) failed: OSError: .*Input/output "
@@ -156,7 +156,7 @@ def test_the_mark_waits_for_every_piece(tmp_path: Path, monkeypatch: Any) -> Non
     assert np.array_equal(g["pgamma"][8:12], _want()[8:12])  # pieces written before the failure
     missing = [(i, 0) for i in range(3) if not done[i]]
     assert store.verify(str(out)) == (3, [], missing)
-    monkeypatch.setattr(store, "_put", real)
+    monkeypatch.setattr(chunks, "_put", real)
     res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (len(missing), 3 - len(missing))
     assert np.array_equal(open_result(out)["pgamma"][...], _want())

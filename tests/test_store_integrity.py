@@ -31,7 +31,7 @@ from procs import run_python
 
 from daskcl import cli, nmath
 from daskcl.runtime.library import default_root
-from daskcl.sweep import Sweep, SweepError, open_result, run, runner, store
+from daskcl.sweep import Sweep, SweepError, contents, open_result, run, runner, store
 from daskcl.sweep.store import read_info
 
 
@@ -215,10 +215,10 @@ def test_overwrite_leaves_a_users_empty_directory(tmp_path: Path) -> None:
         (out / "pgamma" / "c" / key).unlink()
     assert (out / "pgamma" / "c" / "1").is_dir()
     assert run(other, out, client="sync", overwrite=True).computed == 6
-    assert store._is_own_dir("pgamma/c", {"pgamma": (3, 2)}.get)
-    assert store._is_own_dir("pgamma/c/2", {"pgamma": (3, 2)}.get)
+    assert contents._is_own_dir("pgamma/c", {"pgamma": (3, 2)}.get)
+    assert contents._is_own_dir("pgamma/c/2", {"pgamma": (3, 2)}.get)
     assert [r for r in ("pgamma/c/3", "pgamma/c/0/0", "pgamma/d", "pgamma", "x/c")
-            if store._is_own_dir(r, {"pgamma": (3, 2)}.get)] == []
+            if contents._is_own_dir(r, {"pgamma": (3, 2)}.get)] == []
 
 
 def test_overwrite_knows_chunk_keys_by_the_arrays_metadata(tmp_path: Path,
@@ -235,20 +235,20 @@ def test_overwrite_knows_chunk_keys_by_the_arrays_metadata(tmp_path: Path,
     g.create_array("b", shape=(10,), chunks=(3,), dtype="float64")
     g.create_array("e", shape=(0, 4), chunks=(2, 2), dtype="float64")
     meta = {n: json.loads((tmp_path / "z.zarr" / n / "zarr.json").read_text()) for n in "abe"}
-    assert [store._chunk_grid(meta[n]) for n in "abe"] == [(3, 1), (4,), (0, 2)]
-    assert store._chunk_grid({**meta["b"], "chunk_key_encoding": {"name": "v2"}}) is None
-    assert store._chunk_grid({**meta["b"], "chunk_key_encoding": {
+    assert [contents._chunk_grid(meta[n]) for n in "abe"] == [(3, 1), (4,), (0, 2)]
+    assert contents._chunk_grid({**meta["b"], "chunk_key_encoding": {"name": "v2"}}) is None
+    assert contents._chunk_grid({**meta["b"], "chunk_key_encoding": {
         "name": "default", "configuration": {"separator": "."}}}) is None
-    assert store._chunk_grid({**meta["b"], "node_type": "group"}) is None
-    assert store._chunk_grid({**meta["b"], "shape": [10, 2]}) is None
+    assert contents._chunk_grid({**meta["b"], "node_type": "group"}) is None
+    assert contents._chunk_grid({**meta["b"], "shape": [10, 2]}) is None
     grids = {"a": (3, 1), "_daskcl/done": (2,)}.get
     own = ["zarr.json", "_daskcl/zarr.json", "a/zarr.json", "a/c/2/0", "a/c/0/0",
            "a/c/daskcl-probe-0123456789ab", "_daskcl/done/c/1", "_daskcl/done/zarr.json"]
     stray = ["a/c/3/0", "a/c/0/1", "a/c/0", "a/c", "a/notes", "_daskcl/done/c/2",
              "_daskcl/notes", "a/c/-1/0", "a/c/1/0/daskcl-probe-0123456789ab", "x/c/0",
              "a/c/\u0661/0"]
-    assert [store._is_own_file(r, grids) for r in own] == [True] * len(own)
-    assert [r for r in stray if store._is_own_file(r, grids)] == []
+    assert [contents._is_own_file(r, grids) for r in own] == [True] * len(own)
+    assert [r for r in stray if contents._is_own_file(r, grids)] == []
     # a store on fsspec: the same rule (memory:// stands in for a remote store, which sweeps
     # otherwise refuse: it would not outlive the process)
     monkeypatch.setattr(store, "_VOLATILE", ())

@@ -157,7 +157,7 @@ def test_this_process_computes_while_it_writes(tmp_path: Path, monkeypatch: Any)
 def _kill_in_write(row: int) -> None:
     """In a worker (client.run): the write of the zarr chunk starting at ``row`` kills the
     process once that piece is on disk (the other pieces of its chunk may or may not be)."""
-    from daskcl.sweep import store as st
+    from daskcl.sweep import chunks as st
 
     real = st._put
 
@@ -204,16 +204,16 @@ def test_a_process_killed_during_a_write_resumes(tmp_path: Path) -> None:
     script.write_text(textwrap.dedent(f'''\
         import json, os, signal, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from daskcl.sweep import Sweep, run, spec, store
+        from daskcl.sweep import Sweep, chunks, run, spec
         spec._STORE_CHUNK_ELEMENTS = 8
-        real = store._put
+        real = chunks._put
 
         def put(target, where, values):
             real(target, where, values)
             if where[0].start == 24:
                 os.kill(os.getpid(), signal.SIGKILL)
 
-        store._put = put
+        chunks._put = put
         d = json.loads(open({str(tmp_path / "spec.json")!r}).read())
         run(Sweep.from_dict(d, {str(tmp_path)!r}), {str(out)!r}, client="sync")
         '''))

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["GROUP", "changed", "recording", "save", "saved"]
+__all__ = ["GROUP", "changed", "digest", "recording", "save", "saved"]
 
 #: the bookkeeping group that holds one group per set of inputs, named by its hash
 GROUP = "_daskcl/inputs"

@@ -120,9 +120,9 @@ if TYPE_CHECKING:
     from ..glm import Posterior
     from ..kernels._elementwise import ElementwiseKernel
 
-__all__ = ["COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec", "Output", "Sweep",
-           "SweepError", "axes_hash", "jsonable", "listing", "parse_axis", "parse_compressor",
-           "read_csv_columns"]
+__all__ = ["BIT_SETTINGS", "COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec", "Output",
+           "Sweep", "SweepError", "axes_hash", "current_settings", "jsonable", "listing",
+           "parse_axis", "parse_compressor", "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")

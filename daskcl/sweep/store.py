@@ -53,12 +53,9 @@ error says to upgrade.  :func:`open_store` applies these rules before anything i
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as _dt
 import errno
-import functools
 import hashlib
-import itertools
 import json
 import logging
 import math
@@ -67,14 +64,9 @@ import posixpath
 import re
 import shutil
 import socket
-import stat
-import sys
-import threading
 import uuid
 import warnings
-import zlib
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -82,6 +74,32 @@ import numpy as np
 from .._version import __version__
 from . import inputs
 from . import lease as _lease
+from .chunks import BOOK as _BOOK
+from .chunks import CHECKSUM as _CHECKSUM
+from .chunks import (
+    CRC32,
+    CRC32C,
+    STORE_READ_ERRORS,
+    algorithm,
+    checksum,
+    chunk_marked,
+    chunk_matches,
+    done_array,
+    keep_freed_buffers,
+    new_algorithm,
+    read_done,
+    write_chunk,
+)
+from .chunks import DONE as _DONE
+from .chunks import OLD_CHECKSUM as _OLD_CHECKSUM
+from .chunks import OLD_DONE as _OLD_DONE
+from .contents import (
+    TMP_META,
+    foreign_inside,
+    own_entries,
+    read_local_json,
+    refuse_odd_entries,
+)
 from .spec import Axis, Sweep, SweepError, axes_hash, jsonable, listing
 
 __all__ = [
@@ -115,12 +133,6 @@ __all__ = [
     "write_error",
 ]
 
-#: what reading a store raises where a chunk, mark or attribute cannot be read: the file system
-#: and fsspec (OSError, zarr's not-found errors among them), zarr's metadata and codec checks
-#: (ValueError), a missing key or index (LookupError), the zstd and blosc codecs' decompression
-#: errors (RuntimeError)
-STORE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, LookupError, RuntimeError)
-
 _log = logging.getLogger("daskcl.sweep")
 
 #: the ``format`` of the ``daskcl`` attribute of a store this module writes
@@ -129,12 +141,6 @@ FORMAT = "daskcl-sweep/3"
 #: (also bookkeeping at the top of the store and a nested attribute)
 _FORMATS = ("daskcl-sweep/1", "daskcl-sweep/2", FORMAT)
 _NESTED_FORMAT = "daskcl-sweep/1"
-#: the sub-group of the bookkeeping arrays, and their paths in it
-_BOOK = "_daskcl"
-_DONE, _CHECKSUM = f"{_BOOK}/done", f"{_BOOK}/checksum"
-#: where a ``daskcl-sweep/1`` store keeps them
-_OLD_DONE, _OLD_CHECKSUM = "_done", "_checksum"
-_BOOKKEEPING = (_BOOK, _OLD_DONE, _OLD_CHECKSUM)
 #: the errno values of a full disk or quota
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -212,298 +218,6 @@ def read_info(group: Any) -> dict[str, Any] | None:
         except ValueError:
             return None
     return dict(info) if isinstance(info, dict) else None
-
-
-def _book(group: Any, path: str, old: str) -> Any:
-    """The bookkeeping array at ``path`` (``_daskcl/...``), or at ``old`` in a
-    ``daskcl-sweep/1`` store."""
-    try:
-        return group[path]
-    except KeyError:
-        return group[old]
-
-
-def _done(group: Any) -> Any:
-    return _book(group, _DONE, _OLD_DONE)
-
-
-def _checksums(group: Any) -> Any:
-    return _book(group, _CHECKSUM, _OLD_CHECKSUM)
-
-
-def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
-    """The done marks as a boolean array; a mark that cannot be read counts as not done."""
-    arr = _done(group)
-    try:
-        done: np.ndarray = np.asarray(arr[...], dtype=np.uint8) == 1
-        return done
-    except STORE_READ_ERRORS as exc:
-        _log.info("daskcl: the done marks cannot be read at once (%s); reading them one by one",
-                 exc)
-        out = np.zeros(grid, dtype=bool)
-        for idx in np.ndindex(*grid):
-            try:
-                out[idx] = arr[idx] == 1
-            except STORE_READ_ERRORS as exc:
-                _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done",
-                         idx, exc)
-                out[idx] = False
-        return out
-
-
-#: the checksum algorithms of the ``algorithm`` attribute of ``_daskcl/checksum``: zlib's CRC-32
-#: (the polynomial of ISO 3309), and CRC-32C (Castagnoli's polynomial, RFC 3720)
-CRC32 = "crc32"
-CRC32C = "crc32c"
-
-
-@functools.cache
-def _crc32c_native() -> Any:
-    """``crc32c_value(data, n)`` of Google's CRC-32C library (a dependency of zarr, SSE 4.2 or
-    ARMv8 CRC instructions), called through ctypes, which releases the interpreter's lock (its
-    Python binding releases it only for ``bytes``: a chunk's 11 ms each held every other
-    thread of a sweep's worker, and an H100 host's store absorbed 25% less); ``None`` where
-    the library is not found (its symbols resolve through the binding's extension module)."""
-    try:
-        from google_crc32c import _crc32c
-
-        fn = ctypes.CDLL(_crc32c.__file__).crc32c_value
-    except (ImportError, OSError, AttributeError):
-        return None
-    fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_size_t], ctypes.c_uint32
-    return fn
-
-
-def new_algorithm() -> str:
-    """The checksum algorithm of a store created now: CRC-32C where its library is here (12
-    GB/s on one core of the development machine, against zlib's CRC-32 at 3 GB/s), else
-    CRC-32."""
-    return CRC32C if _crc32c_native() is not None else CRC32
-
-
-def algorithm(checksums: Any) -> str:
-    """The algorithm of a store's checksum array: its ``algorithm`` attribute, CRC-32 where it
-    has none (stores of ``daskcl-sweep/1`` and ``/2``)."""
-    algo = checksums.attrs.get("algorithm", CRC32)
-    if algo not in (CRC32, CRC32C):
-        raise ValueError(f"unknown checksum algorithm {algo!r}")
-    return str(algo)
-
-
-def checksum(values: np.ndarray, algo: str = CRC32C) -> int:
-    """The checksum (``algo``: ``"crc32c"`` or ``"crc32"``) of an array's float64 values in C
-    order, every NaN counted as the same NaN (zarr stores a chunk of NaNs as its fill value,
-    whose bits may differ from the NaN written)."""
-    a = np.ascontiguousarray(values, dtype="<f8")
-    if a.size and np.isnan(np.max(a)):      # max is NaN where any value is: one cheap pass
-        a = np.where(np.isnan(a), np.nan, a)
-    if algo == CRC32:
-        return zlib.crc32(a.data)                    # releases the lock beyond 5 kB
-    native = _crc32c_native()
-    if native is not None:
-        return int(native(a.ctypes.data, a.nbytes))
-    import google_crc32c  # its own binding, or its Python fallback
-
-    return int(google_crc32c.value(a.reshape(-1).view(np.uint8)))
-
-
-def chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
-                   index: tuple[int, ...]) -> bool:
-    """Whether the arrays ``outputs`` of the chunk ``index`` (its slices ``sl``) still hold
-    what its checksums say was written (a chunk or checksum that cannot be read does not
-    match)."""
-    try:
-        sums = _checksums(group)
-        algo = algorithm(sums)
-        want = np.atleast_1d(np.asarray(sums[index], dtype=np.uint64))
-        for k, name in enumerate(outputs):
-            arr = group[name]
-            if checksum(arr[sl + (slice(None),) * (arr.ndim - len(sl))], algo) != int(want[k]):
-                return False
-        return True
-    except STORE_READ_ERRORS as exc:
-        _log.info("daskcl: chunk %s or its checksum cannot be read (%s): it is computed again",
-                 index, exc)
-        return False
-
-
-def chunk_marked(group: Any, index: tuple[int, ...]) -> bool:
-    """Whether the done mark of chunk ``index`` is set (a mark that cannot be read is not)."""
-    try:
-        return int(_done(group)[index]) == 1
-    except STORE_READ_ERRORS as exc:
-        _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
-        return False
-
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _pool() -> ThreadPoolExecutor:
-    """This process's threads that compress and write zarr chunks and compute checksums (Blosc
-    and both CRCs release the GIL), made once: half the cores, at most 8.  A GPU sweep's
-    worker launches the next chunk and stages its inputs on its other threads meanwhile; with
-    more writers (the cores + 4) they took the cores from it (an H100 with 16 cores, one run
-    each: qbeta 0.83 of its bare kernel with 20 writers, 0.86 with 8, 0.73 with 4; f2_f3 0.80,
-    0.87, 0.77; dnorm 0.72, 0.74, 0.75 of the store; benchmarks/README.md, "Sweeps")."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            keep_freed_buffers()
-            _POOL = ThreadPoolExecutor(max_workers=max(2, min(8, (os.cpu_count() or 2) // 2)),
-                                       thread_name_prefix="daskcl-store")
-        return _POOL
-
-
-#: glibc's ``mallopt`` parameters, and the values :func:`keep_freed_buffers` gives them: those
-#: glibc's own dynamic thresholds reach on 64-bit Linux (allocations up to 32 MiB from the heap,
-#: freed memory kept up to twice that)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-_MMAP_THRESHOLD = 32 << 20
-_TRIM_THRESHOLD = 64 << 20
-
-
-@functools.cache
-def keep_freed_buffers() -> bool:
-    """In a process started with ``MALLOC_TRIM_THRESHOLD_`` (dask's nanny sets 65536 in every
-    worker it spawns, ``distributed.nanny.pre-spawn-environ``), let glibc keep the buffers that
-    compressing and writing zarr chunks free, as it does in a process started without it; once
-    per process, on the first store write.  Returns whether the thresholds were set.
-
-    That variable turns off glibc's dynamic thresholds: every buffer of 128 KiB or more is then
-    mapped from the kernel and unmapped when freed, so each zarr chunk's encoded bytes (MiBs)
-    page-faulted in and were unmapped again, with a TLB shootdown across the writer threads.  A
-    store absorbed 25-30% less in such a process (an H100 host with 16 cores, blosc-lz4:5, two
-    runs: dnorm 3.65-4.15 against 4.74-5.91e8 points/s, qbeta 3.06-3.35 against 4.18-4.59;
-    benchmarks/README.md, "Sweeps").  The thresholds set are glibc's dynamic ones at their
-    largest: allocations up to 32 MiB from the heap, freed memory up to 64 MiB kept at the top of
-    a heap.  Not glibc, or no such variable: nothing is done."""
-    if not sys.platform.startswith("linux") or "MALLOC_TRIM_THRESHOLD_" not in os.environ:
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt   # glibc; musl has none
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-                and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
-
-
-def _writable(arr: Any) -> Any:
-    """``arr`` writing every chunk it is given: zarr otherwise compares each chunk with the
-    fill value first, a pass over the values on its one event-loop thread."""
-    with_config = getattr(arr, "with_config", None)
-    return arr if with_config is None else with_config({"write_empty_chunks": True})
-
-
-def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
-                results: Mapping[str, np.ndarray]) -> None:
-    """Write one chunk's result arrays, then their checksums, then the chunk's done mark.
-
-    Each zarr chunk of the task's chunk (or its one shard) is written by its own call, on this
-    process's writer threads, so zarr encodes them in parallel, each from the computed array
-    as it is (no copy); the checksums are computed meanwhile.  The mark is written only once
-    every piece and the checksums are."""
-    sl = sweep.chunk_slices(index)
-    names = list(sweep.output_names)
-    pool = _pool()
-    book = _checksums(group)
-    algo = algorithm(book)
-    sums = pool.submit(lambda: [checksum(results[n], algo) for n in names])
-    puts: list[Future[None]] = []
-    try:
-        for name, values in results.items():
-            target = _writable(group[name])
-            for where, local in _pieces(target, sl, values.shape):
-                puts.append(pool.submit(_put, target, where, values[local]))
-        for put in puts:
-            put.result()
-        crcs = sums.result()
-    finally:  # after a failure: nothing more starts, and what began has ended
-        jobs: list[Future[Any]] = [sums, *puts]
-        for job in jobs:
-            job.cancel()
-        wait(jobs)
-    _write_book(group, book, index, np.array(crcs, dtype="<u4").tobytes())
-
-
-def _raw_key(arr: Any, index: tuple[int, ...], chunk: tuple[int, ...], itemsize: int,
-             nbytes: int) -> str | None:
-    """The store key of the chunk ``index`` of a bookkeeping array whose chunks daskcl can
-    write as raw bytes (chunks of shape ``chunk``, no codec but little-endian bytes, zarr v3's
-    default keys): ``None`` where the array is not such (a store of an earlier format)."""
-    meta = arr.metadata.to_dict()
-    codecs = [c.get("name") if isinstance(c, dict) else None for c in meta.get("codecs") or ()]
-    conf = (meta.get("chunk_grid") or {}).get("configuration") or {}
-    enc = meta.get("chunk_key_encoding") or {}
-    if (meta.get("zarr_format") != 3 or codecs != ["bytes"]
-            or tuple(conf.get("chunk_shape") or ()) != chunk
-            or arr.dtype.itemsize != itemsize or nbytes != itemsize * math.prod(chunk)
-            or enc.get("name") != "default"
-            or (enc.get("configuration") or {}).get("separator", "/") != "/"
-            or (meta["codecs"][0].get("configuration") or {}).get("endian", "little")
-            != "little"):
-        return None
-    return "/".join([arr.path, "c", *map(str, index), *(["0"] if len(chunk) > len(index)
-                                                         else [])])
-
-
-def _put_raw(store: Any, key: str, data: bytes) -> bool:
-    """Write ``data`` as the store's ``key``: a file written directly on a local store, the
-    fsspec file system's ``pipe_file`` on another; ``False`` where neither applies."""
-    root = getattr(store, "root", None)
-    if isinstance(root, os.PathLike):
-        path = os.path.join(os.fspath(root), *key.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        return True
-    fs, base = getattr(store, "fs", None), getattr(store, "path", None)
-    if fs is not None and isinstance(base, str) and hasattr(fs, "sync_fs"):
-        fs.sync_fs.pipe_file(posixpath.join(base, key), data)
-        return True
-    return False
-
-
-def _write_book(group: Any, book: Any, index: tuple[int, ...], crcs: bytes) -> None:
-    """A chunk's checksums, then its done mark: each one chunk of its bookkeeping array,
-    written as its bytes (a zarr write costs a millisecond of Python a call; a sweep's chunk
-    made three), or through zarr where the arrays are not of the layout daskcl writes now."""
-    done = _done(group)
-    nout = len(crcs) // 4
-    ck = _raw_key(book, index, (1,) * len(index) + (nout,), 4, len(crcs))
-    dk = _raw_key(done, index, (1,) * len(index), 1, 1)
-    store = getattr(group, "store", None)
-    if ck and dk and _put_raw(store, ck, crcs):
-        _put_raw(store, dk, b"\x01")
-        return
-    book[index] = np.frombuffer(crcs, dtype="<u4")
-    done[index] = 1
-
-
-def _pieces(target: Any, sl: tuple[slice, ...], shape: tuple[int, ...]
-            ) -> list[tuple[tuple[slice, ...], tuple[slice, ...]]]:
-    """The zarr chunks (or the one shard) of ``target`` that a task's chunk at ``sl`` (values
-    of ``shape``; trailing axes beyond ``sl`` whole) covers: (where in ``target``, which
-    values) for each.  A task's chunk starts on a zarr chunk of its array (the spec's zarr
-    chunks divide its chunks); one that did not would be written whole, by one call."""
-    step = target.shards or target.chunks
-    origin = [s.start for s in sl] + [0] * (len(shape) - len(sl))
-    if any(o % c for o, c in zip(origin, step)):
-        return [(tuple(slice(o, o + n) for o, n in zip(origin, shape)),
-                 tuple(slice(0, n) for n in shape))]
-    axes = [[slice(a, min(a + c, n)) for a in range(0, n, c)] for n, c in zip(shape, step)]
-    return [(tuple(slice(o + p.start, o + p.stop) for o, p in zip(origin, local)), local)
-            for local in itertools.product(*axes)]
-
-
-def _put(target: Any, where: tuple[slice, ...], values: np.ndarray) -> None:
-    target[where] = values
 
 
 def codecs(compressor: str) -> list[Any] | None:
@@ -612,7 +326,7 @@ def _unlist_lease(url: str, options: dict[str, Any] | None) -> None:
     """Leave the run's lease out of the consolidated metadata: it goes with the run."""
     if "://" not in url:
         path = os.path.join(os.path.abspath(url), "zarr.json")
-        meta = _read_local_json(path)
+        meta = read_local_json(path)
     else:
         import fsspec
 
@@ -629,7 +343,7 @@ def _unlist_lease(url: str, options: dict[str, Any] | None) -> None:
     if "://" in url:
         fs.pipe_file(path, data)
         return
-    tmp = f"{path}.daskcl-{uuid.uuid4().hex[:12]}"     # _TMP_META
+    tmp = f"{path}.daskcl-{uuid.uuid4().hex[:12]}"     # TMP_META
     with open(tmp, "xb") as f:
         f.write(data)
     os.replace(tmp, path)
@@ -659,253 +373,6 @@ def _newer_error(url: str, info: Mapping[str, Any], what: str) -> SweepError:
         f"{url} was written by a newer daskcl ({info.get('version', 'version unknown')}, store "
         f"format {info.get('format')}); this daskcl ({__version__}) reads formats up to "
         f"{FORMAT}, so it cannot {what} it: upgrade daskcl")
-
-
-def _own_entries(info: dict[str, Any]) -> set[str]:
-    """The top-level entries daskcl writes in a store with these attributes."""
-    names = {"zarr.json", _lease.LEASE, *_BOOKKEEPING}
-    for key in ("arrays", "outputs", "axes"):
-        names.update(str(n) for n in info.get(key) or ())
-    if info.get("coefficients"):
-        names.add("coefficient")
-    return names
-
-
-# what daskcl writes inside its own entries: an array's metadata and its chunks (zarr v3's
-# default chunk keys, c/i/j/...: one index per dimension of the array, each within its grid of
-# chunks, or of shards where it is sharded), the bookkeeping group's metadata and arrays, and
-# the probes of _prove_writable that a killed run may leave (c/daskcl-probe-...); each a
-# regular file
-_PROBE = re.compile(r"daskcl-probe-[0-9a-f]{12}")
-#: the groups of the files a Python function read (:mod:`daskcl.sweep.inputs`)
-_INPUTS = re.compile(re.escape(inputs.GROUP) + r"(/[0-9a-f]{16})?/zarr\.json")
-#: the group's metadata while it is rewritten (:func:`_unlist_lease`), left by a run killed then
-_TMP_META = re.compile(r"zarr\.json\.daskcl-[0-9a-f]{12}")
-_INDEX = re.compile(r"0|[1-9][0-9]*")
-#: the most bytes of an array's zarr.json read to learn its grid of chunks
-_MAX_META = 1 << 24
-
-
-def _chunk_grid(meta: Any) -> tuple[int, ...] | None:
-    """The number of chunks (of shards, for a sharded array) along each dimension of the zarr
-    v3 array whose metadata is ``meta``; ``None`` where it is not such metadata, or its chunk
-    keys are not zarr's default ones (``c/i/j/...``), the only ones daskcl writes."""
-    if not isinstance(meta, dict) or meta.get("zarr_format") != 3 or \
-            meta.get("node_type") != "array":
-        return None
-    shape, grid, enc = meta.get("shape"), meta.get("chunk_grid"), meta.get("chunk_key_encoding")
-    if not isinstance(grid, dict) or grid.get("name") != "regular" or \
-            not isinstance(grid.get("configuration"), dict):
-        return None
-    chunks = grid["configuration"].get("chunk_shape")
-
-    def ints(v: Any, low: int) -> bool:
-        return isinstance(v, list) and all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= low for n in v)
-
-    if not (isinstance(shape, list) and isinstance(chunks, list) and ints(shape, 0)
-            and ints(chunks, 1) and len(shape) == len(chunks)):
-        return None
-    if not isinstance(enc, dict) or enc.get("name") != "default":
-        return None
-    conf = enc.get("configuration") or {}
-    if not isinstance(conf, dict) or conf.get("separator", "/") != "/":
-        return None
-    return tuple(-(-s // c) for s, c in zip(shape, chunks))
-
-
-def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> bool:
-    """Whether ``rel`` (a file's path in the store, under one of daskcl's top-level entries)
-    is one daskcl writes: ``zarr.json``, ``_daskcl/zarr.json``, and in an array's directory its
-    ``zarr.json``, a probe ``c/daskcl-probe-...`` or a chunk key that ``grid_of(array)`` (the
-    array's grid of chunks, ``None`` where it is unknown) holds."""
-    if rel.split("/") in (["zarr.json"], [_BOOK, "zarr.json"]) or _lease.is_lease_file(rel) \
-            or _INPUTS.fullmatch(rel):
-        return True
-    array, rest = _array_and_rest(rel)
-    if rest == ["zarr.json"]:
-        return True
-    if not rest or rest[0] != "c":
-        return False
-    if len(rest) == 2 and _PROBE.fullmatch(rest[1]):
-        return True
-    return _in_grid(rest[1:], grid_of(array), whole=True)
-
-
-def _is_own_dir(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> bool:
-    """Whether the empty directory ``rel`` is one that daskcl's chunks make: an array's ``c``
-    or a prefix of a chunk key that ``grid_of(array)`` holds (``c/0`` of a 2-d grid), left
-    empty where a chunk was deleted.  Any other empty directory is the user's, and
-    ``--overwrite`` would delete it with its entry."""
-    array, rest = _array_and_rest(rel)
-    return bool(rest) and rest[0] == "c" and _in_grid(rest[1:], grid_of(array), whole=False)
-
-
-def _array_and_rest(rel: str) -> tuple[str, list[str]]:
-    """A path in the store as its array (``q``, ``_daskcl/done``) and the parts below it."""
-    parts = rel.split("/")
-    split = 2 if parts[0] == _BOOK else 1
-    return "/".join(parts[:split]), parts[split:]
-
-
-def _in_grid(index: list[str], grid: tuple[int, ...] | None, *, whole: bool) -> bool:
-    """Whether ``index`` (``c/i/j`` without its ``c``) is a chunk key of ``grid`` (``whole``:
-    one index per dimension) or the start of one (fewer), each index within the grid."""
-    return grid is not None and (len(index) == len(grid) if whole else len(index) < len(grid)) \
-        and all(_INDEX.fullmatch(i) and int(i) < n for i, n in zip(index, grid))
-
-
-def _read_local_json(path: str) -> Any:
-    """The JSON of a regular file at ``path`` (a link is not followed, nothing blocks), or
-    ``None`` where there is none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_META:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return json.loads(f.read(_MAX_META))
-    except (OSError, ValueError):
-        return None
-    finally:
-        os.close(fd)
-
-
-def _grids(read: Callable[[str], Any]) -> Callable[[str], tuple[int, ...] | None]:
-    """``grid_of(array)`` for :func:`_is_own_file`: the array's grid of chunks from its own
-    ``zarr.json`` (``read(key)`` gives a key's JSON, or ``None``) and the store's consolidated
-    copy of it, the larger where both are readable (a damaged store, which ``--overwrite``
-    replaces, may have either edited or unreadable); each read once."""
-    cache: dict[str, tuple[int, ...] | None] = {}
-    top: list[Any] = []
-
-    def grid_of(array: str) -> tuple[int, ...] | None:
-        if array not in cache:
-            own = _chunk_grid(read(f"{array}/zarr.json"))
-            if not top:
-                top.append(read("zarr.json"))
-            consolidated = top[0].get("consolidated_metadata") if isinstance(
-                top[0], dict) else None
-            metadata = consolidated.get("metadata") if isinstance(consolidated, dict) else None
-            copy = _chunk_grid(metadata.get(array)) if isinstance(metadata, dict) else None
-            # either copy may have been edited since daskcl wrote it: the larger grid
-            cache[array] = (tuple(map(max, own, copy)) if own and copy and len(own) == len(copy)
-                            else own or copy)
-        return cache[array]
-
-    return grid_of
-
-
-def _walk(top: str, rel: str) -> Iterable[tuple[str, str]]:
-    """Every entry under the directory ``top`` but the directories that hold something (a
-    link to one included), as its path ``rel/...`` and its kind: ``"file"`` (a regular file),
-    ``"dir"`` (an empty directory) or ``"other"``; links are not followed, and a directory that
-    cannot be read is passed over (as ``os.walk`` does)."""
-    stack = [(top, rel)]
-    while stack:
-        d, r = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        if not entries and r != rel:
-            yield r, "dir"
-        for e in entries:
-            path = f"{r}/{e.name}"
-            if e.is_dir(follow_symlinks=False):
-                stack.append((e.path, path))
-            else:
-                yield path, "file" if e.is_file(follow_symlinks=False) else "other"
-
-
-def _odd_kind(path: str) -> str:
-    """What the entry at ``path`` is, where it is neither a regular file nor a directory."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return "gone"
-    if stat.S_ISLNK(mode):
-        return "link"
-    return ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
-            else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
-
-
-def _refuse_odd_entries(url: str, *, links: bool, hint: str) -> bool:
-    """A :class:`SweepError` naming the first entry of the local store ``url`` that zarr would
-    block on or write through: a FIFO, socket or device (reading one blocks, or reads what is
-    not a chunk), or a link to one; and, with ``links``, any link (a resume writes chunks
-    where links point).  Zarr opens the store's files itself, so they are checked here first,
-    without opening any.  Returns whether the store holds links (not refused)."""
-    if "://" in url:
-        return False
-    root = os.path.abspath(url)
-    found = False
-    for rel in sorted(r for r, kind in _walk(root, "") if kind == "other"):
-        rel = rel.lstrip("/")
-        path = os.path.join(root, *rel.split("/"))
-        what = _odd_kind(path)
-        if what == "link":
-            try:
-                target = os.stat(path).st_mode
-            except OSError:       # a dangling link: read as missing, as a deleted chunk is
-                target = stat.S_IFREG
-            if stat.S_ISREG(target) or stat.S_ISDIR(target):
-                if links:
-                    raise SweepError(f"{url} holds {rel}, a link: daskcl does not write through "
-                                     f"links inside a store (the chunks would land where it "
-                                     f"points); {hint}")
-                found = True
-                continue
-            what = "link to a special file"
-        if what != "gone":
-            raise SweepError(f"{url} holds {rel}, a {what}, not a regular file: daskcl opens "
-                             f"only regular files in a store (reading it could block); {hint}")
-    return found
-
-
-def _foreign_inside(url: str, options: dict[str, Any] | None, names: list[str]) -> list[str]:
-    """Files (and links) under the top-level entries ``names`` that daskcl did not write,
-    as paths relative to the store: ``--overwrite`` deletes whole entries, so a user's file
-    inside one (``pnorm/notes.txt``, or ``pnorm/c/9`` beside an array of one chunk) must stop
-    it as one beside them does."""
-    found: list[str] = []
-    if "://" not in url:
-        root = os.path.abspath(url)
-        grid_of = _grids(lambda key: _read_local_json(os.path.join(root, *key.split("/"))))
-        for n in names:
-            top = os.path.join(root, n)
-            if os.path.islink(top) or not os.path.isdir(top):
-                continue      # a link or file of daskcl's name is removed itself, no more
-            found += [rel + ("/" if kind == "dir" else "") for rel, kind in _walk(top, n)
-                      if not ((kind == "file" and _is_own_file(rel, grid_of))
-                              or (kind == "dir" and _is_own_dir(rel, grid_of)))]
-        return sorted(found)
-    import fsspec
-
-    fs, path = fsspec.core.url_to_fs(url, **(options or {}))
-
-    def read(key: str) -> Any:
-        try:
-            return json.loads(fs.cat_file(posixpath.join(path, key)))
-        except Exception:     # missing, unreadable or not JSON: not known
-            return None
-
-    grid_of = _grids(read)
-    base = str(path).rstrip("/") + "/"
-    for n in names:
-        top = posixpath.join(path, n)
-        if not fs.isdir(top):
-            continue
-        for f in fs.find(top):
-            rel = str(f)[len(base):] if str(f).startswith(base) else str(f)
-            if not _is_own_file(rel, grid_of):
-                found.append(rel)
-    return sorted(found)
 
 
 _PLURAL = {"axes", "args", "chunks", "outputs", "glm", "settings"}   # "the axes differ"
@@ -965,7 +432,7 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     if not entries or _only_lease(url, options, entries):
         return "create", sweep, None, []
     hint = "move it away or choose another --out"
-    links = _refuse_odd_entries(url, links=False, hint=hint)
+    links = refuse_odd_entries(url, links=False, hint=hint)
     try:
         existing = open_group(url, "r", options)
         info = read_info(existing)
@@ -987,9 +454,9 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     if overwrite or (info.get("preparing") and (resume or same) and not newer):
         if info.get("preparing"):
             _refuse_live_preparer(url, info, overwrite)
-        own = _own_entries(info)
-        foreign = [e for e in entries if e not in own and not _TMP_META.fullmatch(e)]
-        foreign = foreign or _foreign_inside(url, options, [e for e in entries if e in own])
+        own = own_entries(info)
+        foreign = [e for e in entries if e not in own and not TMP_META.fullmatch(e)]
+        foreign = foreign or foreign_inside(url, options, [e for e in entries if e in own])
         if foreign:
             raise SweepError(f"{url} is a daskcl sweep store but also holds {listing(foreign)}, "
                              "which daskcl did not write; it deletes nothing it did not create: "
@@ -1002,7 +469,7 @@ def check_store(sweep: Sweep, url: str, *, resume: bool, overwrite: bool,
     # resumed; or the same sweep with no chunk done yet (a run that stopped before its first
     # chunk, whose cluster did not start, say): it is taken up as it is
     if links:
-        _refuse_odd_entries(url, links=True, hint=hint)
+        refuse_odd_entries(url, links=True, hint=hint)
     if sweep.has_envelope:  # the envelope found when the sweep started
         sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
                                  for a in sweep.axes])
@@ -1453,7 +920,7 @@ def verify(url: str, options: dict[str, Any] | None = None
         Not a finished daskcl sweep store, or one without checksums.
     """
     url = local_url(url)
-    _refuse_odd_entries(url, links=True, hint="move it away, then verify again")
+    refuse_odd_entries(url, links=True, hint="move it away, then verify again")
     try:
         group = open_group(url, "r", options)
         info = read_info(group)
@@ -1470,7 +937,7 @@ def verify(url: str, options: dict[str, Any] | None = None
     _check_arrays(url, info, options)
     outputs = [str(o) for o in info["outputs"]]
     chunks = [int(c) for c in info["chunks"]]
-    grid = tuple(_done(group).shape)
+    grid = tuple(done_array(group).shape)
     shape = group[outputs[0]].shape[:len(grid)]
     done = read_done(group, grid)
     bad: list[tuple[int, ...]] = []

@@ -1,0 +1,362 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A sweep's chunks in its store: their zarr chunks, checksums and done marks.
+
+A chunk is written by :func:`write_chunk`: its zarr chunks (each by its own call, encoded in
+parallel; the checksum of the values computed meanwhile), then the checksum, then its mark; so
+a chunk is either complete and marked, or written again (a writer killed between the writes
+leaves the chunk unmarked).  A marked chunk counts as done only if it still matches its
+checksums (:func:`chunk_matches`).  Chunk writes change no metadata, so the consolidated
+metadata stays true while a sweep runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import itertools
+import logging
+import math
+import os
+import posixpath
+import sys
+import threading
+import zlib
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .spec import Sweep
+
+__all__ = [
+    "BOOK",
+    "BOOKKEEPING",
+    "CHECKSUM",
+    "CRC32",
+    "CRC32C",
+    "DONE",
+    "OLD_CHECKSUM",
+    "OLD_DONE",
+    "STORE_READ_ERRORS",
+    "algorithm",
+    "checksum",
+    "checksum_array",
+    "chunk_marked",
+    "chunk_matches",
+    "done_array",
+    "keep_freed_buffers",
+    "new_algorithm",
+    "read_done",
+    "write_chunk",
+]
+
+#: what reading a store raises where a chunk, mark or attribute cannot be read: the file system
+#: and fsspec (OSError, zarr's not-found errors among them), zarr's metadata and codec checks
+#: (ValueError), a missing key or index (LookupError), the zstd and blosc codecs' decompression
+#: errors (RuntimeError)
+STORE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, LookupError, RuntimeError)
+
+_log = logging.getLogger("daskcl.sweep")
+
+#: the sub-group of the bookkeeping arrays, and their paths in it
+BOOK = "_daskcl"
+DONE = f"{BOOK}/done"
+CHECKSUM = f"{BOOK}/checksum"
+#: where a ``daskcl-sweep/1`` store keeps them
+OLD_DONE = "_done"
+OLD_CHECKSUM = "_checksum"
+BOOKKEEPING = (BOOK, OLD_DONE, OLD_CHECKSUM)
+
+
+def _book(group: Any, path: str, old: str) -> Any:
+    """The bookkeeping array at ``path`` (``_daskcl/...``), or at ``old`` in a
+    ``daskcl-sweep/1`` store."""
+    try:
+        return group[path]
+    except KeyError:
+        return group[old]
+
+
+def done_array(group: Any) -> Any:
+    return _book(group, DONE, OLD_DONE)
+
+
+def checksum_array(group: Any) -> Any:
+    return _book(group, CHECKSUM, OLD_CHECKSUM)
+
+
+def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
+    """The done marks as a boolean array; a mark that cannot be read counts as not done."""
+    arr = done_array(group)
+    try:
+        done: np.ndarray = np.asarray(arr[...], dtype=np.uint8) == 1
+        return done
+    except STORE_READ_ERRORS as exc:
+        _log.info("daskcl: the done marks cannot be read at once (%s); reading them one by one",
+                 exc)
+        out = np.zeros(grid, dtype=bool)
+        for idx in np.ndindex(*grid):
+            try:
+                out[idx] = arr[idx] == 1
+            except STORE_READ_ERRORS as exc:
+                _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done",
+                         idx, exc)
+                out[idx] = False
+        return out
+
+
+#: the checksum algorithms of the ``algorithm`` attribute of ``_daskcl/checksum``: zlib's CRC-32
+#: (the polynomial of ISO 3309), and CRC-32C (Castagnoli's polynomial, RFC 3720)
+CRC32 = "crc32"
+CRC32C = "crc32c"
+
+
+@functools.cache
+def _crc32c_native() -> Any:
+    """``crc32c_value(data, n)`` of Google's CRC-32C library (a dependency of zarr, SSE 4.2 or
+    ARMv8 CRC instructions), called through ctypes, which releases the interpreter's lock (its
+    Python binding releases it only for ``bytes``: a chunk's 11 ms each held every other
+    thread of a sweep's worker, and an H100 host's store absorbed 25% less); ``None`` where
+    the library is not found (its symbols resolve through the binding's extension module)."""
+    try:
+        from google_crc32c import _crc32c
+
+        fn = ctypes.CDLL(_crc32c.__file__).crc32c_value
+    except (ImportError, OSError, AttributeError):
+        return None
+    fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_size_t], ctypes.c_uint32
+    return fn
+
+
+def new_algorithm() -> str:
+    """The checksum algorithm of a store created now: CRC-32C where its library is here (12
+    GB/s on one core of the development machine, against zlib's CRC-32 at 3 GB/s), else
+    CRC-32."""
+    return CRC32C if _crc32c_native() is not None else CRC32
+
+
+def algorithm(checksums: Any) -> str:
+    """The algorithm of a store's checksum array: its ``algorithm`` attribute, CRC-32 where it
+    has none (stores of ``daskcl-sweep/1`` and ``/2``)."""
+    algo = checksums.attrs.get("algorithm", CRC32)
+    if algo not in (CRC32, CRC32C):
+        raise ValueError(f"unknown checksum algorithm {algo!r}")
+    return str(algo)
+
+
+def checksum(values: np.ndarray, algo: str = CRC32C) -> int:
+    """The checksum (``algo``: ``"crc32c"`` or ``"crc32"``) of an array's float64 values in C
+    order, every NaN counted as the same NaN (zarr stores a chunk of NaNs as its fill value,
+    whose bits may differ from the NaN written)."""
+    a = np.ascontiguousarray(values, dtype="<f8")
+    if a.size and np.isnan(np.max(a)):      # max is NaN where any value is: one cheap pass
+        a = np.where(np.isnan(a), np.nan, a)
+    if algo == CRC32:
+        return zlib.crc32(a.data)                    # releases the lock beyond 5 kB
+    native = _crc32c_native()
+    if native is not None:
+        return int(native(a.ctypes.data, a.nbytes))
+    import google_crc32c  # its own binding, or its Python fallback
+
+    return int(google_crc32c.value(a.reshape(-1).view(np.uint8)))
+
+
+def chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
+                   index: tuple[int, ...]) -> bool:
+    """Whether the arrays ``outputs`` of the chunk ``index`` (its slices ``sl``) still hold
+    what its checksums say was written (a chunk or checksum that cannot be read does not
+    match)."""
+    try:
+        sums = checksum_array(group)
+        algo = algorithm(sums)
+        want = np.atleast_1d(np.asarray(sums[index], dtype=np.uint64))
+        for k, name in enumerate(outputs):
+            arr = group[name]
+            if checksum(arr[sl + (slice(None),) * (arr.ndim - len(sl))], algo) != int(want[k]):
+                return False
+        return True
+    except STORE_READ_ERRORS as exc:
+        _log.info("daskcl: chunk %s or its checksum cannot be read (%s): it is computed again",
+                 index, exc)
+        return False
+
+
+def chunk_marked(group: Any, index: tuple[int, ...]) -> bool:
+    """Whether the done mark of chunk ``index`` is set (a mark that cannot be read is not)."""
+    try:
+        return int(done_array(group)[index]) == 1
+    except STORE_READ_ERRORS as exc:
+        _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
+        return False
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """This process's threads that compress and write zarr chunks and compute checksums (Blosc
+    and both CRCs release the GIL), made once: half the cores, at most 8.  A GPU sweep's
+    worker launches the next chunk and stages its inputs on its other threads meanwhile; with
+    more writers (the cores + 4) they took the cores from it (an H100 with 16 cores, one run
+    each: qbeta 0.83 of its bare kernel with 20 writers, 0.86 with 8, 0.73 with 4; f2_f3 0.80,
+    0.87, 0.77; dnorm 0.72, 0.74, 0.75 of the store; benchmarks/README.md, "Sweeps")."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            keep_freed_buffers()
+            _POOL = ThreadPoolExecutor(max_workers=max(2, min(8, (os.cpu_count() or 2) // 2)),
+                                       thread_name_prefix="daskcl-store")
+        return _POOL
+
+
+#: glibc's ``mallopt`` parameters, and the values :func:`keep_freed_buffers` gives them: those
+#: glibc's own dynamic thresholds reach on 64-bit Linux (allocations up to 32 MiB from the heap,
+#: freed memory kept up to twice that)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_THRESHOLD = 32 << 20
+_TRIM_THRESHOLD = 64 << 20
+
+
+@functools.cache
+def keep_freed_buffers() -> bool:
+    """In a process started with ``MALLOC_TRIM_THRESHOLD_`` (dask's nanny sets 65536 in every
+    worker it spawns, ``distributed.nanny.pre-spawn-environ``), let glibc keep the buffers that
+    compressing and writing zarr chunks free, as it does in a process started without it; once
+    per process, on the first store write.  Returns whether the thresholds were set.
+
+    That variable turns off glibc's dynamic thresholds: every buffer of 128 KiB or more is then
+    mapped from the kernel and unmapped when freed, so each zarr chunk's encoded bytes (MiBs)
+    page-faulted in and were unmapped again, with a TLB shootdown across the writer threads.  A
+    store absorbed 25-30% less in such a process (an H100 host with 16 cores, blosc-lz4:5, two
+    runs: dnorm 3.65-4.15 against 4.74-5.91e8 points/s, qbeta 3.06-3.35 against 4.18-4.59;
+    benchmarks/README.md, "Sweeps").  The thresholds set are glibc's dynamic ones at their
+    largest: allocations up to 32 MiB from the heap, freed memory up to 64 MiB kept at the top of
+    a heap.  Not glibc, or no such variable: nothing is done."""
+    if not sys.platform.startswith("linux") or "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt   # glibc; musl has none
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+                and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+
+
+def _writable(arr: Any) -> Any:
+    """``arr`` writing every chunk it is given: zarr otherwise compares each chunk with the
+    fill value first, a pass over the values on its one event-loop thread."""
+    with_config = getattr(arr, "with_config", None)
+    return arr if with_config is None else with_config({"write_empty_chunks": True})
+
+
+def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
+                results: Mapping[str, np.ndarray]) -> None:
+    """Write one chunk's result arrays, then their checksums, then the chunk's done mark.
+
+    Each zarr chunk of the task's chunk (or its one shard) is written by its own call, on this
+    process's writer threads, so zarr encodes them in parallel, each from the computed array
+    as it is (no copy); the checksums are computed meanwhile.  The mark is written only once
+    every piece and the checksums are."""
+    sl = sweep.chunk_slices(index)
+    names = list(sweep.output_names)
+    pool = _pool()
+    book = checksum_array(group)
+    algo = algorithm(book)
+    sums = pool.submit(lambda: [checksum(results[n], algo) for n in names])
+    puts: list[Future[None]] = []
+    try:
+        for name, values in results.items():
+            target = _writable(group[name])
+            for where, local in _pieces(target, sl, values.shape):
+                puts.append(pool.submit(_put, target, where, values[local]))
+        for put in puts:
+            put.result()
+        crcs = sums.result()
+    finally:  # after a failure: nothing more starts, and what began has ended
+        jobs: list[Future[Any]] = [sums, *puts]
+        for job in jobs:
+            job.cancel()
+        wait(jobs)
+    _write_book(group, book, index, np.array(crcs, dtype="<u4").tobytes())
+
+
+def _raw_key(arr: Any, index: tuple[int, ...], chunk: tuple[int, ...], itemsize: int,
+             nbytes: int) -> str | None:
+    """The store key of the chunk ``index`` of a bookkeeping array whose chunks daskcl can
+    write as raw bytes (chunks of shape ``chunk``, no codec but little-endian bytes, zarr v3's
+    default keys): ``None`` where the array is not such (a store of an earlier format)."""
+    meta = arr.metadata.to_dict()
+    codecs = [c.get("name") if isinstance(c, dict) else None for c in meta.get("codecs") or ()]
+    conf = (meta.get("chunk_grid") or {}).get("configuration") or {}
+    enc = meta.get("chunk_key_encoding") or {}
+    if (meta.get("zarr_format") != 3 or codecs != ["bytes"]
+            or tuple(conf.get("chunk_shape") or ()) != chunk
+            or arr.dtype.itemsize != itemsize or nbytes != itemsize * math.prod(chunk)
+            or enc.get("name") != "default"
+            or (enc.get("configuration") or {}).get("separator", "/") != "/"
+            or (meta["codecs"][0].get("configuration") or {}).get("endian", "little")
+            != "little"):
+        return None
+    return "/".join([arr.path, "c", *map(str, index), *(["0"] if len(chunk) > len(index)
+                                                         else [])])
+
+
+def _put_raw(store: Any, key: str, data: bytes) -> bool:
+    """Write ``data`` as the store's ``key``: a file written directly on a local store, the
+    fsspec file system's ``pipe_file`` on another; ``False`` where neither applies."""
+    root = getattr(store, "root", None)
+    if isinstance(root, os.PathLike):
+        path = os.path.join(os.fspath(root), *key.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        return True
+    fs, base = getattr(store, "fs", None), getattr(store, "path", None)
+    if fs is not None and isinstance(base, str) and hasattr(fs, "sync_fs"):
+        fs.sync_fs.pipe_file(posixpath.join(base, key), data)
+        return True
+    return False
+
+
+def _write_book(group: Any, book: Any, index: tuple[int, ...], crcs: bytes) -> None:
+    """A chunk's checksums, then its done mark: each one chunk of its bookkeeping array,
+    written as its bytes (a zarr write costs a millisecond of Python a call; a sweep's chunk
+    made three), or through zarr where the arrays are not of the layout daskcl writes now."""
+    done = done_array(group)
+    nout = len(crcs) // 4
+    ck = _raw_key(book, index, (1,) * len(index) + (nout,), 4, len(crcs))
+    dk = _raw_key(done, index, (1,) * len(index), 1, 1)
+    store = getattr(group, "store", None)
+    if ck and dk and _put_raw(store, ck, crcs):
+        _put_raw(store, dk, b"\x01")
+        return
+    book[index] = np.frombuffer(crcs, dtype="<u4")
+    done[index] = 1
+
+
+def _pieces(target: Any, sl: tuple[slice, ...], shape: tuple[int, ...]
+            ) -> list[tuple[tuple[slice, ...], tuple[slice, ...]]]:
+    """The zarr chunks (or the one shard) of ``target`` that a task's chunk at ``sl`` (values
+    of ``shape``; trailing axes beyond ``sl`` whole) covers: (where in ``target``, which
+    values) for each.  A task's chunk starts on a zarr chunk of its array (the spec's zarr
+    chunks divide its chunks); one that did not would be written whole, by one call."""
+    step = target.shards or target.chunks
+    origin = [s.start for s in sl] + [0] * (len(shape) - len(sl))
+    if any(o % c for o, c in zip(origin, step)):
+        return [(tuple(slice(o, o + n) for o, n in zip(origin, shape)),
+                 tuple(slice(0, n) for n in shape))]
+    axes = [[slice(a, min(a + c, n)) for a in range(0, n, c)] for n, c in zip(shape, step)]
+    return [(tuple(slice(o + p.start, o + p.stop) for o, p in zip(origin, local)), local)
+            for local in itertools.product(*axes)]
+
+
+def _put(target: Any, where: tuple[slice, ...], values: np.ndarray) -> None:
+    target[where] = values
