@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // f2_f3 term of the Gamma family, log link.
-// @depends_nmath: dgamma
+// @depends_nmath: dgamma, f2f3_mul0
 //
 // With m = exp(eta):   l(eta) = -log dgamma(y; shape = wt, scale = m / wt),   g = wt (1 - y / m).
 //
@@ -19,11 +19,6 @@
 // g = (wt - a) - a expm1(-t); an infinite K is the value whatever eta.
 
 #define F2F3_NOBS 5
-
-static inline double f2f3_mul0(const double c, const double v)
-{
-    return (c == 0.0) ? 0.0 : c * v;    // 0 * (+-Inf) = 0
-}
 
 static inline void f2f3_prepare(const double y, double wt, const double alpha, double *o)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // f2_f3 term of the poisson family, log link (quasipoisson too).
-// @depends_nmath: dpois_raw
+// @depends_nmath: dpois_raw, f2f3_mul0
 //
 // With m = exp(eta):   l(eta) = wt [m - y log m + lgamma(y + 1)],   g(eta) = wt (m - y).
 //
@@ -20,11 +20,6 @@
 // for y <= 0 a = wt, b = wt y, c = -wt y.
 
 #define F2F3_NOBS 7
-
-static inline double f2f3_mul0(const double c, const double v)
-{
-    return (c == 0.0) ? 0.0 : c * v;    // 0 * (+-Inf) = 0: a zero weight drops the term
-}
 
 static inline void f2f3_prepare(const double y, double wt, const double alpha, double *o)
 {
