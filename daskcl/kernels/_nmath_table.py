@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Every public function of :mod:`daskcl.nmath`, one row each (see :class:`daskcl.kernels._table.Fn`).
 
-Argument order and meaning are Rmath.h's (``tests/data/rmath_api.tsv``); defaults are R's.
-Sections group the rows by family.
+Argument order and meaning are Rmath.h's (``tests/data/rmath_api.tsv``); defaults are R's.  Each
+row also holds R's call and the docstring's examples with R's values.  Sections group the rows
+by family.
 """
 
 from __future__ import annotations
