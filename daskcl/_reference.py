@@ -55,7 +55,7 @@ def function_table() -> str:
         for row in sorted(groups[g], key=lambda r: ("dpqr".find(r.name[0]), r.name)):
             sig = str(inspect.signature(FUNCTIONS[row.name]))
             r = row.r_call
-            diff = [order_note(row.name)] if order_note(row.name) else []
+            diff = [order_note(row)] if order_note(row) else []
             for alias in ALIASES.get(row.name, {}).values():
                 diff.append(f"``{alias.name}=``: {alias.meaning}")
             path, src = source(row)

@@ -111,7 +111,7 @@ def test_r_calls_are_r_functions_with_rs_names():
             assert flags[f] in rnames, (name, f, r)
         missing = [a for a in row.arg_names[1:] if a not in rnames]
         if missing:
-            assert _docs.order_note(name), (name, missing)
+            assert _docs.order_note(row), (name, missing)
 
 
 @pytest.mark.parametrize(("name", "k"), CASES, ids=[f"{n}-{k}" for n, k in CASES])
@@ -154,7 +154,7 @@ def test_docstring_documents_every_parameter_with_an_example(name):
         if ex.r:
             assert f"# R: {ex.r}" in examples
     assert ALL[name].r_call in func.__doc__
-    note = _docs.order_note(name)
+    note = _docs.order_note(ALL[name])
     assert note == "" or note in func.__doc__
     path, _ = _docs.source(ALL[name])
     assert f"``{path}``" in func.__doc__

@@ -185,13 +185,13 @@ _BESSEL_NOTE = (
     "1 or 2: R's ``{r}(x, nu, TRUE)`` is ``{py}(x, nu, 2)`` or ``{py}(x, nu, expon_scaled=True)`` "
     "here."
 )
+#: where R's call differs from daskcl's, by the rules of families (a function's own difference
+#: is its row's ``r_note``)
 _ORDER_NOTES: dict[str, str] = {
     **{f"{k}gamma": _RATE_NOTE.format(
         pos="third", r=f"{k}gamma({a}, 2, 3)", py=f"{k}gamma({a}, 2, rate=3)",
         same=f"{k}gamma({a}, 2, 3)", rsame=f"{k}gamma({a}, 2, scale = 3)")
-       for k, a in (("d", 1), ("p", 1), ("q", 0.5))},
-    "rgamma": _RATE_NOTE.format(pos="third", r="rgamma(10, 2, 3)", py="rgamma(10, 2, rate=3)",
-                                same="rgamma(10, 2, 3)", rsame="rgamma(10, 2, scale = 3)"),
+       for k, a in (("d", 1), ("p", 1), ("q", 0.5), ("r", 10))},
     **{f"{k}exp": _RATE_NOTE.format(
         pos="second", r=f"{k}exp({a}, 2)", py=f"{k}exp({a}, rate=2)", same=f"{k}exp({a}, 2)",
         rsame=f"{k}exp({a}, 0.5)")
@@ -201,10 +201,6 @@ _ORDER_NOTES: dict[str, str] = {
                                    ("f", "nf"))},
     "rchisq": _NCP_NOTE.format(target="rnchisq"),
     "rbeta": _NCP_NOTE.format(target="rnbeta"),
-    "rt": "R's ``rt(n, df, ncp)`` (R code over rnorm and rchisq) has no Rmath.h function and is "
-          "not provided: a positional ``ncp`` is a TypeError.",
-    "rf": "R's ``rf(n, df1, df2, ncp)`` (R code over rchisq) has no Rmath.h function and is not "
-          "provided: a positional ``ncp`` is a TypeError.",
     **{f"{k}nbinom": _MU_NOTE.format(target=f"{k}nbinom_mu") for k in "dpqr"},
     "ptukey": _TUKEY_NOTE.format(first="q", r="ptukey(3.5, 4, 12)", py="ptukey(3.5, 1, 4, 12)",
                                  r4="ptukey(3.5, 4, 12, 2)", py4="ptukey(3.5, 2, 4, 12)"),
@@ -215,32 +211,18 @@ _ORDER_NOTES: dict[str, str] = {
     "bessel_k": _BESSEL_NOTE.format(r="besselK", py="bessel_k"),
     **{f"{k}pois": "R's ``lambda`` is ``lam`` here (``lambda`` is a reserved word in Python); "
                    "the positions agree." for k in "dpqr"},
-    "gammafn": "R's name is ``gamma``.",
-    "lgammafn": "R's name is ``lgamma``.",
-    "bessel_j": "R's name is ``besselJ``.",
-    "bessel_y": "R's name is ``besselY``.",
-    "tetragamma": "R has no ``tetragamma``: R's ``psigamma(x, 2)`` is this function.",
-    "pentagamma": "R has no ``pentagamma``: R's ``psigamma(x, 3)`` is this function.",
-    "rhyper": "R names the count ``nn`` (``n`` is the number of black balls); here it is "
-              "``size``, the output shape.",
-    "rwilcox": "R names the count ``nn`` (``n`` is the second sample's size); here it is "
-               "``size``, the output shape.",
-    "rsignrank": "R names the count ``nn`` (``n`` is the number of observations); here it is "
-                 "``size``, the output shape.",
     **{f"{k}n{c}": f"R has no ``{k}n{c}``: R calls it for ``{k}{c}(..., ncp = )``."
        for k in "dpq" for c in ("chisq", "beta", "t", "f")},
-    "rnchisq": "R has no ``rnchisq``: R calls it for ``rchisq(n, df, ncp = )``.",
-    "rnbeta": "R has no ``rnbeta``: R's ``rbeta(n, shape1, shape2, ncp = )`` computes the same "
-              "quotient in R code.",
     **{f"{k}nbinom_mu": f"R has no ``{k}nbinom_mu``: R calls it for ``{k}nbinom(..., mu = )``."
        for k in "dpqr"},
 }
 
 
-def order_note(name: str) -> str:
-    """Where R's call of ``name`` differs from daskcl's (Rmath.h's) in order, names or meaning;
-    empty where they agree (beyond R's dotted flags ``lower.tail``, ``log.p``)."""
-    return _ORDER_NOTES.get(name, "")
+def order_note(row: Fn | RFn) -> str:
+    """Where R's call of a row's function differs from daskcl's (Rmath.h's) in order, names or
+    meaning: the row's own note, or its family's rule; empty where they agree (beyond R's
+    dotted flags ``lower.tail``, ``log.p``)."""
+    return row.r_note or _ORDER_NOTES.get(row.name, "")
 
 
 @dataclass(frozen=True)
@@ -507,7 +489,7 @@ def _origin(row: Fn | RFn) -> str:
                 f"{place}.")
     else:
         head = f"R: ``{r}``.  Rmath.h: ``{rmath_call(row)}``, {place}."
-    note = order_note(row.name)
+    note = order_note(row)
     return head + (f"\n\n{note}" if note else "")
 
 

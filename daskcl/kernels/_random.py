@@ -148,15 +148,20 @@ ROWS: tuple[RFn, ...] = (
         stream_args=(3.0,)),
     RFn("rt", "rt", ("df",), "Student's t variates.", "Z / sqrt(X / df), X chi-squared(df).",
         r_call="rt(n, df, ncp)",
+        r_note="R's ``rt(n, df, ncp)`` (R code over rnorm and rchisq) has no Rmath.h function and "
+               "is not provided: a positional ``ncp`` is a TypeError.",
         examples=(Example((0, 5.0), {}, "rt(0, 5)", ()),),
         stream_args=(5.0,)),
     RFn("rf", "rf", ("df1", "df2"), "F variates.", "(X1 / df1) / (X2 / df2), chi-squared X.",
         r_call="rf(n, df1, df2, ncp)",
+        r_note="R's ``rf(n, df1, df2, ncp)`` (R code over rchisq) has no Rmath.h function and is "
+               "not provided: a positional ``ncp`` is a TypeError.",
         examples=(Example((3, math.inf, math.inf), {}, "rf(3, Inf, Inf)", (1.0, 1.0, 1.0)),),
         stream_args=(3.0, 7.0)),
     RFn("rnchisq", "rnchisq", ("df", "ncp"), "Noncentral chi-squared variates.",
         "Poisson(ncp / 2) mixture of chi-squared variates, as R.",
         r_call="rchisq(n, df, ncp)",
+        r_note="R has no ``rnchisq``: R calls it for ``rchisq(n, df, ncp = )``.",
         examples=(Example((3, 0.0, 0.0), {}, "rchisq(3, 0, ncp = 0)", (0.0, 0.0, 0.0)),),
         stream_args=(3.0, 2.0)),
     RFn("rnbeta", "rnbeta", ("shape1", "shape2", "ncp"), "Noncentral beta variates.",
@@ -167,6 +172,8 @@ ROWS: tuple[RFn, ...] = (
         quiet_nan="!(isnan(a0) || a0 < 0 || isnan(a2) || !isfinite(a2) || a2 < 0 "
                   "|| isnan(a1) || !isfinite(a1) || a1 < 0)",
         r_call="rbeta(n, shape1, shape2, ncp)",
+        r_note="R has no ``rnbeta``: R's ``rbeta(n, shape1, shape2, ncp = )`` computes the same "
+               "quotient in R code.",
         examples=(Example((3, 0.0, 2.0, 0.0), {}, "rbeta(3, 0, 2, ncp = 0)", (0.0, 0.0, 0.0)),),
         stream_args=(2.0, 3.0, 1.5)),
     # --- discrete -------------------------------------------------------------------------------
@@ -204,6 +211,8 @@ ROWS: tuple[RFn, ...] = (
         limit="m + n above RHYPER_MAX_N = 2**45",
         cost=lambda m, n, k: 4.0 * math.sqrt(min(m, n, k, RHYPER_MAX_N)),
         r_call="rhyper(nn, m, n, k)",
+        r_note="R names the count ``nn`` (``n`` is the number of black balls); here it is "
+               "``size``, the output shape.",
         examples=(Example((3, 5.0, 0.0, 2.0), {}, "rhyper(3, 5, 0, 2)", (2.0, 2.0, 2.0)),),
         stream_args=(10.0, 7.0, 8.0)),
     RFn("rwilcox", "rwilcox", ("m", "n"), "Wilcoxon rank sum statistic variates.",
@@ -211,6 +220,8 @@ ROWS: tuple[RFn, ...] = (
         limit="m + n above RWILCOX_MAX_N = 2**22",
         cost=lambda m, n: min(m + n, RWILCOX_MAX_N),
         r_call="rwilcox(nn, m, n)",
+        r_note="R names the count ``nn`` (``n`` is the second sample's size); here it is "
+               "``size``, the output shape.",
         examples=(Example((3, 4.0, 0.0), {}, "rwilcox(3, 4, 0)", (0.0, 0.0, 0.0)),),
         stream_args=(4.0, 6.0)),
     RFn("rsignrank", "rsignrank", ("n",), "Wilcoxon signed rank statistic variates.",
@@ -218,6 +229,8 @@ ROWS: tuple[RFn, ...] = (
         limit="n above RSIGNRANK_MAX_N = 2**28",
         cost=lambda n: min(n, RSIGNRANK_MAX_N) / 64.0,
         r_call="rsignrank(nn, n)",
+        r_note="R names the count ``nn`` (``n`` is the number of observations); here it is "
+               "``size``, the output shape.",
         examples=(Example((3, 0.0), {}, "rsignrank(3, 0)", (0.0, 0.0, 0.0)),),
         stream_args=(10.0,)),
 )

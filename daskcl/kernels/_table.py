@@ -103,6 +103,9 @@ class Fn:
     r_call
         R's call, as ``args()`` prints it in R 4.2 (R's names, order and defaults); empty where
         R has no function (Rmath.h's C API only).
+    r_note
+        Where R's call differs from this function's in name, order or meaning, where no rule of
+        a family in :mod:`daskcl.kernels._docs` says so (``gammafn`` is R's ``gamma``).
     examples
         The docstring's examples, with R's values (``tests/test_docs.py`` checks them against
         libRmath and R).
@@ -126,6 +129,7 @@ class Fn:
     classify: str = ""
     # the documentation: not part of what the kernel computes, so not compared
     r_call: str = field(default="", compare=False)
+    r_note: str = field(default="", compare=False)
     examples: tuple[Example, ...] = field(default=(), compare=False)
     meanings: Mapping[str, str] = field(default_factory=dict, compare=False)
     flags: tuple[tuple[str, str], ...] = field(init=False)
@@ -204,6 +208,8 @@ class RFn:
         Inf / Inf); empty where every NaN is counted, as R's C generators warn.
     r_call
         R's call, as ``args()`` prints it in R 4.2.
+    r_note
+        Where R's call differs from this generator's, where no rule of a family says so.
     examples
         The docstring's examples, with R's values where R's result is deterministic.
     stream_args
@@ -221,6 +227,7 @@ class RFn:
     quiet_nan: str = ""
     # the documentation: not part of what the kernel computes, so not compared
     r_call: str = field(default="", compare=False)
+    r_note: str = field(default="", compare=False)
     examples: tuple[Example, ...] = field(default=(), compare=False)
     stream_args: tuple[float, ...] = field(default=(), compare=False)
 
