@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // f2_f3 term of the binomial family, complementary log-log link (quasibinomial too).
-// @depends_nmath: f2f3_binomial_counts, f2f3_mul0
+// @depends_nmath: f2f3_binomial_counts, f2f3_mul
 //
 // Observation i has n = round(wt), s = round(y wt) (the counts of the objective) and the
 // unrounded y, wt of the gradient.  With m = exp(eta), p = -expm1(-m), 1 - p = exp(-m),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // f2_f3 term of the binomial family, probit link (quasibinomial too).
-// @depends_nmath: f2f3_binomial_counts, f2f3_mul0, pnorm_both
+// @depends_nmath: f2f3_binomial_counts, f2f3_mul, pnorm_both
 //
 // Observation i has n = round(wt), s = round(y wt) (the counts of the objective) and the
 // unrounded y, wt of the gradient.  With p = Phi(eta), 1 - p = Phi(-eta), phi the standard
