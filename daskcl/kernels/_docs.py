@@ -4,7 +4,8 @@
 Each row (:class:`~daskcl.kernels._table.Fn` and :class:`~daskcl.kernels._table.RFn`) holds its
 own facts: R's call (R's names and defaults, R 4.2), the examples whose printed values are R's
 (checked against libRmath and R by ``tests/test_docs.py``; the documentation's doctest run checks
-that daskcl prints them) and the meaning of a special function's parameters.  This module holds
+that daskcl prints them), the meaning of a special function's parameters and where R's call
+differs from it alone.  This module holds
 what families of rows share: the meaning of a distribution's parameters, where R's positional
 order or meaning differs from Rmath.h's (which daskcl follows), and the algorithm and its
 reference (the ``@source`` text of the unit in ``cl/nmath`` that computes the function).
