@@ -10,7 +10,6 @@ import re
 from .kernels import _nmath_table, _random
 from .kernels._docs import (
     ALIASES,
-    R_CALLS,
     TITLES,
     group,
     order_note,
@@ -55,8 +54,8 @@ def function_table() -> str:
                 "     - algorithm and reference"]
         for row in sorted(groups[g], key=lambda r: ("dpqr".find(r.name[0]), r.name)):
             sig = str(inspect.signature(FUNCTIONS[row.name]))
-            r = R_CALLS[row.name]
-            diff = [order_note(row.name)] if order_note(row.name) else []
+            r = row.r_call
+            diff = [order_note(row)] if order_note(row) else []
             for alias in ALIASES.get(row.name, {}).values():
                 diff.append(f"``{alias.name}=``: {alias.meaning}")
             path, src = source(row)

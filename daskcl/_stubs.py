@@ -83,7 +83,7 @@ def _signature(name: str) -> str:
             parts.append(_param(p, _RANDOM_KEYWORDS[p.name] if isinstance(row, RFn) else "_Flag"))
         else:
             parts.append(_param(p, "ArrayLike"))
-    r_call = _docs.R_CALLS[row.name]
+    r_call = row.r_call
     origin = (f"R: ``{r_call}``; " if r_call else "") + f"Rmath.h ``{_docs.rmath_call(row)}``"
     if isinstance(row, RFn):
         origin += " from Philox4x32-10 streams"

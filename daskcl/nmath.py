@@ -25,7 +25,6 @@ array([0.25, 0.5 , 0.25])
 """
 
 # no ``from __future__ import annotations``: it would show as ``annotations`` in dir(nmath)
-from .kernels import _docs
 from .kernels._functions import FUNCTIONS, NmathFunction
 from .kernels._random import RandomKernel
 from .runtime.library import closest_names
@@ -37,8 +36,8 @@ def _r_names() -> dict[str, list[str]]:
     """R's function names that are not daskcl's, each with the functions that serve it
     (R's ``gamma`` is Rmath.h's ``gammafn``), read from the rows' R calls."""
     out: dict[str, list[str]] = {}
-    for name, call in _docs.R_CALLS.items():
-        r = call.split("(", 1)[0]
+    for name, func in FUNCTIONS.items():
+        r = func.fn.r_call.split("(", 1)[0]
         if r and r != name and r not in FUNCTIONS:
             out.setdefault(r, []).append(name)
     return out

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The documentation of every public function: complete, and its examples' values are R's.
 
-The values stored in ``daskcl/kernels/_docs.py`` (``EXAMPLES``) are checked here against
-libRmath (``tests/rmath_oracle.py``), translating R's keywords as R's own functions do (R's
+The examples stored in the rows (``daskcl/kernels/_nmath_table.py``, ``_random.py``) are
+checked here against libRmath (``tests/rmath_oracle.py``), translating R's keywords as R's own functions do (R's
 ``dgamma`` passes ``scale = 1/rate``; ``dchisq`` calls ``dnchisq`` whenever ``ncp`` is given),
 and against R itself: each example's R expression is evaluated by ``Rscript``.  That daskcl
 prints them is checked by the documentation's doctest build (``sphinx -b doctest``, in CI).
@@ -25,10 +25,11 @@ from daskcl import _reference, nmath
 from daskcl.kernels import _docs
 from daskcl.kernels._nmath_table import ROWS
 from daskcl.kernels._random import ROWS as RANDOM_ROWS
+from daskcl.kernels._table import Example
 
 REPO = Path(__file__).resolve().parents[1]
 ALL = {row.name: row for row in (*ROWS, *RANDOM_ROWS)}
-CASES = [(name, k) for name, exs in _docs.EXAMPLES.items() for k in range(len(exs))]
+CASES = [(name, k) for name, row in ALL.items() for k in range(len(row.examples))]
 
 #: what R's own functions call when ``ncp`` is given (R's dchisq: ``if (missing(ncp))
 #: C_dchisq else C_dnchisq``; rbeta: an R-level quotient of rchisq's, composed below)
@@ -42,7 +43,7 @@ def rmath_symbol(name: str) -> str:
     return row.csym if row.csym in SIGNATURES else name
 
 
-def oracle(name: str, ex: _docs.Example) -> np.ndarray:
+def oracle(name: str, ex: Example) -> np.ndarray:
     """libRmath's value of an example, R's keywords translated as R's functions do."""
     args, kw = list(ex.args), dict(ex.kwargs)
     if "rate" in kw:                  # R: .Call(C_dgamma, x, shape, scale = 1/rate, log)
@@ -82,26 +83,26 @@ def same(a: object, b: object) -> bool:
 
 
 def test_every_function_is_documented():
-    assert set(_docs.R_CALLS) == set(ALL) == set(_docs.EXAMPLES) == set(nmath.FUNCTIONS)
+    assert set(ALL) == set(nmath.FUNCTIONS)
     for name, row in ALL.items():
         meanings = _docs.parameter_meanings(row)
         assert list(meanings) == list(row.arg_names), name
         assert all(len(m) >= 8 and m.endswith(".") for m in meanings.values()), name
         path, text = _docs.source(row)
         assert (REPO / path).is_file() and len(text) > 30, name
-        assert _docs.EXAMPLES[name], name
+        assert row.examples, name
 
 
 def test_r_calls_are_r_functions_with_rs_names():
     """R's call names R's function and ends with R's flags; daskcl's parameters appear in it
     under their names, except where the order note says why not."""
-    for name, r in _docs.R_CALLS.items():
+    for name, row in ALL.items():
+        r = row.r_call
         if not r:
             assert name in {"lgamma1p", "log1pmx", "log1pexp", "log1mexp", "logspace_add",
                             "logspace_sub"}
             continue
         assert re.fullmatch(r"[a-zA-Z]\w*\(.*\)", r), r
-        row = ALL[name]
         # R's names whole, dots included (lower.tail, log.p): a quantile's first argument p
         # must not stand for a missing log.p
         rnames = re.findall(r"([\w.]+)(?: = [^,)]*)?(?:,|\))", r.split("(", 1)[1])
@@ -110,18 +111,18 @@ def test_r_calls_are_r_functions_with_rs_names():
             assert flags[f] in rnames, (name, f, r)
         missing = [a for a in row.arg_names[1:] if a not in rnames]
         if missing:
-            assert _docs.order_note(name), (name, missing)
+            assert _docs.order_note(row), (name, missing)
 
 
 @pytest.mark.parametrize(("name", "k"), CASES, ids=[f"{n}-{k}" for n, k in CASES])
 def test_example_value_is_librmaths(name, k):
-    ex = _docs.EXAMPLES[name][k]
+    ex = ALL[name].examples[k]
     assert same(ex.value, oracle(name, ex)), (ex, oracle(name, ex))
 
 
 def test_r_expressions_give_the_stored_values(tmp_path):
     """Each example's R expression, evaluated by R, prints the stored value (17 digits)."""
-    exprs = [(name, ex) for name, exs in _docs.EXAMPLES.items() for ex in exs if ex.r]
+    exprs = [(name, ex) for name, row in ALL.items() for ex in row.examples if ex.r]
     script = "\n".join(
         f'cat(paste(sprintf("%.17g", suppressWarnings({ex.r})), collapse=" "), "\\n")'
         for _, ex in exprs
@@ -147,13 +148,13 @@ def test_docstring_documents_every_parameter_with_an_example(name):
     examples = "\n".join(doc["Examples"])
     lines = _docs.example_lines(ALL[name])
     assert examples.strip() == "\n".join(lines)
-    for ex in _docs.EXAMPLES[name]:
+    for ex in ALL[name].examples:
         value = (repr(np.array(ex.value)) if isinstance(ex.value, tuple) else repr(ex.value))
         assert f"\n{value}\n" in f"\n{examples}\n", (name, value)
         if ex.r:
             assert f"# R: {ex.r}" in examples
-    assert _docs.R_CALLS[name] in func.__doc__
-    note = _docs.order_note(name)
+    assert ALL[name].r_call in func.__doc__
+    note = _docs.order_note(ALL[name])
     assert note == "" or note in func.__doc__
     path, _ = _docs.source(ALL[name])
     assert f"``{path}``" in func.__doc__
@@ -163,8 +164,8 @@ def test_function_table_has_every_row():
     table = _reference.function_table()
     for name in ALL:
         assert f":func:`~daskcl.nmath.{name}`" in table
-        if _docs.R_CALLS[name]:
-            assert f"``{_docs.R_CALLS[name]}``" in table
+        if ALL[name].r_call:
+            assert f"``{ALL[name].r_call}``" in table
         for alias in _docs.ALIASES.get(name, {}):
             assert f"``{alias}=``" in table
     assert table.count(".. list-table::") == len({_docs.group(n) for n in ALL})

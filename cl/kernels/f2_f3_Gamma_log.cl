@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // f2_f3 term of the Gamma family, log link.
-// @depends_nmath: dgamma
+// @depends_nmath: dgamma, f2f3_mul
 //
 // With m = exp(eta):   l(eta) = -log dgamma(y; shape = wt, scale = m / wt),   g = wt (1 - y / m).
 //
@@ -19,11 +19,6 @@
 // g = (wt - a) - a expm1(-t); an infinite K is the value whatever eta.
 
 #define F2F3_NOBS 5
-
-static inline double f2f3_mul0(const double c, const double v)
-{
-    return (c == 0.0) ? 0.0 : c * v;    // 0 * (+-Inf) = 0
-}
 
 static inline void f2f3_prepare(const double y, double wt, const double alpha, double *o)
 {
@@ -49,14 +44,6 @@ static inline void f2f3_prepare(const double y, double wt, const double alpha, d
     o[2] = wt;
     o[3] = a;
     o[4] = k;
-}
-
-// c e^s where e^s overflows and the product need not: (c e^(s/2)) e^(s/2), the halving exact,
-// to a few ulp (for s up to 1419; the -1 of expm1 is below the last bit there)
-static inline double f2f3_mul_big_exp(const double c, const double s)
-{
-    const double h = exp(0.5 * s);
-    return (c * h) * h;
 }
 
 static inline void f2f3_term(const double eta, const double *o, double *l, double *g)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // f2_f3 term of the poisson family, log link (quasipoisson too).
-// @depends_nmath: dpois_raw
+// @depends_nmath: dpois_raw, f2f3_mul
 //
 // With m = exp(eta):   l(eta) = wt [m - y log m + lgamma(y + 1)],   g(eta) = wt (m - y).
 //
@@ -20,11 +20,6 @@
 // for y <= 0 a = wt, b = wt y, c = -wt y.
 
 #define F2F3_NOBS 7
-
-static inline double f2f3_mul0(const double c, const double v)
-{
-    return (c == 0.0) ? 0.0 : c * v;    // 0 * (+-Inf) = 0: a zero weight drops the term
-}
 
 static inline void f2f3_prepare(const double y, double wt, const double alpha, double *o)
 {
@@ -49,14 +44,6 @@ static inline void f2f3_prepare(const double y, double wt, const double alpha, d
     o[4] = k;
     o[5] = c;
     o[6] = e;
-}
-
-// c e^s where e^s overflows and the product need not: (c e^(s/2)) e^(s/2), the halving exact,
-// to a few ulp (for s up to 1419; the -1 of expm1 is below the last bit there)
-static inline double f2f3_mul_big_exp(const double c, const double s)
-{
-    const double h = exp(0.5 * s);
-    return (c * h) * h;
 }
 
 static inline void f2f3_term(const double eta, const double *o, double *l, double *g)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: bessel_i
-// @depends: bessel_k, gamma_cody, cospi, rmath_utils
+// @depends: bessel_k, bessel_olver, gamma_cody, cospi, rmath_utils
 // @source: W. J. Cody, "Algorithm 597: Sequence of modified Bessel functions of the first kind",
 //          ACM TOMS 9 (1983) 242-245 (RIBESL, netlib SPECFUN, rev. 1989 by Cody and Stoltz);
 //          F. W. J. Olver and D. J. Sookne, "Note on backward recurrence algorithms", Math.
@@ -26,7 +26,6 @@
 #define BESSEL_I_ENSIG  1e16
 #define BESSEL_I_RTNSIG 1e-4
 #define BESSEL_I_ENMTEN 8.9e-308
-#define BESSEL_I_ENTEN  1e308
 #define BESSEL_I_EXPARG 709.
 #define BESSEL_I_XLRG   1e5
 #define BESSEL_I_CONST  1.585
@@ -76,61 +75,14 @@ static NMATH_NOINLINE double bessel_i_last(double x, double alpha, int nb, int i
     }
 
     // Olver's P-sequence forward from n = magx + 1 to find the starting order
-    int nbmx = nb - magx;
     int n = magx + 1;
     double en = (double)(n + n) + (alpha + alpha);
-    double plast = 1., p = en / x, pold;
     double test = BESSEL_I_ENSIG + BESSEL_I_ENSIG;
-    int restart = 0;   // the P-sequence was rescaled against overflow (RIBESL's label 120)
     if (2 * magx > 5 * BESSEL_I_NSIG)
-        test = sqrt(test * p);
+        test = sqrt(test * (en / x));
     else
         test /= R_pow_di(BESSEL_I_CONST, magx);
-    if (nbmx >= 3) {
-        double tover = BESSEL_I_ENTEN / BESSEL_I_ENSIG;
-        int nstart = magx + 2, nend = nb - 1;
-        for (int k = nstart; k <= nend; ++k) {
-            n = k;
-            en += 2.;
-            pold = plast;
-            plast = p;
-            p = en * plast / x + pold;
-            if (p > tover) {
-                // rescale, and continue until p > 1; the backward test (RIBESL's NCALC) only
-                // decides R's "precision lost" warning and is not needed for the value
-                tover = BESSEL_I_ENTEN;
-                p /= tover;
-                plast /= tover;
-                do {
-                    ++n;
-                    en += 2.;
-                    pold = plast;
-                    plast = p;
-                    p = en * plast / x + pold;
-                } while (p <= 1.);
-                p = plast * tover;
-                --n;
-                en -= 2.;
-                *ncalc = -2;   // precision lost in some orders (R warns)
-                restart = 1;
-                break;
-            }
-        }
-        if (!restart) {
-            n = nend;
-            en = (double)(n + n) + (alpha + alpha);
-            test = fmax2(test, sqrt(plast * BESSEL_I_ENSIG) * sqrt(p + p));
-        }
-    }
-    if (!restart) {
-        do {
-            ++n;
-            en += 2.;
-            pold = plast;
-            plast = p;
-            p = en * plast / x + pold;
-        } while (p < test);
-    }
+    double p = bessel_olver(x, alpha, 1., nb, magx, test, &n, &en, ncalc);
 
     // backward recursion and the normalisation sum
     ++n;
@@ -246,7 +198,6 @@ double bessel_i(double x, double alpha, double expo)
 #undef BESSEL_I_ENSIG
 #undef BESSEL_I_RTNSIG
 #undef BESSEL_I_ENMTEN
-#undef BESSEL_I_ENTEN
 #undef BESSEL_I_EXPARG
 #undef BESSEL_I_XLRG
 #undef BESSEL_I_CONST

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: bessel_j_nonneg
-// @depends: gamma_cody, rmath_utils
+// @depends: bessel_olver, gamma_cody, rmath_utils
 // @source: W. J. Cody, RJBESL (netlib SPECFUN, 1990; ACM TOMS Algorithm 715), after D. J.
 //          Sookne, "Bessel functions of real argument and integer order", J. Res. NBS 77B
 //          (1973) 125-132, and F. W. J. Olver and D. J. Sookne, Math. Comp. 26 (1972) 941-947;
@@ -23,7 +23,6 @@
 #define BESSEL_J_ENSIG  1e16
 #define BESSEL_J_RTNSIG 1e-4
 #define BESSEL_J_ENMTEN 8.9e-308
-#define BESSEL_J_ENTEN  1e308
 #define BESSEL_J_XLRG   1e5
 #define BESSEL_J_PI2    .636619772367581343075535        /* 2 / pi */
 #define BESSEL_J_TWOPI1 6.28125                          /* 2 pi = TWOPI1 + TWOPI2 */
@@ -139,58 +138,10 @@ static NMATH_NOINLINE double bessel_j_last(double x, double alpha, int nb, int *
     }
 
     // Olver's P-sequence forward from n = magx + 1 to find the starting order
-    int nbmx = nb - magx;
     int n = magx + 1;
     double en = (double)(n + n) + (alpha + alpha);
-    double plast = 1., p = en / x, pold;
-    double test = BESSEL_J_ENSIG + BESSEL_J_ENSIG;
-    int restart = 0;
-    if (nbmx >= 3) {
-        double tover = BESSEL_J_ENTEN / BESSEL_J_ENSIG;
-        int nstart = magx + 2, nend = nb - 1;
-        en = (double)(nstart + nstart) - 2. + (alpha + alpha);
-        for (int k = nstart; k <= nend; ++k) {
-            n = k;
-            en += 2.;
-            pold = plast;
-            plast = p;
-            p = en * plast / x - pold;
-            if (p > tover) {
-                // rescale and continue until p > 1 (the backward test that follows in RJBESL
-                // only sets NCALC, for R's "precision lost" warning)
-                tover = BESSEL_J_ENTEN;
-                p /= tover;
-                plast /= tover;
-                do {
-                    ++n;
-                    en += 2.;
-                    pold = plast;
-                    plast = p;
-                    p = en * plast / x - pold;
-                } while (p <= 1.);
-                p = plast * tover;
-                --n;
-                en -= 2.;
-                *ncalc = -2;
-                restart = 1;
-                break;
-            }
-        }
-        if (!restart) {
-            n = nend;
-            en = (double)(n + n) + (alpha + alpha);
-            test = fmax2(test, sqrt(plast * BESSEL_J_ENSIG) * sqrt(p + p));
-        }
-    }
-    if (!restart) {
-        do {
-            ++n;
-            en += 2.;
-            pold = plast;
-            plast = p;
-            p = en * plast / x - pold;
-        } while (p < test);
-    }
+    double p = bessel_olver(x, alpha, -1., nb, magx, BESSEL_J_ENSIG + BESSEL_J_ENSIG, &n, &en,
+                            ncalc);
 
     // backward recursion and the normalisation sum (over the even orders)
     ++n;
@@ -310,7 +261,6 @@ double bessel_j_nonneg(double x, double alpha)
 #undef BESSEL_J_ENSIG
 #undef BESSEL_J_RTNSIG
 #undef BESSEL_J_ENMTEN
-#undef BESSEL_J_ENTEN
 #undef BESSEL_J_XLRG
 #undef BESSEL_J_PI2
 #undef BESSEL_J_TWOPI1

@@ -1,19 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The declarative description of an elementwise Mathlib function.
 
-One :class:`Fn` row per public function of :mod:`daskcl.nmath`.  The row says which C function
-the kernel calls, the Rmath.h argument order with R's defaults, and R's flags; the public Python
-function and its OpenCL kernel are generated from it (:mod:`daskcl.kernels._elementwise`).  Adding a
-function is one row here plus its unit in ``cl/nmath``.
+One :class:`Fn` row per public function of :mod:`daskcl.nmath` (an :class:`RFn` row per
+generator).  The row holds every fact of its function: which C function the kernel calls, the
+Rmath.h argument order with R's defaults, R's flags, R's own call, the examples with R's values
+and the documentation that is the function's own; the public Python function, its OpenCL kernel,
+its docstring, the type stub and the documentation's function table are generated from it.
+Adding a function is one row plus its unit in ``cl/nmath`` (the checklist: ``cl/README.md``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["FLAGS", "NCLASS", "PUBLIC_MODULE", "Fn", "RFn"]
+__all__ = ["FLAGS", "NCLASS", "PUBLIC_MODULE", "Example", "Fn", "RFn"]
 
 #: the module whose attributes the generated functions are (and as which they pickle)
 PUBLIC_MODULE = "daskcl.nmath"
@@ -30,6 +32,29 @@ FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
 NCLASS = 128
 
 _FLAG_DEFAULTS = {"log": False, "lower_tail": True, "log_p": False}
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example call and the value R gives for it.
+
+    Parameters
+    ----------
+    args
+        The positional arguments of daskcl's call (Rmath.h's order; a generator's count first).
+    kwargs
+        Its keywords (R's flags, R's keywords of :data:`daskcl.kernels._docs.ALIASES`).
+    r
+        R's expression for the same value, as an R user writes it; None where R has no function
+        (libRmath's C function gives the value).
+    value
+        R's value (a generator's: the whole result, where R's is deterministic).
+    """
+
+    args: tuple[float, ...]
+    kwargs: Mapping[str, float | bool]
+    r: str | None
+    value: float | tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -75,6 +100,18 @@ class Fn:
         :data:`NCLASS`) that tells which of its methods the function takes for an element; on
         GPUs a launch sorts its elements by it before computing them (see
         ``cl/kernels/elementwise.cl``).  It orders work only; results do not depend on it.
+    r_call
+        R's call, as ``args()`` prints it in R 4.2 (R's names, order and defaults); empty where
+        R has no function (Rmath.h's C API only).
+    r_note
+        Where R's call differs from this function's in name, order or meaning, where no rule of
+        a family in :mod:`daskcl.kernels._docs` says so (``gammafn`` is R's ``gamma``).
+    examples
+        The docstring's examples, with R's values (``tests/test_docs.py`` checks them against
+        libRmath and R).
+    meanings
+        What each argument means, for a special function (``kind="s"``); a distribution's
+        arguments are documented by its family (:mod:`daskcl.kernels._docs`).
     """
 
     name: str
@@ -90,6 +127,11 @@ class Fn:
     range_warn: tuple[str, str] | None = None
     call: str | None = None
     classify: str = ""
+    # the documentation: not part of what the kernel computes, so not compared
+    r_call: str = field(default="", compare=False)
+    r_note: str = field(default="", compare=False)
+    examples: tuple[Example, ...] = field(default=(), compare=False)
+    meanings: Mapping[str, str] = field(default_factory=dict, compare=False)
     flags: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +141,8 @@ class Fn:
         unknown = set(self.nonint) - set(self.arg_names)
         if unknown:
             raise ValueError(f"{self.name}: nonint names unknown arguments {sorted(unknown)}")
+        if self.meanings and list(self.meanings) != list(self.arg_names):
+            raise ValueError(f"{self.name}: meanings must follow the arguments {self.arg_names}")
 
     @property
     def arg_names(self) -> tuple[str, ...]:
@@ -162,6 +206,14 @@ class RFn:
         A C condition on the parameters ``a0`` .. ``a<n-1>`` where a NaN variate is not counted
         (R computes it in R code, without a warning: rbeta with ncp's X / (X + Y) of 0 / 0 or
         Inf / Inf); empty where every NaN is counted, as R's C generators warn.
+    r_call
+        R's call, as ``args()`` prints it in R 4.2.
+    r_note
+        Where R's call differs from this generator's, where no rule of a family says so.
+    examples
+        The docstring's examples, with R's values where R's result is deterministic.
+    stream_args
+        The parameters of the docstring's example that draws one stream twice.
     """
 
     name: str
@@ -173,6 +225,11 @@ class RFn:
     limit: str = ""
     cost: Callable[..., float] | None = None
     quiet_nan: str = ""
+    # the documentation: not part of what the kernel computes, so not compared
+    r_call: str = field(default="", compare=False)
+    r_note: str = field(default="", compare=False)
+    examples: tuple[Example, ...] = field(default=(), compare=False)
+    stream_args: tuple[float, ...] = field(default=(), compare=False)
 
     @property
     def arg_names(self) -> tuple[str, ...]:
