@@ -40,8 +40,13 @@ def _scipy(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
         if fn == "dnt":
             d = scipy.stats.nct(args[1], args[2])
             return d.logpdf(args[0]) if log == "1" else d.pdf(args[0])
-        dist = scipy.stats.nct if fn == "pnt" else scipy.stats.ncx2
-        d = dist(args[1], args[2])
+        dist = {"pnt": scipy.stats.nct, "pnchisq": scipy.stats.ncx2, "pnbeta": None,
+                "pnf": scipy.stats.ncf}[fn]
+        if dist is None:        # scipy.stats has no noncentral beta: through ncf
+            x, a, b, ncp = args
+            args = np.array([b * x / (a * (1 - x)), 2 * a, 2 * b, ncp])
+            dist = scipy.stats.ncf
+        d = dist(*args[1:])
         name = ("log" if log == "1" else "") + ("cdf" if lower == "1" else "sf")
         return getattr(d, name)(args[0])
 

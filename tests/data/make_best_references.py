@@ -11,13 +11,18 @@ algorithms and arithmetic):
 
 - ``pnt``, ``dnt``: the defining integrals over S = sqrt(V / df), V ~ chi^2(df):
   P(T <= t) = E[Phi(t S - ncp)], P(T > t) = E[Phi(ncp - t S)], f(t) = E[S phi(t S - ncp)], by
-  mpmath's tanh-sinh quadrature in log S, split at points a quarter of the integrand's width
+  mpmath's tanh-sinh quadrature in log S, split at points two of the integrand's widths
   apart around its maximum (found on a grid) and taken to where it is 1e-40 of it; checked
   against the Poisson-weighted incomplete beta series (Guenther 1978), summed in 60 digits
   where its terms are positive (the upper tail for t > 0, ncp > 0), by ``--check``.
 - ``pnchisq``: the Poisson mixture of regularised incomplete gamma functions summed directly
   for each tail (both sums of positive terms), every term to where it is 1e-40 of the sum.
+- ``pnbeta``, ``pnf`` (through the beta with x = y / (1 + y), y = df1 q / df2, in 30 digits):
+  the Poisson mixture of regularised incomplete beta functions summed directly for each tail,
+  the upper as I_(1-x)(b, a + j) (never 1 - I_x).
 - ``choose``: ``mpmath.binomial`` (gamma functions in 30 digits).
+
+A tail near one (above 1/2) is given on the log scale as log1p of minus the other tail.
 
 Each row is one call: function, region, arguments, ``lower_tail`` and ``log_p`` (``log`` for
 a density; empty for choose), the reference rounded to a double, and ``r_wrong``: 1 where R's
@@ -43,7 +48,8 @@ sys.path.insert(0, str(HERE.parent))
 from rmath_oracle import r_eval  # noqa: E402
 
 #: relative tolerance by function (the test's)
-TOLERANCE = {"pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "choose": 1e-13}
+TOLERANCE = {"pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
+             "choose": 1e-13}
 
 mp.mp.dps = 30
 
@@ -72,12 +78,12 @@ def _nct_integral(t: float, df: float, ncp: float, kind: str) -> mp.mpf:
         return lp + _log_chi_s(s, df) + w        # ds = s dw
 
     # the maximum on a grid, then the range where the integrand is above 1e-40 of it
-    grid = [mp.mpf(w) / 8 for w in range(-8 * 60, 8 * 12)]
+    grid = [mp.mpf(w) / 2 for w in range(-2 * 60, 2 * 12)]
     vals = [logf(w) for w in grid]
     i = max(range(len(vals)), key=lambda j: vals[j])
     # the maximum refined by golden section between the grid's neighbours
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    for _ in range(60):
+    for _ in range(40):
         a = lo + (hi - lo) * mp.mpf("0.381966")
         b = lo + (hi - lo) * mp.mpf("0.618034")
         if logf(a) > logf(b):
@@ -101,7 +107,7 @@ def _nct_integral(t: float, df: float, ncp: float, kind: str) -> mp.mpf:
         return w + direction * step
 
     left, right = edge(-1), edge(1)
-    n = int(min(400, max(8, (right - left) / (width / 4))))
+    n = int(min(80, max(6, (right - left) / (2 * width))))
     pts = [left + (right - left) * j / n for j in range(n + 1)]
     val = mp.quad(lambda w: mp.exp(logf(w) - top), pts)
     return top + mp.log(val)
@@ -151,6 +157,28 @@ def _pnchisq(x: float, df: float, ncp: float, lower: bool) -> mp.mpf:
     return mp.log(total)
 
 
+def _pnbeta(x: mp.mpf, o_x: mp.mpf, a: float, b: float, ncp: float, lower: bool) -> mp.mpf:
+    """log of the lower or upper tail at x (1 - x = o_x), the Poisson mixture of incomplete
+    beta functions summed directly, the upper through I_(1-x)(b, a + j)."""
+    a, b, lam = mp.mpf(a), mp.mpf(b), mp.mpf(ncp) / 2
+    total = mp.mpf(0)
+    peak = mp.mpf(0)
+    j = 0
+    while True:
+        w = mp.exp(-lam + j * mp.log(lam) - mp.loggamma(j + 1))
+        if lower:
+            g = mp.betainc(a + j, b, 0, x, regularized=True)
+        else:
+            g = mp.betainc(b, a + j, 0, o_x, regularized=True)
+        term = w * g
+        total += term
+        peak = max(peak, term)
+        j += 1
+        if j > lam + 5 and term < peak * mp.mpf("1e-40"):
+            break
+    return mp.log(total)
+
+
 def _grid(seed: int) -> list[tuple[str, str, tuple[float, ...]]]:
     """(function, region, arguments) of every point."""
     rng = np.random.default_rng(seed)
@@ -186,6 +214,15 @@ def _grid(seed: int) -> list[tuple[str, str, tuple[float, ...]]]:
         df, ncp = lu(0.5, 300), lu(0.1, 500)
         sd = math.sqrt(2 * (df + 2 * ncp))
         pts.append(("pnchisq", "bulk", (max(1e-3, df + ncp + u(-3, 3) * sd), df, ncp)))
+    for _ in range(40):     # noncentral beta: beyond the (approximate) mean, both sides
+        a, b, ncp = lu(0.5, 50), lu(0.5, 200), lu(0.1, 300)
+        m = (a + ncp / 2) / (a + b + ncp / 2)
+        pts.append(("pnbeta", "upper tail", (1 - (1 - m) * lu(1e-3, 0.5), a, b, ncp)))
+        pts.append(("pnbeta", "lower tail", (m * lu(1e-3, 0.5), a, b, ncp)))
+    for _ in range(40):     # noncentral F beyond its mean
+        df1, df2, ncp = lu(1, 100), lu(3, 500), lu(0.1, 200)
+        mean = df2 / (df2 - 2) * (df1 + ncp) / df1
+        pts.append(("pnf", "upper tail", (mean * lu(3, 1e3), df1, df2, ncp)))
     for _ in range(80):     # non-integer n, k 10^3-10^6
         k = float(round(lu(1e3, 1e6)))
         kind = rng.integers(3)
@@ -216,11 +253,23 @@ def _rows(fn: str, region: str, args: tuple[float, ...]) -> list[dict[str, objec
         if lv > mp.log(mp.mpf("1e-300")):
             out.append({"lower": "", "log": 0, "ref": float(mp.exp(lv))})
         return out
+    tails = {}
     for lower in (1, 0):
         if fn == "pnt":
-            lv = _nct_integral(*args, kind="lower" if lower else "upper")
+            tails[lower] = _nct_integral(*args, kind="lower" if lower else "upper")
+        elif fn == "pnchisq":
+            tails[lower] = _pnchisq(*args, lower=bool(lower))
         else:
-            lv = _pnchisq(*args, lower=bool(lower))
+            if fn == "pnf":     # P[F <= q] = pnbeta(y / (1 + y), df1 / 2, df2 / 2, ncp)
+                y = mp.mpf(args[1]) / args[2] * args[0]
+                x, o_x, a, b = y / (1 + y), 1 / (1 + y), args[1] / 2, args[2] / 2
+            else:
+                x, o_x, a, b = mp.mpf(args[0]), 1 - mp.mpf(args[0]), args[1], args[2]
+            tails[lower] = _pnbeta(x, o_x, a, b, args[-1], lower=bool(lower))
+    for lower in (1, 0):
+        lv = tails[lower]
+        if lv > -mp.log(2):     # near one: its log from the other tail (not 30 digits of 1)
+            lv = mp.log1p(-mp.exp(tails[1 - lower]))
         out.append({"lower": lower, "log": 1, "ref": float(lv)})
         if lv > mp.log(mp.mpf("1e-300")):
             out.append({"lower": lower, "log": 0, "ref": float(mp.exp(lv))})
@@ -265,7 +314,7 @@ def main() -> None:
     with open(a.out, "w", newline="") as f:
         f.write(f"# written by tests/data/make_best_references.py --seed {a.seed} "
                 f"(mpmath {mp.__version__}, {mp.mp.dps} digits) in {time.time() - t0:.0f} s\n")
-        w = csv.DictWriter(f, ["fn", "region", "a0", "a1", "a2", "lower", "log", "ref",
+        w = csv.DictWriter(f, ["fn", "region", "a0", "a1", "a2", "a3", "lower", "log", "ref",
                                "r_wrong"], lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
