@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pnt_best, dnt_best
-// @depends: pnorm, dnorm, dpois, dpq, rmath_constants, rmath_utils
+// @depends: pnorm, dnorm, stirlerr, dpq, rmath_constants, rmath_utils
 // @source: the noncentral t variable T = (Z + ncp) / S, S = sqrt(V / df), V ~ chi^2(df), as an
 //          expectation over S (Johnson, Kotz & Balakrishnan, Continuous Univariate
 //          Distributions 2, 31.5):
@@ -10,10 +10,11 @@
 //          (V. Witkovsky (2013), "A note on computing extreme tail probabilities of the
 //          noncentral t distribution with large noncentrality parameter", Acta Univ. Palacki.
 //          Olomuc., Fac. rer. nat., Mathematica 52(2), 131-143: the integrand's mode first,
-//          then quadrature around it).  Here in u = log(V / df), with the log-density of V
-//          written through the Poisson form of the gamma density (dpois_raw: Loader's
-//          saddle-point expansion, no cancellation), summed in log space relative to the
-//          integrand's maximum, found by Newton's method within a bracket.  The trapezoidal
+//          then quadrature around it).  Here in u = log(V / df), whose log-density is
+//          log(k / (2 pi)) / 2 - stirlerr(k) - k (e^u - 1 - u), k = df / 2 (Stirling's formula
+//          with its remainder, as in C. Loader (2000), "Fast and accurate computation of
+//          binomial probabilities"; e^u - 1 - u by its Taylor series near 0), summed in log space
+//          relative to the integrand's maximum, found by Newton's method within a bracket.  The trapezoidal
 //          rule on the real line converges geometrically for analytic integrands (L. N.
 //          Trefethen & J. A. C. Weideman (2014), "The exponentially convergent trapezoidal
 //          rule", SIAM Review 56, 385-458): the step starts at the integrand's curvature scale
@@ -26,15 +27,27 @@
 #define NCT_MAXN 20000
 
 typedef struct {
-    double t, del, k, lk, sg;   // k = df / 2, lk = log(k); sg: +1 lower tail, -1 upper
+    double t, del, k, c, sg;    // k = df / 2, c = log(k / (2 pi)) / 2 - stirlerr(k); sg: +1
+                                // lower tail, -1 upper
     int kind;                   // 0: Phi(sg (t s - del)); 1: s phi(t s - del)
 } nct_par;
+
+// e^u - 1 - u to full relative precision: u^2/2 (1 + u/3 (1 + u/4 (1 + ...))) for |u| <= 1/2
+static inline double nct_expm1mu(double u)
+{
+    if (fabs(u) > .5)
+        return expm1(u) - u;
+    double r = 1.;
+    for (int n = 20; n >= 3; n--)
+        r = 1. + u * r / n;
+    return .5 * u * u * r;
+}
 
 // log of the integrand at u = log(V / df) (s = exp(u / 2)), its first and second derivatives
 static double nct_L(double u, const nct_par *p, double *g, double *H)
 {
     double ev = exp(u), s = exp(.5 * u);
-    double L = p->lk + dpois_raw(p->k, p->k * ev, 1);   // log density of u
+    double L = p->c - p->k * nct_expm1mu(u);            // log density of u
     double gc = -p->k * expm1(u), Hc = -p->k * ev;
     if (p->kind == 0) {
         double x = p->sg * (p->t * s - p->del), xp = .5 * p->sg * p->t * s;
@@ -139,7 +152,8 @@ double pnt_best(double t, double df, double ncp, int lower_tail, int log_p)
 {
     if (t == 0.)   // P(T <= 0) = Phi(-ncp)
         return pnorm5(0., ncp, 1., lower_tail, log_p);
-    nct_par p = { t, ncp, .5 * df, log(.5 * df), lower_tail ? 1. : -1., 0 };
+    double k = .5 * df;
+    nct_par p = { t, ncp, k, .5 * log(k / M_2PI) - stirlerr(k), lower_tail ? 1. : -1., 0 };
     double l = nct_log_integral(&p);
     if (log_p && l > -M_LN2) {   // above 1/2: log1p of the other tail
         p.sg = -p.sg;
@@ -150,7 +164,8 @@ double pnt_best(double t, double df, double ncp, int lower_tail, int log_p)
 
 double dnt_best(double x, double df, double ncp, int give_log)
 {
-    nct_par p = { x, ncp, .5 * df, log(.5 * df), 1., 1 };
+    double k = .5 * df;
+    nct_par p = { x, ncp, k, .5 * log(k / M_2PI) - stirlerr(k), 1., 1 };
     double l = nct_log_integral(&p);
     return give_log ? l : exp(l);
 }
