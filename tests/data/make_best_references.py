@@ -197,12 +197,18 @@ def _grid(seed: int) -> list[tuple[str, str, tuple[float, ...]]]:
     for _ in range(30):
         df, ncp = lu(0.5, 1e4), u(-8, 8)
         pts.append(("pnt", "bulk", (ncp + u(-3, 3), df, ncp)))
+    for _ in range(15):     # where R takes a normal approximation (df > 4e5)
+        df, ncp = lu(4e5, 1e9), u(-8, 8)
+        pts.append(("pnt", "df 4e5-1e9", (ncp + u(-8, 8), df, ncp)))
     for _ in range(60):     # the grid: x -10..40, df 1-300, ncp -5..10
         pts.append(("dnt", "x -10..40", (u(-10, 40), lu(1, 300), u(-5, 10))))
     for _ in range(30):
         df = lu(1, 100)
         pts.append(("dnt", "far tails", (float(rng.choice([-1, 1])) * lu(40, 1e4), df,
                                          u(-10, 10))))
+    for _ in range(15):     # where R takes the normal density (df > 1e8)
+        df, ncp = lu(1e5, 1e9), u(-8, 8)
+        pts.append(("dnt", "df 1e5-1e9", (ncp + u(-8, 8), df, ncp)))
     for _ in range(60):     # 8-40 sd beyond the mean
         df, ncp = lu(0.5, 300), lu(0.1, 500)
         sd = math.sqrt(2 * (df + 2 * ncp))
