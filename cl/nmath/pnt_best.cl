@@ -155,7 +155,7 @@ double pnt_best(double t, double df, double ncp, int lower_tail, int log_p)
     double k = .5 * df;
     nct_par p = { t, ncp, k, .5 * log(k / M_2PI) - stirlerr(k), lower_tail ? 1. : -1., 0 };
     double l = nct_log_integral(&p);
-    if (log_p && l > -M_LN2) {   // above 1/2: log1p of the other tail
+    if (log_p && l > -0.01) {   // above 0.99: log1p of the other tail, for its digits
         p.sg = -p.sg;
         return R_Log1_Exp(nct_log_integral(&p));
     }
