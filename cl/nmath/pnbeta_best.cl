@@ -69,7 +69,7 @@ static NMATH_NOINLINE double pnbb_log_tail(double x, double o_x, double a, doubl
     // the lower tail's first step needs d_(j-1): none at j = 0
     double j = jf, al = a + j, t = 1., sum = 0., off = 0., prev = 0.;
     double r = (upper || j > 0.) ? pnbb_ratio(x, o_x, al, b, upper) : 0.;
-    for (long n = 0; n < 100000000L; n++) {
+    for (long n = 0; n < 10000000L; n++) {
         sum += t;
         if (sum > 1e280) {
             sum *= 1e-280;
@@ -77,7 +77,7 @@ static NMATH_NOINLINE double pnbb_log_tail(double x, double o_x, double a, doubl
             prev *= 1e-280;
             off += 280. * M_LN10;
         }
-        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.))
+        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.) || isnan(sum))
             break;
         prev = t;
         if (upper) {   // 1 - I_x(al + 1) = (1 - I_x(al)) (1 + r), r = d_j / (1 - I_x(al))

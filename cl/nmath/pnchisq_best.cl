@@ -61,7 +61,7 @@ static NMATH_NOINLINE double pncb_log_tail(double x, double f, double ncp, int u
     // r: y^a e^-y / gamma(a+1) over Q(a, y) (upper), y^(a-1) e^-y / gamma(a) over P(a, y)
     double r = exp((upper ? dpois_raw(a, y, 1) : dpois_raw(a - 1., y, 1))
                    - pgamma(y, a, 1., !upper, 1));
-    for (long n = 0; n < 100000000L; n++) {
+    for (long n = 0; n < 10000000L; n++) {
         sum += t;
         if (sum > 1e280) {   // rescaled: the largest term may be far above the start's
             sum *= 1e-280;
@@ -69,7 +69,7 @@ static NMATH_NOINLINE double pncb_log_tail(double x, double f, double ncp, int u
             prev *= 1e-280;
             off += 280. * M_LN10;
         }
-        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.))
+        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.) || isnan(sum))
             break;
         prev = t;
         if (upper) {

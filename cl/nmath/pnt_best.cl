@@ -43,12 +43,18 @@ static inline double nct_expm1mu(double u)
     return .5 * u * u * r;
 }
 
-// log of the integrand at u = log(V / df) (s = exp(u / 2)), its first and second derivatives
+// log of the integrand at u = log(V / df) (s = exp(u / 2)), and where g is not null its first
+// and second derivatives
 static double nct_L(double u, const nct_par *p, double *g, double *H)
 {
-    double ev = exp(u), s = exp(.5 * u);
+    double s = exp(.5 * u);
     double L = p->c - p->k * nct_expm1mu(u);            // log density of u
-    double gc = -p->k * expm1(u), Hc = -p->k * ev;
+    if (!g) {
+        double x = p->t * s - p->del;
+        return L + ((p->kind == 0) ? pnorm5(p->sg * x, 0., 1., 1, 1)
+                                   : .5 * u + dnorm4(x, 0., 1., 1));
+    }
+    double gc = -p->k * expm1(u), Hc = -p->k * s * s;
     if (p->kind == 0) {
         double x = p->sg * (p->t * s - p->del), xp = .5 * p->sg * p->t * s;
         double lP = pnorm5(x, 0., 1., 1, 1);
@@ -118,13 +124,13 @@ static double nct_mode(const nct_par *p, double *Lm, double *Hm)
 // are negligible and falling
 static double nct_side(const nct_par *p, double u0, double h, double Lm)
 {
-    double sum = 0.;
+    double sum = 0., prev = ML_POSINF;
     for (int j = 0; j < NCT_MAXN; j++) {
-        double g, H;
-        double e = exp(nct_L(u0 + j * h, p, &g, &H) - Lm);
+        double e = exp(nct_L(u0 + j * h, p, 0, 0) - Lm);
         sum += e;
-        if (e < 1e-18 && g * h <= 0.)
+        if (e < 1e-18 && e <= prev)
             break;
+        prev = e;
     }
     return sum;
 }

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Write the comparison table of docs/accuracy.rst from ``best_references.csv``: per function
 and region, the worst relative error and the share of rows within the function's tolerance
-(``tests/test_accuracy_best.py``) for daskcl's ``best``, daskcl's default ``r`` (R's values)
-and scipy.stats, on the same rows.
+(``tests/test_accuracy_best.py``) for daskcl's ``best``, daskcl's default ``r``, R's libRmath
+(``tests/rmath_oracle.py``) and scipy.stats, on the same rows.
 
 Run from the repository root, on the device daskcl binds (PoCL in CI)::
 
@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import test_accuracy_best as t  # noqa: E402
+from rmath_oracle import r_eval  # noqa: E402
 
 import daskcl.config  # noqa: E402
 
@@ -38,8 +39,8 @@ def _scipy(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         if fn == "choose":
             return scipy.special.binom(*args)
-        if fn == "dnt":
-            d = scipy.stats.nct(args[1], args[2])
+        if fn in ("dnt", "dnf"):
+            d = (scipy.stats.nct if fn == "dnt" else scipy.stats.ncf)(*args[1:])
             return d.logpdf(args[0]) if log == "1" else d.pdf(args[0])
         dist = {"pnt": scipy.stats.nct, "pnchisq": scipy.stats.ncx2, "pnbeta": None,
                 "pnf": scipy.stats.ncf}[fn]
@@ -70,18 +71,22 @@ def table() -> str:
             for region in np.unique(g["region"]):
                 m = g["region"] == region
                 errs[(fn, region)][mode].append(t._rel(got[m], g["ref"][m]))
-        got = _scipy(fn, lower, log, g["args"])
-        for region in np.unique(g["region"]):
-            m = g["region"] == region
-            errs[(fn, region)]["scipy"].append(t._rel(got[m], g["ref"][m]))
-    head = ("function", "region", "rows", "tolerance", "daskcl best", "daskcl r (= R)",
-            "scipy.stats")
+        flags = [] if fn == "choose" else [int(log)] if fn[0] == "d" else [int(lower), int(log)]
+        for name, got in (("R", np.array([float(r_eval(fn, list(a), flags))
+                                           for a in g["args"].T])),
+                          ("scipy", _scipy(fn, lower, log, g["args"]))):
+            for region in np.unique(g["region"]):
+                m = g["region"] == region
+                errs[(fn, region)][name].append(t._rel(got[m], g["ref"][m]))
+    head = ("function", "region", "rows", "tolerance", "daskcl best", "daskcl r",
+            "R (libRmath)", "scipy.stats")
     body = []
     for (fn, region), by in errs.items():
         tol = t.TOLERANCE[fn]
         e = {k: np.concatenate(v) for k, v in by.items()}
         body.append((f"``{fn}``", region, str(len(e["best"])), f"{tol:g}",
-                     _cell(e["best"], tol), _cell(e["r"], tol), _cell(e["scipy"], tol)))
+                     _cell(e["best"], tol), _cell(e["r"], tol), _cell(e["R"], tol),
+                     _cell(e["scipy"], tol)))
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     rule = "  ".join("=" * w for w in widths)
     lines = [rule, "  ".join(h.ljust(w) for h, w in zip(head, widths)), rule]

@@ -20,6 +20,8 @@ algorithms and arithmetic):
 - ``pnbeta``, ``pnf`` (through the beta with x = y / (1 + y), y = df1 q / df2, in 30 digits):
   the Poisson mixture of regularised incomplete beta functions summed directly for each tail,
   the upper as I_(1-x)(b, a + j) (never 1 - I_x).
+- ``dnf``: the Poisson mixture of the densities of (chi^2(df1 + 2j) / df1) / (chi^2(df2) / df2)
+  summed directly (daskcl's default is already right there; R is not).
 - ``choose``: ``mpmath.binomial`` (gamma functions in 30 digits).
 
 A tail near one (above 1/2) is given on the log scale as log1p of minus the other tail.
@@ -49,7 +51,7 @@ from rmath_oracle import r_eval  # noqa: E402
 
 #: relative tolerance by function (the test's)
 TOLERANCE = {"pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
-             "choose": 1e-13}
+             "dnf": 1e-12, "choose": 1e-13}
 
 mp.mp.dps = 30
 
@@ -179,6 +181,27 @@ def _pnbeta(x: mp.mpf, o_x: mp.mpf, a: float, b: float, ncp: float, lower: bool)
     return mp.log(total)
 
 
+def _dnf(x: float, df1: float, df2: float, ncp: float) -> mp.mpf:
+    """log density of the noncentral F: the Poisson mixture over j of the densities of
+    (chi^2(df1 + 2j) / df1) / (chi^2(df2) / df2), summed directly."""
+    x, d1, d2, lam = mp.mpf(x), mp.mpf(df1), mp.mpf(df2), mp.mpf(ncp) / 2
+    r = x * d1 / d2
+    total = mp.mpf(0)
+    peak = mp.mpf(0)
+    j = 0
+    while True:
+        nu = d1 + 2 * j
+        lg = (nu / 2 * mp.log(d1 / d2) + (nu / 2 - 1) * mp.log(x)
+              - (nu + d2) / 2 * mp.log1p(r) - mp.log(mp.beta(nu / 2, d2 / 2)))
+        term = mp.exp(-lam + j * mp.log(lam) - mp.loggamma(j + 1) + lg)
+        total += term
+        peak = max(peak, term)
+        j += 1
+        if j > lam + 5 and term < peak * mp.mpf("1e-40"):
+            break
+    return mp.log(total)
+
+
 def _grid(seed: int) -> list[tuple[str, str, tuple[float, ...]]]:
     """(function, region, arguments) of every point."""
     rng = np.random.default_rng(seed)
@@ -229,6 +252,8 @@ def _grid(seed: int) -> list[tuple[str, str, tuple[float, ...]]]:
         df1, df2, ncp = lu(1, 100), lu(3, 500), lu(0.1, 200)
         mean = df2 / (df2 - 2) * (df1 + ncp) / df1
         pts.append(("pnf", "upper tail", (mean * lu(3, 1e3), df1, df2, ncp)))
+    for _ in range(60):     # the issue's noncentral F density, x up to 1e16
+        pts.append(("dnf", "x 1e-3..1e16", (lu(1e-3, 1e16), lu(1, 60), lu(1, 60), lu(0.1, 100))))
     for _ in range(80):     # non-integer n, k 10^3-10^6
         k = float(round(lu(1e3, 1e6)))
         kind = rng.integers(3)
@@ -253,8 +278,8 @@ def _rows(fn: str, region: str, args: tuple[float, ...]) -> list[dict[str, objec
         if 1e-300 <= abs(ref) <= 1e300:
             out.append({"lower": "", "log": "", "ref": ref})
         return out
-    if fn == "dnt":
-        lv = _nct_integral(*args, kind="density")
+    if fn in ("dnt", "dnf"):
+        lv = _nct_integral(*args, kind="density") if fn == "dnt" else _dnf(*args)
         out.append({"lower": "", "log": 1, "ref": float(lv)})
         if lv > mp.log(mp.mpf("1e-300")):
             out.append({"lower": "", "log": 0, "ref": float(mp.exp(lv))})
@@ -283,7 +308,7 @@ def _rows(fn: str, region: str, args: tuple[float, ...]) -> list[dict[str, objec
 
 
 def _r_value(fn: str, args: tuple[float, ...], lower: object, log: object) -> float:
-    flags = [] if fn == "choose" else ([int(log)] if fn == "dnt" else [int(lower), int(log)])  # type: ignore[call-overload]
+    flags = [] if fn == "choose" else ([int(log)] if fn[0] == "d" else [int(lower), int(log)])  # type: ignore[call-overload]
     return float(r_eval(fn, [np.float64(a) for a in args], flags))
 
 
