@@ -30,6 +30,8 @@ INPUTS = {
     "dnt": ("y = dnt(x, 10., 3., 0);", lambda u: -20. + 80. * u),
     "pnchisq_upper": ("y = pnchisq(x, 10., 50., 0, 0);", lambda u: 500. * u),
     "pnchisq_lower_log": ("y = pnchisq(x, 10., 50., 1, 1);", lambda u: 500. * u),
+    "pnbeta_upper": ("y = pnbeta(x, 5., 20., 30., 0, 0);", lambda u: u),
+    "pnf_upper_log": ("y = pnf(x, 5., 20., 10., 0, 1);", lambda u: 30. * u),
     "choose": ("y = choose(x, 1000.);", lambda u: 999.1 + 60. * u),
 }
 
