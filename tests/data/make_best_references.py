@@ -4,7 +4,7 @@
 
 Run from the repository root (mpmath; libRmath through ``tests/rmath_oracle.py`` for the flag)::
 
-    python3 tests/data/make_best_references.py          # about 10 minutes on one core
+    python3 tests/data/make_best_references.py          # about 5 minutes on one core
 
 How the references are made (mpmath, 30 significant digits, independent of the kernels'
 algorithms and arithmetic):
