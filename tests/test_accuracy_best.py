@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import daskcl
 import daskcl.config
 import daskcl.nmath as nm
 from daskcl.errors import ConfigError
@@ -130,3 +131,12 @@ def test_best_keeps_r_special_values():
         np.testing.assert_array_equal(nm.pnchisq([0, np.inf], 3, 2), [0, 1])
         np.testing.assert_array_equal(nm.dnt([np.inf], 3, 2), [0])
         np.testing.assert_array_equal(nm.choose([5, 4.5, -3], [7, 0, 1]), [0, 1, -3])
+
+
+def test_a_kernel_calls_the_best_variant_by_name_in_either_mode():
+    # pnt(-5, 50, 3) = 2.72394851e-13 (the references' quadrature); R gives 3.0820e-13
+    k = daskcl.ElementwiseKernel("double x", "double y", "y = pnt_best(x, 50., 3., 1, 0);",
+                                 name="best_by_name")
+    got = float(k(np.array([-5.0]))[0])
+    assert abs(got / 2.7239485109568714e-13 - 1) < 1e-13
+    assert abs(float(nm.pnt(-5.0, 50.0, 3.0)) / 3.0819791163594e-13 - 1) < 1e-12
