@@ -22,8 +22,11 @@ double dnt(double x, double df, double ncp, int give_log)
     if (!isfinite(x))
         return R_D__0;
 #ifdef DASKCL_ACCURACY_BEST
-    if (isfinite(df) && isfinite(ncp))
-        return dnt_best(x, df, ncp, give_log);
+    if (isfinite(df) && isfinite(ncp)) {
+        double best = dnt_best(x, df, ncp, give_log);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
 #endif
     // the formula loses accuracy around df = 1e9: the normal limit
     if (!isfinite(df) || df > 1e8)

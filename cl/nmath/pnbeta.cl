@@ -102,8 +102,11 @@ double pnbeta2(double x, double o_x, double a, double b, double ncp, int lower_t
 {
 #ifdef DASKCL_ACCURACY_BEST
     if (x > 0. && o_x > 0. && x < 1. && o_x < 1. && a > 0. && b > 0. && isfinite(a) &&
-        isfinite(b) && ncp > 0. && ncp < 1e15)
-        return pnbeta_best(x, o_x, a, b, ncp, lower_tail, log_p);
+        isfinite(b) && ncp > 0. && ncp < 1e15) {
+        double best = pnbeta_best(x, o_x, a, b, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
 #endif
     double usc;
     dd_t ans = pnbeta_raw(x, o_x, a, b, ncp, &usc);

@@ -19,6 +19,7 @@
 // The `best` accuracy mode's pnbeta and pnf for 0 < x < 1 given with 1 - x (pnbeta.cl's pnbeta2
 // calls it under DASKCL_ACCURACY_BEST): about 1e-14 relative in both tails and on the log
 // scale, where R sums the lower tail to 1e-9 absolute and takes the upper as one minus it.
+// NaN where the sum fails (a term or a ratio beyond the doubles): pnbeta2 then takes R's.
 
 // log of term j: log dpois(j, lam) + log I_x(a + j, b) (lower) or log(1 - I_x) (upper)
 static inline double pnbb_logterm(double j, double x, double o_x, double a, double b,
@@ -77,9 +78,11 @@ static NMATH_NOINLINE double pnbb_log_tail(double x, double o_x, double a, doubl
             prev *= 1e-280;
             off += 280. * M_LN10;
         }
-        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.) || isnan(sum))
+        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.))
             break;
         prev = t;
+        if (!isfinite(t) || !isfinite(r))
+            return ML_NAN;
         if (upper) {   // 1 - I_x(al + 1) = (1 - I_x(al)) (1 + r), r = d_j / (1 - I_x(al))
             t *= lam / (j + 1.) * (1. + r);
             r *= x * (al + b) / ((al + 1.) * (1. + r));
@@ -92,14 +95,19 @@ static NMATH_NOINLINE double pnbb_log_tail(double x, double o_x, double a, doubl
             al -= 1.;
         }
     }
-    return An + off + log(sum);
+    double l = An + off + log(sum);
+    return (l <= 1e-12) ? fmin2(l, 0.) : ML_NAN;   // (NaN: not a probability)
 }
 
 double pnbeta_best(double x, double o_x, double a, double b, double ncp, int lower_tail,
                    int log_p)
 {
     double l = pnbb_log_tail(x, o_x, a, b, ncp, !lower_tail);
-    if (log_p && l > -M_LN2)   // above 1/2: log1p of the other tail
-        return R_Log1_Exp(pnbb_log_tail(x, o_x, a, b, ncp, lower_tail));
+    if (isnan(l))   // outside the method's reach: the caller takes R's algorithm
+        return l;
+    if (log_p && l > -M_LN2) {   // above 1/2: log1p of the other tail
+        double q = pnbb_log_tail(x, o_x, a, b, ncp, lower_tail);
+        return isnan(q) ? q : R_Log1_Exp(q);
+    }
     return log_p ? l : exp(l);
 }

@@ -196,8 +196,11 @@ double pnchisq(double x, double df, double ncp, int lower_tail, int log_p)
     if (df < 0. || ncp < 0.)
         ML_WARN_return_NAN;
 #ifdef DASKCL_ACCURACY_BEST
-    if (x > 0. && isfinite(x) && ncp > 0.)
-        return pnchisq_best(x, df, ncp, lower_tail, log_p);
+    if (x > 0. && isfinite(x) && ncp > 0.) {
+        double best = pnchisq_best(x, df, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
 #endif
 
     double ans = pnchisq_raw(x, df, ncp, 1e-12, 8 * DBL_EPSILON, 1000000, lower_tail, log_p);

@@ -20,7 +20,8 @@
 //
 // The `best` accuracy mode's pnchisq for x > 0 finite and ncp > 0 (pnchisq.cl calls it under
 // DASKCL_ACCURACY_BEST): about 1e-14 relative in both tails and on the log scale, where
-// R's upper tail subtracts the lower from one.
+// R's upper tail subtracts the lower from one.  NaN where the sum fails (a term or a ratio
+// beyond the doubles, an index beyond 1e15): pnchisq then takes R's algorithm.
 
 // log of term j: log dpois(j, lam) + log Q (upper) or log P (lower) of shape h + j at y
 static inline double pncb_logterm(double j, double h, double y, double lam, int upper)
@@ -36,6 +37,8 @@ static NMATH_NOINLINE double pncb_log_tail(double x, double f, double ncp, int u
     double j0 = floor(upper ? fmax2(lam, js) : fmin2(lam, js));
     double jmin = (upper && h == 0.) ? 1. : 0.;   // Q(0, y) = 0: no term 0 in the upper tail
     j0 = fmax2(j0, jmin);
+    if (!(j0 < 1e15))   // the terms' index cannot be counted in doubles
+        return ML_NAN;
     double A0 = pncb_logterm(j0, h, y, lam, upper);
     // the start: a term e^-40 or less of term j0 (or the first), bisected back from too far
     double d = fmax2(1., ceil(2. * sqrt(j0 + 1.))), jn = j0, An = A0, jf = j0;
@@ -69,9 +72,11 @@ static NMATH_NOINLINE double pncb_log_tail(double x, double f, double ncp, int u
             prev *= 1e-280;
             off += 280. * M_LN10;
         }
-        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.) || isnan(sum))
+        if ((t < 1e-18 * sum && t <= prev) || (!upper && j == 0.))
             break;
         prev = t;
+        if (!isfinite(t) || !isfinite(r))
+            return ML_NAN;
         if (upper) {
             t *= lam / (j + 1.) * (1. + r);
             r *= y / ((a + 1.) * (1. + r));
@@ -84,13 +89,18 @@ static NMATH_NOINLINE double pncb_log_tail(double x, double f, double ncp, int u
             a -= 1.;
         }
     }
-    return An + off + log(sum);
+    double l = An + off + log(sum);
+    return (l <= 1e-12) ? fmin2(l, 0.) : ML_NAN;   // (NaN: not a probability)
 }
 
 double pnchisq_best(double x, double df, double ncp, int lower_tail, int log_p)
 {
     double l = pncb_log_tail(x, df, ncp, !lower_tail);
-    if (log_p && l > -M_LN2)   // above 1/2: log1p of the other tail
-        return R_Log1_Exp(pncb_log_tail(x, df, ncp, lower_tail));
+    if (isnan(l))   // outside the method's reach: the caller takes R's algorithm
+        return l;
+    if (log_p && l > -M_LN2) {   // above 1/2: log1p of the other tail
+        double q = pncb_log_tail(x, df, ncp, lower_tail);
+        return isnan(q) ? q : R_Log1_Exp(q);
+    }
     return log_p ? l : exp(l);
 }

@@ -27,8 +27,11 @@ NMATH_NOINLINE double pnt(double t, double df, double ncp, int lower_tail, int l
     if (!isfinite(t))
         return (t < 0) ? R_DT_0 : R_DT_1;
 #ifdef DASKCL_ACCURACY_BEST
-    if (isfinite(df) && isfinite(ncp))
-        return pnt_best(t, df, ncp, lower_tail, log_p);
+    if (isfinite(df) && isfinite(ncp)) {
+        double best = pnt_best(t, df, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
 #endif
 
     int negdel;

@@ -22,7 +22,8 @@
 //
 // The `best` accuracy mode's pnt and dnt (pnt.cl and dnt.cl call them under
 // DASKCL_ACCURACY_BEST) for finite t, df > 0 and ncp: about 1e-14 relative in both tails and
-// on the log scale, where AS 243 (pnt.cl) promises 1e-12 absolute.
+// on the log scale, where AS 243 (pnt.cl) promises 1e-12 absolute.  NaN where the quadrature
+// fails (a probability above one, an infinite integral): the callers then take R's algorithm.
 
 #define NCT_MAXN 20000
 
@@ -140,7 +141,8 @@ static NMATH_NOINLINE double nct_log_integral(const nct_par *p)
 {
     double Lm, Hm;
     double um = nct_mode(p, &Lm, &Hm);
-    double h = (Hm < 0.) ? 1. / sqrt(-Hm) : 1.;
+    // the curvature's scale, at most that of the density's exponential tail e^(k u), 1 / k
+    double h = fmin2((Hm < 0.) ? 1. / sqrt(-Hm) : 1., 1. / fmin2(p->k, sqrt(p->k)));
     double T = h * (1. + nct_side(p, um + h, h, Lm) + nct_side(p, um - h, -h, Lm));
     for (int level = 0; level < 10; level++) {
         double M = h * (nct_side(p, um + .5 * h, h, Lm) + nct_side(p, um - .5 * h, -h, Lm));
@@ -161,9 +163,13 @@ double pnt_best(double t, double df, double ncp, int lower_tail, int log_p)
     double k = .5 * df;
     nct_par p = { t, ncp, k, .5 * log(k / M_2PI) - stirlerr(k), lower_tail ? 1. : -1., 0 };
     double l = nct_log_integral(&p);
+    if (!(l <= 1e-12))   // not a probability: outside the method's reach (NaN: R's algorithm)
+        return ML_NAN;
+    l = fmin2(l, 0.);
     if (log_p && l > -0.01) {   // above 0.99: log1p of the other tail, for its digits
         p.sg = -p.sg;
-        return R_Log1_Exp(nct_log_integral(&p));
+        double q = nct_log_integral(&p);
+        return (q <= 1e-12) ? R_Log1_Exp(fmin2(q, 0.)) : ML_NAN;
     }
     return log_p ? l : exp(l);
 }
@@ -173,6 +179,8 @@ double dnt_best(double x, double df, double ncp, int give_log)
     double k = .5 * df;
     nct_par p = { x, ncp, k, .5 * log(k / M_2PI) - stirlerr(k), 1., 1 };
     double l = nct_log_integral(&p);
+    if (isnan(l) || l == ML_POSINF)   // outside the method's reach (NaN: R's algorithm)
+        return ML_NAN;
     return give_log ? l : exp(l);
 }
 
