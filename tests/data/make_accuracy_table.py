@@ -39,6 +39,8 @@ def _scipy(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         if fn == "choose":
             return scipy.special.binom(*args)
+        if fn == "lchoose":
+            return np.log(np.abs(scipy.special.binom(*args)))
         if fn in ("dnt", "dnf"):
             d = (scipy.stats.nct if fn == "dnt" else scipy.stats.ncf)(*args[1:])
             return d.logpdf(args[0]) if log == "1" else d.pdf(args[0])
@@ -71,7 +73,8 @@ def table() -> str:
             for region in np.unique(g["region"]):
                 m = g["region"] == region
                 errs[(fn, region)][mode].append(t._rel(got[m], g["ref"][m]))
-        flags = [] if fn == "choose" else [int(log)] if fn[0] == "d" else [int(lower), int(log)]
+        flags = ([] if fn in ("choose", "lchoose") else [int(log)] if fn[0] == "d"
+                 else [int(lower), int(log)])
         for name, got in (("R", np.array([float(r_eval(fn, list(a), flags))
                                            for a in g["args"].T])),
                           ("scipy", _scipy(fn, lower, log, g["args"]))):

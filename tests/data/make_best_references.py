@@ -4,7 +4,7 @@
 
 Run from the repository root (mpmath; libRmath through ``tests/rmath_oracle.py`` for the flag)::
 
-    python3 tests/data/make_best_references.py          # about 5 minutes on one core
+    python3 tests/data/make_best_references.py          # 2 to 5 minutes on one core
 
 How the references are made (mpmath, 30 significant digits, independent of the kernels'
 algorithms and arithmetic):
@@ -22,7 +22,8 @@ algorithms and arithmetic):
   the upper as I_(1-x)(b, a + j) (never 1 - I_x).
 - ``dnf``: the Poisson mixture of the densities of (chi^2(df1 + 2j) / df1) / (chi^2(df2) / df2)
   summed directly (daskcl's default is already right there; R is not).
-- ``choose``: ``mpmath.binomial`` (gamma functions in 30 digits).
+- ``choose``, ``lchoose``: ``mpmath.binomial`` (gamma functions in 30 digits); lchoose where
+  its value is 0.01 or more in size (its tolerance is relative).
 
 A tail near one (above 1/2) is given on the log scale as log1p of minus the other tail.
 
@@ -51,7 +52,7 @@ from rmath_oracle import r_eval  # noqa: E402
 
 #: relative tolerance by function (the test's)
 TOLERANCE = {"pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
-             "dnf": 1e-12, "choose": 1e-13}
+             "dnf": 1e-12, "choose": 1e-13, "lchoose": 1e-13}
 
 mp.mp.dps = 30
 
@@ -268,6 +269,11 @@ def _grid(seed: int) -> list[tuple[str, str, tuple[float, ...]]]:
     for _ in range(30):
         k = float(rng.integers(30, 1000))
         pts.append(("choose", "non-integer n, k 30-1000", (k + u(-0.9, 30), k)))
+    pts += [("lchoose", region, args) for fn, region, args in pts if fn == "choose"]
+    for _ in range(30):     # beyond the doubles of choose
+        k = float(round(lu(1e3, 1e7)))
+        pts.append(("lchoose", "non-integer n, k 1e3-1e7, large",
+                    (float(rng.choice([-1, 1])) * k * lu(0.5, 1e3) + u(0.2, 0.8), k)))
     return pts
 
 
@@ -276,6 +282,11 @@ def _rows(fn: str, region: str, args: tuple[float, ...]) -> list[dict[str, objec
     if fn == "choose":
         ref = float(mp.binomial(mp.mpf(args[0]), mp.mpf(args[1])))
         if 1e-300 <= abs(ref) <= 1e300:
+            out.append({"lower": "", "log": "", "ref": ref})
+        return out
+    if fn == "lchoose":     # relative to its value: where that is not near zero
+        ref = float(mp.log(abs(mp.binomial(mp.mpf(args[0]), mp.mpf(args[1])))))
+        if abs(ref) >= 0.01:
             out.append({"lower": "", "log": "", "ref": ref})
         return out
     if fn in ("dnt", "dnf"):
@@ -308,7 +319,7 @@ def _rows(fn: str, region: str, args: tuple[float, ...]) -> list[dict[str, objec
 
 
 def _r_value(fn: str, args: tuple[float, ...], lower: object, log: object) -> float:
-    flags = [] if fn == "choose" else ([int(log)] if fn[0] == "d" else [int(lower), int(log)])  # type: ignore[call-overload]
+    flags = [] if fn in ("choose", "lchoose") else ([int(log)] if fn[0] == "d" else [int(lower), int(log)])  # type: ignore[call-overload]
     return float(r_eval(fn, [np.float64(a) for a in args], flags))
 
 
