@@ -13,6 +13,10 @@ key                         environment variable            default     meaning
 ==========================  ==============================  ==========  ================================
 ``device``                  ``DASKCL_DEVICE``               any         the device a process binds:
                                                                         ``"P:D"`` or a name substring
+``accuracy``                ``DASKCL_ACCURACY``             ``r``       ``r``: R's algorithms and
+                                                                        values; ``best``: correct
+                                                                        where R loses digits
+                                                                        (docs/accuracy.rst)
 ``binning``                 ``DASKCL_BINNING``              ``auto``    launches sorted by class: ``0``,
                                                                         ``1``, ``auto`` (GPUs) or
                                                                         ``WGxEPIrN``
@@ -215,6 +219,14 @@ _link = _auto_flag_or("closure", "0 or 1 (true or false), closure, or auto (link
                                  "devices where it was measured to build faster)")
 
 
+def _accuracy(value: Any) -> str:
+    if value is None:
+        return "r"
+    if isinstance(value, str) and value.strip().lower() in ("", "r", "best"):
+        return value.strip().lower() or "r"
+    raise _Bad("'r' (R's algorithms and values) or 'best' (correct where R loses digits)")
+
+
 def _names(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(n.strip() for n in value.split(",") if n.strip())
@@ -279,6 +291,9 @@ def _level(value: Any) -> str | None:
 KEYS: dict[str, Key] = {k.name: k for k in (
     Key("device", "DASKCL_DEVICE", None, _device,
         "the device a process binds ('P:D' or a name substring); None: GPUs first"),
+    Key("accuracy", "DASKCL_ACCURACY", "r", _accuracy,
+        "'r': R's algorithms and R's values; 'best': the functions where R's algorithms lose "
+        "digits computed by others, correct to about 1e-13 (a build option of every program)"),
     Key("binning", "DASKCL_BINNING", "auto", _binning,
         "launches sorted by class: 0 off, 1 on every device, auto on GPUs, or WGxEPIrN"),
     Key("cache.dir", "DASKCL_CACHE_DIR", None, _path,

@@ -31,7 +31,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_defaults_without_environment() -> None:
     assert {name: config.get(name) for name in config.KEYS} == {
-        "device": None, "binning": "auto", "cache.dir": None, "cache.enabled": True,
+        "device": None, "accuracy": "r", "binning": "auto", "cache.dir": None, "cache.enabled": True,
         "cache.shared": "private", "fp_contract": False, "noinline": "auto", "library": None,
         "worker.warm": (), "worker.log_level": None, "transfer.mode": "auto",
         "transfer.threads": "auto", "transfer.pinned_limit": None, "build.link": "auto",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: choose, lchoose
-// @depends: lbeta, lgammafn, rmath_utils
+// @depends: choose_best, lbeta, lgammafn, rmath_utils
 // @source: binomial coefficients for real n and integer k (k is rounded), as R defines them:
 //          choose(n, k) = n (n-1) ... (n-k+1) / k!.  Small k (< 30) by that product (rounded
 //          when n is an integer); larger k through log B: choose(n, k) = 1 / ((n+1) B(n-k+1,
@@ -9,6 +9,8 @@
 //          Patashnik, Concrete Mathematics, (5.14)) and integer n the symmetry
 //          choose(n, k) = choose(n, n - k).  R applies both by calling itself; here they are
 //          applied in place (each at most once), so there is no recursion.
+//
+// Built with DASKCL_ACCURACY_BEST (config key accuracy = "best"), finite n go to choose_best.cl.
 
 #define CHOOSE_K_SMALL 30
 
@@ -26,6 +28,10 @@ static inline double lfastchoose2(double n, double k, int *s)
 
 double lchoose(double n, double k)
 {
+#ifdef DASKCL_ACCURACY_BEST
+    if (isfinite(n))
+        return lchoose_best(n, k);
+#endif
     k = R_forceint(k);
     if (isnan(n) || isnan(k))
         return n + k;
@@ -58,6 +64,10 @@ double lchoose(double n, double k)
 
 double choose(double n, double k)
 {
+#ifdef DASKCL_ACCURACY_BEST
+    if (isfinite(n))
+        return choose_best(n, k);
+#endif
     k = R_forceint(k);
     if (isnan(n) || isnan(k))
         return n + k;

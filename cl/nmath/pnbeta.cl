@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pnbeta_raw, pnbeta2, pnbeta
-// @depends: toms708, lbeta, lgammafn, ddouble, dpq, rmath_utils
+// @depends: pnbeta_best, toms708, lbeta, lgammafn, ddouble, dpq, rmath_utils
 // @source: R. V. Lenth (1987), "Algorithm AS 226: Computing noncentral beta probabilities",
 //          Applied Statistics 36, 241-244, with H. Frick's (1990) improvement "Algorithm AS R84",
 //          Applied Statistics 39, 311-312: the Poisson mixture of incomplete beta functions,
@@ -12,7 +12,9 @@
 // pnbeta(x, a, b, ncp); pnbeta2(x, 1 - x, ...) (pnf passes 1 - x accurately); pnbeta_raw the
 // lower tail as a double-double (R: long double), so that the upper tail 1 - P keeps R's
 // digits, times 1 / *usc (a power of 2: tails below DBL_MIN keep their digits, as in R's long
-// double).  NaN for ncp < 0, a <= 0 or b <= 0.
+// double).  NaN for ncp < 0, a <= 0 or b <= 0.  Built with DASKCL_ACCURACY_BEST (config key
+// accuracy = "best"), pnbeta2 of 0 < x < 1 and finite a, b > 0, 0 < ncp < 1e15 goes to
+// pnbeta_best.cl.
 
 // (double) g for a double-double g scaled by 2^600: R's I_x is a double, whose decrements
 // below DBL_MIN are rounded to multiples of 2^-1074, 2^-474 scaled (ties by the low part)
@@ -98,6 +100,14 @@ dd_t pnbeta_raw(double x, double o_x, double a, double b, double ncp, double *us
 
 double pnbeta2(double x, double o_x, double a, double b, double ncp, int lower_tail, int log_p)
 {
+#ifdef DASKCL_ACCURACY_BEST
+    if (x > 0. && o_x > 0. && x < 1. && o_x < 1. && a > 0. && b > 0. && isfinite(a) &&
+        isfinite(b) && ncp > 0. && ncp < 1e15) {
+        double best = pnbeta_best(x, o_x, a, b, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
     double usc;
     dd_t ans = pnbeta_raw(x, o_x, a, b, ncp, &usc);
     if (isnan(ans.hi))

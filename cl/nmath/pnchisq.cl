@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pnchisq_raw, pnchisq
-// @depends: pchisq, lgammafn, logspace, ddouble, dpq, rmath_constants, rmath_utils
+// @depends: pnchisq_best, pchisq, lgammafn, logspace, ddouble, dpq, rmath_constants, rmath_utils
 // @source: for ncp < 80 the Poisson mixture of central chi-squared distribution functions,
 //          up to 110 terms (until the weights add up to 1 - 1e-15) normalised by the sum of
 //          their weights (on the log scale where every term would underflow); for ncp >= 80 the series of C. G. Ding (1992), "Algorithm AS 275:
@@ -11,7 +11,9 @@
 //
 // pnchisq(x, df, ncp) = pnchisq_raw(x, df, ncp, 1e-12, 8 DBL_EPSILON, 1000000, ...), and for
 // log_p results within 1e-8 of 0 the other tail, through log1p.  NaN for non-finite or
-// negative df or ncp.  The sums are accumulated in double-double (R: long double).
+// negative df or ncp.  The sums are accumulated in double-double (R: long double).  Built with
+// DASKCL_ACCURACY_BEST (config key accuracy = "best"), x > 0 finite and ncp > 0 go to
+// pnchisq_best.cl.
 
 #define PNCHISQ_DBL_MIN_EXP (M_LN2 * DBL_MIN_EXP)   // about -707.7
 
@@ -193,6 +195,13 @@ double pnchisq(double x, double df, double ncp, int lower_tail, int log_p)
         ML_WARN_return_NAN;
     if (df < 0. || ncp < 0.)
         ML_WARN_return_NAN;
+#ifdef DASKCL_ACCURACY_BEST
+    if (x > 0. && isfinite(x) && ncp > 0.) {
+        double best = pnchisq_best(x, df, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
 
     double ans = pnchisq_raw(x, df, ncp, 1e-12, 8 * DBL_EPSILON, 1000000, lower_tail, log_p);
     if (x <= 0. || x == ML_POSINF)

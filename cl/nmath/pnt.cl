@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pnt
-// @depends: pt, pnorm, pbeta, lgammafn, ddouble, dpq, rmath_constants, rmath_utils
+// @depends: pnt_best, pt, pnorm, pbeta, lgammafn, ddouble, dpq, rmath_constants, rmath_utils
 // @source: R. V. Lenth (1989), "Algorithm AS 243: Cumulative distribution function of the
 //          non-central t distribution", Applied Statistics 38, 185-189, after W. C. Guenther
 //          (1978), J. Statist. Comput. Simul. 6, 199: twin series of incomplete beta functions
@@ -11,7 +11,8 @@
 //          rounding, and 0 for t < 0 with ncp > 40 (where pt(q, df, ncp) <= Phi(-ncp) is 0).
 //
 // pnt(t, df, ncp): NaN for df <= 0; pt for ncp = 0.  The series are accumulated in
-// double-double (R: long double).
+// double-double (R: long double).  Built with DASKCL_ACCURACY_BEST (config key accuracy =
+// "best"), finite t, df and ncp go to pnt_best.cl.
 
 NMATH_NOINLINE double pnt(double t, double df, double ncp, int lower_tail, int log_p)
 {
@@ -25,6 +26,13 @@ NMATH_NOINLINE double pnt(double t, double df, double ncp, int lower_tail, int l
         return pt(t, df, lower_tail, log_p);
     if (!isfinite(t))
         return (t < 0) ? R_DT_0 : R_DT_1;
+#ifdef DASKCL_ACCURACY_BEST
+    if (isfinite(df) && isfinite(ncp)) {
+        double best = pnt_best(t, df, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
 
     int negdel;
     double tt, del;

@@ -200,6 +200,10 @@ def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[st
     ``fp_contract`` (``DASKCL_FP_CONTRACT=1``) lets the compiler fuse ``a*b+c`` into ``fma`` (see ``OPENCL.cl``);
     it is off by default, so that expressions round as in R's C code on x86-64.
 
+    ``accuracy`` (``DASKCL_ACCURACY=best``) defines ``DASKCL_ACCURACY_BEST``: the units whose R
+    algorithm loses digits somewhere take another (docs/accuracy.rst); the default ``r`` adds
+    nothing, so ``r`` and ``best`` never share a cached program.
+
     ``noinline`` (``DASKCL_NOINLINE``) keeps the heavy library routines out of line (``OPENCL.cl``): on by
     default for GPUs, where it cuts cold builds 5.8x over every function (the slowest, qnf,
     from 267 s to 22 s on an H100) with the same bits; off for CPUs, where PoCL's kernels run
@@ -210,6 +214,8 @@ def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[st
     routines inlined whatever the mode).
     """
     opts: tuple[str, ...] = ()
+    if config.get("accuracy") == "best":     # units choose their algorithm by it (cl/README.md)
+        opts += ("-DDASKCL_ACCURACY_BEST",)
     if config.get("fp_contract"):
         opts += ("-DDASKCL_FP_CONTRACT",)
     if not inlined and noinline_mode(device_type) != "off":

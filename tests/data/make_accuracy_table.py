@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Write the comparison table of docs/accuracy.rst from ``best_references.csv``: per function
+and region, the worst relative error and the share of rows within the function's tolerance
+(``tests/test_accuracy_best.py``) for daskcl's ``best``, daskcl's default ``r``, R's libRmath
+(``tests/rmath_oracle.py``) and scipy.stats, on the same rows.
+
+Run from the repository root, on the device daskcl binds (PoCL in CI)::
+
+    python3 tests/data/make_accuracy_table.py      # rewrites the table between its markers
+
+A row is one call (a tail, on the log scale or not); a result that is not finite where the
+reference is counts as an infinite error.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import scipy.special
+import scipy.stats
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import test_accuracy_best as t  # noqa: E402
+from rmath_oracle import r_eval  # noqa: E402
+
+import daskcl.config  # noqa: E402
+
+PAGE = ROOT / "docs" / "accuracy.rst"
+BEGIN, END = ".. BEGIN accuracy table", ".. END accuracy table"
+
+
+def _scipy(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        if fn == "choose":
+            return scipy.special.binom(*args)
+        if fn == "lchoose":
+            return np.log(np.abs(scipy.special.binom(*args)))
+        if fn in ("dnt", "dnf"):
+            d = (scipy.stats.nct if fn == "dnt" else scipy.stats.ncf)(*args[1:])
+            return d.logpdf(args[0]) if log == "1" else d.pdf(args[0])
+        dist = {"pnt": scipy.stats.nct, "pnchisq": scipy.stats.ncx2, "pnbeta": None,
+                "pnf": scipy.stats.ncf}[fn]
+        if dist is None:        # scipy.stats has no noncentral beta: through ncf
+            x, a, b, ncp = args
+            args = np.array([b * x / (a * (1 - x)), 2 * a, 2 * b, ncp])
+            dist = scipy.stats.ncf
+        d = dist(*args[1:])
+        name = ("log" if log == "1" else "") + ("cdf" if lower == "1" else "sf")
+        return getattr(d, name)(args[0])
+
+
+def _cell(err: np.ndarray, tol: float) -> str:
+    share = 100.0 * float(np.mean(err <= tol))
+    worst = float(np.max(err))
+    w = "inf" if not np.isfinite(worst) else f"{worst:.1e}"
+    return f"{share:.1f}% ({w})"
+
+
+def table() -> str:
+    errs: dict[tuple[str, str], dict[str, list[np.ndarray]]] = defaultdict(
+        lambda: defaultdict(list))
+    for (fn, lower, log), g in sorted(t.TABLE.items()):
+        for mode in ("best", "r"):
+            with daskcl.config.set(accuracy=mode), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)     # R's NaNs where it fails
+                got = t._call(fn, lower, log, g["args"])
+            for region in np.unique(g["region"]):
+                m = g["region"] == region
+                errs[(fn, region)][mode].append(t._rel(got[m], g["ref"][m]))
+        flags = ([] if fn in ("choose", "lchoose") else [int(log)] if fn[0] == "d"
+                 else [int(lower), int(log)])
+        for name, got in (("R", np.array([float(r_eval(fn, list(a), flags))
+                                           for a in g["args"].T])),
+                          ("scipy", _scipy(fn, lower, log, g["args"]))):
+            for region in np.unique(g["region"]):
+                m = g["region"] == region
+                errs[(fn, region)][name].append(t._rel(got[m], g["ref"][m]))
+    head = ("function", "region", "rows", "tolerance", "daskcl best", "daskcl r",
+            "R (libRmath)", "scipy.stats")
+    body = []
+    for (fn, region), by in errs.items():
+        tol = t.TOLERANCE[fn]
+        e = {k: np.concatenate(v) for k, v in by.items()}
+        body.append((f"``{fn}``", region, str(len(e["best"])), f"{tol:g}",
+                     _cell(e["best"], tol), _cell(e["r"], tol), _cell(e["R"], tol),
+                     _cell(e["scipy"], tol)))
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    rule = "  ".join("=" * w for w in widths)
+    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(head, widths)), rule]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
+    lines.append(rule)
+    from daskcl.runtime import device
+
+    said = (f"Written on {device.current().info.describe()} with scipy {scipy.__version__}; "
+            "each cell: share within tolerance (worst relative error).")
+    return said + "\n\n" + "\n".join(lines)
+
+
+def main() -> None:
+    text = PAGE.read_text()
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    PAGE.write_text(text[:start] + "\n\n" + table() + "\n\n" + text[end:])
+    print(f"wrote the table of {PAGE}")
+
+
+if __name__ == "__main__":
+    main()
