@@ -175,3 +175,25 @@ def test_retyped_or_reshaped_arrays_are_named_by_verify_and_resume(
         run(Sweep.from_dict(_nmath_spec()), out, client="sync", resume=True)
     assert run(Sweep.from_dict(_nmath_spec()), out, client="sync", overwrite=True).computed == 3
     assert verify(str(out))[1:] == ([], [])
+
+
+def test_a_spec_sets_the_accuracy_of_its_chunks(tmp_path: Path) -> None:
+    """[sweep] accuracy = "best": every chunk is computed in that mode, whatever the run's
+    configuration, and the mode is part of the store's identity."""
+    from daskcl import config, nmath
+
+    base = {"sweep": {"function": "pnt", "chunks": {"q": 2}},
+            "axes": {"q": {"values": [-5.0, -2.0, 0.5, 6.0]}}, "args": {"df": 50.0, "ncp": 3.0}}
+    best = Sweep.from_dict({**base, "sweep": {**base["sweep"], "accuracy": "best"}})
+    assert "setting   accuracy = 'best'" in best.plan()
+    out = tmp_path / "o.zarr"
+    run(best, out, client="sync")
+    q = np.array([-5.0, -2.0, 0.5, 6.0])
+    with config.set(accuracy="best"):
+        want = nmath.pnt(q, 50.0, 3.0)
+    np.testing.assert_array_equal(open_result(out)["pnt"][...], want)
+    assert not np.array_equal(want, nmath.pnt(q, 50.0, 3.0))   # R's differs at -5
+    with pytest.raises(SweepError, match="the settings that change values"):
+        run(Sweep.from_dict(base), out, client="sync", resume=True)
+    with pytest.raises(SweepError, match=r"sweep\.accuracy: must be \"r\" or \"best\""):
+        Sweep.from_dict({**base, "sweep": {**base["sweep"], "accuracy": "exact"}})

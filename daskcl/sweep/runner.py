@@ -224,7 +224,7 @@ def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray
     the task reports of it: the time it held the device, R's warnings, the device, and the
     files a Python function read (with their hashes)."""
     python = sweep.func is not None and sweep.func.kind == "python"
-    here = current_settings()
+    here = {**current_settings(), **sweep.overrides}
     if here != sweep.settings:      # a worker started with other settings than the run's
         raise SweepError(f"this process computes with {here}, the sweep with "
                          f"{sweep.settings}: start the workers with the same DASKCL_* settings "

@@ -10,6 +10,8 @@ A sweep is described by a TOML file (the *spec*)::
     description = "Tukey HSD critical values"
     chunks = { nmeans = 19, df = 8 }      # chunk length per axis (default: automatic)
     compressor = "blosc-lz4"              # the store's codec, NAME or NAME:LEVEL (see below)
+    accuracy = "best"                     # R's values ("r") or the true ones (default: the
+                                          # config key accuracy of the run)
 
     [axes]                                # dimension order = table order; outer product
     p = { values = [0.95, 0.99] }
@@ -125,7 +127,7 @@ __all__ = ["BIT_SETTINGS", "COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec
            "parse_axis", "parse_compressor", "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
-_SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor")
+_SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor", "accuracy")
 _KERNEL_KEYS = ("name", "inputs", "outputs", "operation", "preamble", "library")
 #: the codecs of ``sweep.compressor``: name -> (lowest, highest, default level), ``None`` for
 #: ``"none"``
@@ -1026,6 +1028,8 @@ class Sweep:
     chunks: tuple[int, ...]
     glm: GlmSpec | None = field(default=None, repr=False)
     func: _Func | None = field(default=None, repr=False)
+    #: configuration the spec sets for its chunks (``[sweep] accuracy``)
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.chunks) != len(self.axes) or not all(
@@ -1164,8 +1168,18 @@ class Sweep:
                 output_names = (str(top.get("name", function.rpartition(":")[2])),)
         chunks = _chunks(top.get("chunks"), [a.name for a in axes],
                          tuple(a.values.size for a in axes), glm is not None)
+        overrides = {}
+        if "accuracy" in top:
+            from .. import config
+            from ..errors import ConfigError
+
+            try:
+                overrides = config.check({"accuracy": top["accuracy"]})
+            except ConfigError:
+                raise _err("sweep.accuracy", f"must be \"r\" or \"best\", got "
+                           f"{top['accuracy']!r}") from None
         return cls(tables, base_path, text, function, description, compressor, args, axes,
-                   output_names, chunks, glm, func)
+                   output_names, chunks, glm, func, overrides)
 
     # -- new specs ----------------------------------------------------------------------------
 
@@ -1301,8 +1315,8 @@ class Sweep:
     @functools.cached_property
     def settings(self) -> dict[str, Any]:
         """The configuration that changes the values (``fp_contract``, ``accuracy``) as this
-        spec was first identified: every chunk is computed under it."""
-        return current_settings()
+        spec was first identified, with what the spec sets: every chunk is computed under it."""
+        return {**current_settings(), **self.overrides}
 
     def _function_code(self) -> str | None:
         """The text of a Python function's file, as shipped to the workers (``None`` else)."""
@@ -1355,6 +1369,8 @@ class Sweep:
                              f"[{a.values.min():.6g} .. {a.values.max():.6g}]")
         for k, v in self.args.items():
             lines.append(f"arg       {k} = {v!r}")
+        for k, v in self.overrides.items():
+            lines.append(f"setting   {k} = {v!r}")
         total = 0
         for o in self.outputs:
             nbytes = math.prod(o.shape) * 8
@@ -1391,7 +1407,16 @@ class Sweep:
     # -- evaluation ---------------------------------------------------------------------------
 
     def evaluate(self, index: tuple[int, ...]) -> dict[str, np.ndarray]:
-        """The result arrays of one chunk, computed on this process's device."""
+        """The result arrays of one chunk, computed on this process's device (under the
+        configuration the spec sets)."""
+        if self.overrides:
+            from .. import config
+
+            with config.set(self.overrides):
+                return self._evaluate(index)
+        return self._evaluate(index)
+
+    def _evaluate(self, index: tuple[int, ...]) -> dict[str, np.ndarray]:
         sl = self.chunk_slices(index)
         vals = [a.values[s] for a, s in zip(self.axes, sl)]
         shape = tuple(v.size for v in vals)
