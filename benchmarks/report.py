@@ -470,6 +470,8 @@ SCRIPTS = (
     ("bench_dask.py", "`dask.array` chunks vs CuPy"),
     ("bench_small.py", "small calls vs scipy.stats"),
     ("bench_sweep.py --size gpu-large --repeat 3", "sweeps; `--gpus 1,2,4`"),
+    ("bench_chunk_cost.py", "a sweep chunk's own cost, few vs many chunks"),
+    ("bench_accuracy.py", "`accuracy = \"best\"` against `\"r\"`, kernels alone"),
     ("bench_store.py", "codecs and the store's writes"),
     ("bench_build.py --census --jobs 8", "cold builds; also `--node`"),
     ("bench_inline.py", "inlined, out of line, tiered"),
@@ -490,6 +492,8 @@ SCRIPTS = (
 
 #: what the records of each family hold, for the "Other records" table
 FAMILIES = {
+    "accuracy": "accuracy = best against r: kernels alone",
+    "chunk": "a sweep chunk's own cost",
     "build": "cold, disk and memory builds; a build's split",
     "builtins": "math built-ins out of line: kernel speed",
     "census": "cold-build censuses: earlier libraries, options, devices",
