@@ -29,7 +29,7 @@ import re
 import string
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,7 +41,7 @@ from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
 from ..runtime.program import set_args as _set_args
-from . import _transfer
+from . import _launch, _transfer
 from ._counts import table_program, tables_for
 from ._kernel import Kernel, LibraryRoots
 from ._kernel import _library_macros as _program_macros
@@ -174,7 +174,7 @@ def collapse_axes(
 
 
 def pieces(
-    dims: tuple[int, ...], strides: list[tuple[int, ...]], cap: int
+    dims: tuple[int, ...], strides: list[tuple[int, ...]], cap: int | Callable[[], int]
 ) -> Iterator[tuple[int, tuple[int, ...], list[int]]]:
     """Cut the C-order index space ``dims`` into blocks of at most ``cap`` elements.
 
@@ -183,18 +183,21 @@ def pieces(
     of ``strides``, the offset of the block's first element.  Whole rows of the leading axis
     are taken together where they fit, otherwise each row is cut along the next axis.  A block
     spans at most ``cap`` consecutive elements of any compact array read through ``strides``
-    (strides no larger than the C-order strides of ``dims``).
+    (strides no larger than the C-order strides of ``dims``).  ``cap`` may be a function,
+    asked before each block (launches sized by their measured cost).
     """
+    limit = cap if callable(cap) else lambda: cap
     total = math.prod(dims)
-    if total <= cap:
+    if total <= limit():
         yield 0, dims, [0] * len(strides)
         return
     inner = math.prod(dims[1:])
-    if inner <= cap:
-        rows = max(1, cap // inner)
-        for a in range(0, dims[0], rows):
-            b = min(a + rows, dims[0])
+    if inner <= limit():
+        a = 0
+        while a < dims[0]:
+            b = min(a + max(1, limit() // inner), dims[0])
             yield a * inner, (b - a, *dims[1:]), [a * s[0] for s in strides]
+            a = b
         return
     for a in range(dims[0]):
         for start, sub, offs in pieces(dims[1:], [s[1:] for s in strides], cap):
@@ -897,6 +900,9 @@ class ElementwiseKernel(Kernel):
         """Evaluate on ``inputs`` (the double inputs in order) and ``ints``: NumPy, dask or
         device results as :class:`ElementwiseKernel` describes (one output: the array; several:
         a tuple)."""
+        fast = _launch.fast(self, inputs, ints)
+        if fast is not _launch.NO:
+            return fast[0] if len(fast) == 1 else tuple(fast)
         if any(is_dask_array(v) for v in inputs):
             checked = []
             for n, v in zip(self.input_names, inputs):
@@ -937,15 +943,23 @@ class ElementwiseKernel(Kernel):
                 counter: tuple[int, int, tuple[int, ...] | None] | None = None) -> list[Any]:
         """The outputs for NumPy or device ``inputs`` (no dask): a list of NumPy arrays (0-d
         results as NumPy scalars), or of device arrays when an input is one or ``device``.
-        ``shape`` and ``counter`` as for :meth:`prepare`."""
+        ``shape`` and ``counter`` as for :meth:`prepare`.  R's warnings: see :mod:`._launch`."""
+        if shape is None and not device and counter is None:
+            fast = _launch.fast(self, inputs, ints)
+            if fast is not _launch.NO:
+                return list(fast)
         call = self.prepare(inputs, ints, shape, counter)
         self.extend(call)
         to_device = device or call.on_device
         if to_device:
             outs, counts = self._run_device(call)
+            if counts is not None:
+                self.warn(counts)
         else:
+            earlier = _launch.take_counts(_device.current())
             outs, counts = self._run_host(call)
-        self.warn(counts)
+            _launch.raise_counts(earlier)
+            self.warn(counts)
         if self._tier_later:
             self._tier_up()
         if not to_device and not call.shape:
@@ -1061,7 +1075,7 @@ class ElementwiseKernel(Kernel):
 
         bound = _device.current()
         ndims, bins = self._variant(len(call.dims))
-        program = self.program((ndims, bins))
+        program = _launch.prepared(self, (ndims, bins)).program
         kname = self.definition.kernel_name
         kernel, lock = program.kernel(kname)
         n = math.prod(dims)
@@ -1139,12 +1153,21 @@ class ElementwiseKernel(Kernel):
                 resident.append(None)
         dummy = _dummy(bound)
         strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
-        plan = []
-        for start, dims, offs in pieces(call.dims, strides, self._cap(call, bound, True)):
-            n = math.prod(dims)
-            ins = [None if a is None else (offs[j], offs[j] + span(dims, call.operands[j].strides))
-                   for j, a in enumerate(streamed)]
-            plan.append(_transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs)))
+        cap: int | Callable[[], int] = self._cap(call, bound, True)
+        if cpu:     # each piece is done before the next: sized by the kernel's measured cost
+            fixed = cap
+            cap = lambda: min(fixed, _launch.cost_cap(self, bound))     # noqa: E731
+
+        def plan_of() -> Iterator[_transfer.Piece]:
+            for start, dims, offs in pieces(call.dims, strides, cap):
+                n = math.prod(dims)
+                ins = [None if a is None else
+                       (offs[j], offs[j] + span(dims, call.operands[j].strides))
+                       for j, a in enumerate(streamed)]
+                yield _transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs))
+
+        plan: Iterator[_transfer.Piece] | list[_transfer.Piece] = (
+            plan_of() if cpu else list(plan_of()))
 
         def launch(p: _transfer.Piece, dev_in: list[Any], dev_out: list[Any], queue: Any) -> Any:
             start, dims, offs = p.arg
@@ -1163,14 +1186,15 @@ class ElementwiseKernel(Kernel):
                                  status.buffer, queue)
 
         _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch,
-                         status=status)
+                         status=status, timed=lambda n, t: _launch.record_cost(self, bound, n, t))
         # every slot is drained: the launches are done
         counts = status.read(bound.queue)
         _transfer.release_status(bound, status)
         return results, counts
 
-    def _run_device(self, call: Call) -> tuple[list[Any], np.ndarray]:
-        """Device arrays out (:meth:`enqueue`); the status is read once at the end."""
+    def _run_device(self, call: Call) -> tuple[list[Any], np.ndarray | None]:
+        """Device arrays out (:meth:`enqueue`); R's counts read now (``warnings``
+        ``immediate``) or left to the next wait (``None``, see :mod:`._launch`)."""
         import pyopencl.array as cla
 
         bound = _device.current()
@@ -1182,17 +1206,24 @@ class ElementwiseKernel(Kernel):
             return outs, np.zeros(_transfer.STATUS_COUNTS, dtype=np.int32)
         import pyopencl as cl
 
+        def launches(status: _transfer.Status, own: bool) -> list[Any]:
+            try:
+                return self.enqueue(call, outs, status.buffer)
+            except cl.MemoryError:
+                # the pool's allocations are deferred (see device_pool): a full device shows
+                # at the launch; the blocks the pool keeps go back to the device, once
+                if not pool.held_blocks:
+                    raise
+                if own:
+                    status.read(queue)    # what launches before the failure counted: again
+                pool.free_held()
+                return self.enqueue(call, outs, status.buffer)
+
+        if _launch.deferring():
+            _launch.defer(bound, self, lambda status: launches(status, False))
+            return outs, None
         status = _transfer.status_buffer(bound)
-        try:
-            events = self.enqueue(call, outs, status.buffer)
-        except cl.MemoryError:
-            # the pool's allocations are deferred (see device_pool): a full device shows at
-            # the launch; the blocks the pool keeps for reuse go back to the device, once
-            if not pool.held_blocks:
-                raise
-            status.read(queue)    # what launches before the failure counted: counted again
-            pool.free_held()
-            events = self.enqueue(call, outs, status.buffer)
+        events = launches(status, True)
         # a blocking read on the (in-order) queue: the launches before it are done when it
         # returns, with no second wait for the queue to drain; their events go after it
         counts = status.read(queue)

@@ -52,9 +52,10 @@ import math
 import os
 import sys
 import threading
+import time
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -389,18 +390,23 @@ def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int
     return arrs[j]
 
 
-def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np.ndarray | None],
-           outs: Sequence[np.ndarray], launch: Launch, status: Status | None = None) -> None:
+def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece],
+           ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray], launch: Launch,
+           status: Status | None = None,
+           timed: Callable[[int, float], None] | None = None) -> None:
     """Run ``pieces`` on ``bound``: for each, the ranges of the streamed inputs ``ins`` (flat,
     contiguous float64; ``None`` for inputs not streamed) go to the device, ``launch``
     enqueues its kernels, and the output ranges come back into ``outs`` (flat, contiguous,
     float64).  Returns when every output is complete.  ``status``: the :class:`Status` the
     launches count into; on CPU devices its read is enqueued behind the last piece and waited
     for with the outputs, elsewhere :meth:`Status.read` reads it once the slots have drained:
-    either way :meth:`Status.read` then gives the call's counts."""
+    either way :meth:`Status.read` then gives the call's counts.  On CPU devices ``pieces``
+    may be an iterator, asked for each piece once the one before is done, and ``timed(n,
+    seconds)`` is told each piece's elements and time."""
     if mode(bound) == "host":
-        _stream_host(bound, pieces, ins, outs, launch, status)
+        _stream_host(bound, pieces, ins, outs, launch, status, timed)
         return
+    pieces = list(pieces)
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
     try:
         _stream_device(bound, pieces, ins, outs, launch, taken)
@@ -408,9 +414,10 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
         _give_slots(bound, taken)
 
 
-def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
+def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
                  ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                 launch: Launch, status: Status | None = None) -> None:
+                 launch: Launch, status: Status | None = None,
+                 timed: Callable[[int, float], None] | None = None) -> None:
     """CPU devices: buffers over the NumPy memory, one piece finished before the next (so that
     Ctrl-C stops a call within one launch).  A piece's commands (its kernels, the mapping of
     its outputs, after the last piece the read of ``status``) are enqueued without waiting
@@ -422,6 +429,7 @@ def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
     ctx, queue = bound.context, bound.queue
     mf = cl.mem_flags
     for p in pieces:
+        t0 = time.perf_counter()
         dev_in = [None if r is None or a is None else
                   cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=_nonempty(a, r))
                   for a, r in zip(ins, p.ins)]
@@ -435,9 +443,13 @@ def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
             mapped, _ = map_buffer(queue, buf, cl.map_flags.READ, 0, (max(hi - lo, 1),),
                                    np.float64, is_blocking=False)
             mapped.base.release()
-        if status is not None and p is pieces[-1]:
+        # the last piece (its outputs reach the end) reads the counts in the same wait
+        if status is not None and p.outs and all(hi >= o.size for o, (_, hi)
+                                                 in zip(outs, p.outs)):
             status.read_later(queue)
         queue.finish()
+        if timed is not None and p.outs:
+            timed(p.outs[0][1] - p.outs[0][0], time.perf_counter() - t0)
 
 
 def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
