@@ -15,7 +15,8 @@ over the broadcast shape (stride 0 along broadcast axes); scalars travel as kern
 Axes that every input traverses contiguously are collapsed first; one program serves up to four
 collapsed axes.  A call is cut into launches (:func:`pieces`) that :mod:`._transfer` streams
 through the device; device arrays (``pyopencl.array.Array``) in give device arrays out, and
-dask arrays in give a lazy dask array out.
+dask arrays in give a lazy dask array out.  Calls that need no broadcasting take a prepared
+launch (:mod:`._launch`), which also says when R's warnings of calls on device arrays appear.
 """
 
 from __future__ import annotations
@@ -666,7 +667,8 @@ class ElementwiseKernel(Kernel):
     float64 arrays of the broadcast shape (a tuple for several outputs); a dask array among the
     inputs gives lazy dask arrays of its chunks; a ``pyopencl.array.Array`` among them gives
     device arrays (host inputs are uploaded, nothing comes back).  As for :mod:`daskcl.nmath`, elements with a NaN
-    result from non-NaN inputs are counted and one ``RuntimeWarning`` per call says how many.
+    result from non-NaN inputs are counted and one ``RuntimeWarning`` per call says how many
+    (on device arrays at the next wait: :func:`daskcl.synchronize`).
 
     Examples
     --------
@@ -758,6 +760,9 @@ class ElementwiseKernel(Kernel):
 
     def _setup(self, d: ElementwiseDef) -> None:
         self.definition = d
+        #: the inputs of a call :func:`._launch.fast` may take (0: it takes none)
+        self._fast_kind = (len(d.inputs) or -1) if not (d.tables or d.strided) \
+            and len(d.outputs) == 1 else 0
         #: the variants whose inlined programs calls asked for (:meth:`program`, :meth:`_tier_up`)
         self._tier_later: set[Any] = set()
         #: the inputs' names in messages

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from . import _docs
+from . import _docs, _launch
 from ._elementwise import ElementwiseDef, ElementwiseKernel, called_as, flag_value, table_calls
 from ._kernel import Kernel, misspelt
 from ._table import PUBLIC_MODULE, Fn
@@ -67,7 +67,7 @@ class NmathFunction(ElementwiseKernel):
         self._arg_defaults = [None if n in optional else fn.defaults.get(n)
                               for n in fn.arg_names]
         self._flag_names = {k: j for j, k in enumerate(fn.flag_defaults)}
-        self._flag_defaults = [int(v) for v in fn.flag_defaults.values()]
+        self._flag_defaults = tuple(int(v) for v in fn.flag_defaults.values())
         self.__name__ = self.__qualname__ = fn.name
         self.__module__ = PUBLIC_MODULE
         self.__doc__ = _docs.docstring(fn)
@@ -81,12 +81,21 @@ class NmathFunction(ElementwiseKernel):
         # the common call (arguments by position, R's flags by keyword) without inspect's
         # binding (14 us of a device-resident call's 200); anything else goes the full way
         given = len(args)
-        if given <= len(self._arg_defaults) and all(k in self._flag_names for k in kwargs):
+        if given <= len(self._arg_defaults) and (not kwargs
+                                                 or self._flag_names.keys() >= kwargs.keys()):
             vals = [*args, *self._arg_defaults[given:]]
-            if all(v is not None for v in vals):
-                flags = list(self._flag_defaults)
-                for k, v in kwargs.items():
-                    flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
+            for v in vals:
+                if v is None:
+                    break
+            else:
+                flags = self._flag_defaults
+                if kwargs:
+                    flags = list(flags)
+                    for k, v in kwargs.items():
+                        flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
+                out = _launch.fast(self, vals, flags)
+                if out is not _launch.NO:
+                    return out[0]
                 return self.apply(vals, flags)
         try:
             bound = self.__signature__.bind(*args, **kwargs)

@@ -140,12 +140,16 @@ class Prepared:
 
 
 class _Cache:
-    """A kernel's prepared launches and what they were made under."""
+    """A kernel's prepared launches and what they were made under: the configuration's stamp,
+    the device, the library where it has unit trees (read again once edited); its usual
+    variant on the device."""
 
-    __slots__ = ("bound", "by_key", "lib", "stamp")
+    __slots__ = ("bound", "by_key", "lib", "stamp", "variant")
 
-    def __init__(self, stamp: Any, bound: Any, lib: Any) -> None:
-        self.stamp, self.bound, self.lib = stamp, bound, lib
+    def __init__(self, k: ElementwiseKernel, stamp: Any, bound: Any) -> None:
+        lib = k.library
+        self.stamp, self.bound, self.lib = stamp, bound, lib if lib.trees else None
+        self.variant = k._variant(1)
         self.by_key: dict[Any, Prepared] = {}
 
 
@@ -157,20 +161,19 @@ def _cache(k: ElementwiseKernel, bound: _device.BoundDevice) -> _Cache:
     tree of its library changed."""
     c: _Cache | None = k.__dict__.get("_prepared")
     stamp = config.stamp()
-    if c is not None and c.stamp == stamp and c.bound is bound and (
-            c.lib is None or k.library is c.lib):
-        return c
-    lib = k.library
-    c = _Cache(stamp, bound, lib if lib.trees else None)
-    k.__dict__["_prepared"] = c
+    if c is None or c.stamp != stamp or c.bound is not bound or (
+            c.lib is not None and k.library is not c.lib):
+        c = k.__dict__["_prepared"] = _Cache(k, stamp, bound)
     return c
 
 
-def prepared(k: ElementwiseKernel, variant: Any, key: Any = None) -> Prepared:
+def prepared(k: ElementwiseKernel, variant: Any, key: Any = None,
+             c: _Cache | None = None) -> Prepared:
     """The prepared launch of ``k``'s program ``variant`` on the bound device (``key``: a
-    signature of :func:`fast`, else the program alone)."""
+    signature of :func:`fast`, ``(kinds, ints)``, else the program alone)."""
     bound = _device.current()
-    c = _cache(k, bound)
+    if c is None:
+        c = _cache(k, bound)
     full = (variant, key)
     hit = c.by_key.get(full)
     if hit is not None and hit.final:
@@ -183,8 +186,8 @@ def prepared(k: ElementwiseKernel, variant: Any, key: Any = None) -> Prepared:
         k.source(variant), k.build_options(variant), inlined=True)
     prep = Prepared(program, final)
     if key is not None:
-        ndims, kinds, nints = key
-        prep.bind(k, ndims, kinds, nints, bound)
+        kinds, nints = key
+        prep.bind(k, variant[0], kinds, nints, bound)
     with _cache_lock:
         if len(c.by_key) >= _MAX_PREPARED:
             c.by_key.clear()
@@ -224,8 +227,7 @@ def record_cost(k: Any, bound: _device.BoundDevice, n: int, seconds: float) -> N
 def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> Any:
     """The outputs (a list) of a call that fits a prepared launch (see the module), else
     :data:`NO`."""
-    d = k.definition
-    if d.tables or d.strided or len(inputs) != len(d.inputs) or len(d.outputs) != 1:
+    if not k._fast_kind:
         return NO
     cla = sys.modules.get("pyopencl.array")
     shape: tuple[int, ...] | None = None
@@ -252,23 +254,28 @@ def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> An
             return NO
         kinds.append(1)
     if shape is None:
-        shape = ()
-    elif not shape or (host and dev):
+        shape, n = (), 1
+    elif not shape or (host and dev) or len(kinds) != k._fast_kind:
         return NO
-    n = math.prod(shape)
-    if n == 0 or (not dev and n > SMALL):
-        return NO
+    else:
+        n = math.prod(shape)
+        if n == 0 or (not dev and n > SMALL):
+            return NO
     bound = _device.current()
-    if not dev and (n > _ew.launch_elements(bound)
-                    or 8 * (_HEAD + n * (1 + sum(kinds))) > _ew.max_alloc(bound)
+    if dev:
+        if any(t and v.context != bound.context for t, v in zip(kinds, inputs)):
+            return NO            # the general path says why
+    elif n > 1 and (n * (2 + len(kinds)) > _ew.launch_elements(bound)
                     or (bound.info.type == "CPU" and n > cost_cap(k, bound))):
-        return NO            # pieces: the general path
-    if dev and any(t and v.context != bound.context for t, v in zip(kinds, inputs)):
-        return NO            # the general path says why
-    ndims, bins = k._variant(1)
-    if bins is not None:
+        return NO                # in pieces: the general path
+    c = _cache(k, bound)
+    variant = c.variant
+    if variant[1] is not None:
         return NO
-    prep = prepared(k, (ndims, bins), (ndims, tuple(kinds), len(ints)))
+    key = (tuple(kinds), len(ints))
+    prep = c.by_key.get((variant, key))
+    if prep is None or not prep.final:
+        prep = prepared(k, variant, key, c)
     if dev:
         outs = _on_device(k, prep, inputs, kinds, ints, shape, n, bound)
     else:
@@ -279,7 +286,8 @@ def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> An
 
 
 class _Scratch:
-    """A thread's buffer of small calls: R's counts, the outputs, the array inputs."""
+    """A thread's buffer of small calls: R's counts, the outputs, the array inputs; and the
+    device's buffer for the pointer of a scalar input."""
 
     def __init__(self, bound: _device.BoundDevice, size: int) -> None:
         import pyopencl as cl
@@ -287,16 +295,19 @@ class _Scratch:
         self.bound = bound
         self.size = size
         self.buffer = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, size * 8)
-        self._zero = np.zeros(_HEAD, dtype=np.float64)
-        cl.enqueue_copy(bound.queue, self.buffer, self._zero, is_blocking=True)
-        self.base = np.zeros(_transfer.STATUS_COUNTS, dtype=np.uint32)
+        zero = np.zeros(_HEAD, dtype=np.float64)
+        cl.enqueue_copy(bound.queue, self.buffer, zero, is_blocking=True)
+        #: the raw counts at the last reading (the kernels add to them, never reset)
+        self.head = zero.tobytes()
+        self.dummy = _ew._dummy(bound)
 
     def counts(self, head: np.ndarray) -> np.ndarray:
-        """The counts since the last reading from the raw head of the buffer."""
+        """The counts since the last reading, from the raw head of the buffer."""
         raw = head.view(np.uint32)[: _transfer.STATUS_COUNTS]
+        base = np.frombuffer(self.head, dtype=np.uint32)[: _transfer.STATUS_COUNTS]
+        self.head = head.tobytes()
         # the kernels add with 32-bit atomics, which wrap: the difference modulo 2^32
-        counts: np.ndarray = (raw - self.base).view(np.int32)
-        self.base = raw.copy()
+        counts: np.ndarray = (raw - base).view(np.int32)
         return counts
 
 
@@ -317,14 +328,15 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
     """From NumPy: one write, one launch, one read (R's counts with the result)."""
     import pyopencl as cl
 
-    dummy = _ew._dummy(bound)
-    arrays = [v for v, kind in zip(inputs, kinds) if kind]
-    s = _scratch(bound, _HEAD + n * (1 + len(arrays)))
-    buf, queue = s.buffer, bound.queue
-    ins, at = [], _HEAD + n
+    s = getattr(_local, "scratch", None)
+    if s is None or s.bound is not bound or s.size < _HEAD + n * (1 + len(kinds)):
+        s = _scratch(bound, _HEAD + n * (1 + len(kinds)))
+    buf, queue, dummy = s.buffer, bound.queue, s.dummy
+    ins, at, arrays = [], _HEAD + n, []
     for v, kind in zip(inputs, kinds):
         if kind:
             ins.append((0.0, buf, at))
+            arrays.append(v)
             at += n
         else:
             ins.append((float(v), dummy, 0))
@@ -334,73 +346,112 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
         cl.enqueue_copy(queue, buf, src, dst_offset=(_HEAD + n) * 8, is_blocking=False)
     t0 = time.perf_counter()
     prep.run(queue, n, buf, (buf,), _HEAD, 0, ins, ints)
-    earlier = take_counts(bound)
+    earlier = take_counts(bound) if bound.staging.get(_PENDING) else None
     raw = np.empty(_HEAD + n)
     cl.enqueue_copy(queue, raw, buf, is_blocking=True)
-    record_cost(k, bound, n, time.perf_counter() - t0)
+    per = (time.perf_counter() - t0) / n
+    # a small call's time is mostly its launch's: it only lowers the cost estimate
+    cost = k.__dict__.get("_cost")
+    if cost is None or cost[0] is not bound or per < cost[1]:
+        k.__dict__["_cost"] = (bound, per)
     del src
-    counts = s.counts(raw[:_HEAD])
-    raise_counts(earlier)
-    k.warn(counts)
+    if earlier:
+        raise_counts(earlier)
+    head = raw[:_HEAD]
+    if head.tobytes() != s.head:
+        k.warn(s.counts(head))
     out = raw[_HEAD:]
     return [out[0] if not shape else out.reshape(shape)]
+
+
+#: (device, shape) -> the attributes of a float64 device array of that shape from the pool,
+#: but its buffer and events: results are made from them, not by pyopencl's constructor (its
+#: checks cost a device call more than its launch)
+_array_attrs: dict[tuple[Any, tuple[int, ...]], dict[str, Any]] = {}
+
+
+def _result(bound: _device.BoundDevice, shape: tuple[int, ...], n: int) -> Any:
+    """A new float64 device array of ``shape`` (``n`` elements) from the device's pool."""
+    import pyopencl.array as cla
+
+    attrs = _array_attrs.get((bound, shape))
+    pool = _transfer.device_pool(bound)
+    if attrs is None:
+        out = cla.empty(bound.queue, shape, np.float64, allocator=pool)
+        if len(_array_attrs) >= 256:
+            _array_attrs.clear()
+        _array_attrs[(bound, shape)] = {**vars(out), "base_data": None, "events": None}
+        return out
+    out = object.__new__(cla.Array)
+    out.__dict__.update(attrs)
+    out.base_data = pool(n * 8)
+    out.events = []
+    return out
 
 
 def _on_device(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: list[int],
                ints: Sequence[int], shape: tuple[int, ...], n: int,
                bound: _device.BoundDevice) -> list[Any]:
     """Device arrays in and out: the launches, and R's counts as ``warnings`` says."""
-    import pyopencl as cl
-    import pyopencl.array as cla
-
-    queue = bound.queue
-    dummy = _ew._dummy(bound)
-    pool = _transfer.device_pool(bound)
-    out = cla.empty(queue, shape, np.float64, allocator=pool)
-    _transfer.after_other_queues(queue, [v for v, kind in zip(inputs, kinds) if kind])
-    cap = _ew.launch_elements(bound)
-
-    def launches(status: Any) -> Any:
-        event = None
-        for start in range(0, n, cap):
-            ins = [(0.0, v.base_data, v.offset // 8 + start) if kind else
-                   (float(v), dummy, 0) for v, kind in zip(inputs, kinds)]
-            event = prep.run(queue, min(cap, n - start), status, (out.base_data,),
-                             out.offset // 8 + start, start, ins, ints)
-        return event
-
-    def launched(status: Any) -> Any:
-        try:
-            return launches(status)
-        except cl.MemoryError:
-            # the pool's allocations are deferred (see device_pool): a full device shows at
-            # the first launch; the blocks the pool keeps for reuse go back to the device, once
-            if not pool.held_blocks:
-                raise
-            pool.free_held()
-            return launches(status)
-
+    out = _result(bound, shape, n)
+    _transfer.after_other_queues(bound.queue, [v for v, kind in zip(inputs, kinds) if kind])
     if deferring():
-        out.add_event(defer(bound, k, lambda status: launched(status.buffer)))
+        with _pending_lock:
+            pend = bound.staging.get(_PENDING)
+            name = getattr(_ew._called_as, "name", None) or k.name
+            entry = pend.get((id(k), name)) if pend else None
+            if entry is None:
+                entry = _pending_entry(bound, k, name)
+            event = _launches(prep, bound, inputs, kinds, ints, n, out, entry[2].buffer)
+        out.add_event(event)
     else:
         status = _transfer.status_buffer(bound)
-        out.add_event(launched(status.buffer))
-        counts = status.read(queue)
+        out.add_event(_launches(prep, bound, inputs, kinds, ints, n, out, status.buffer))
+        counts = status.read(bound.queue)
         _transfer.release_status(bound, status)
         k.warn(counts)
     return [out]
+
+
+def _launches(prep: Prepared, bound: _device.BoundDevice, inputs: Sequence[Any],
+              kinds: list[int], ints: Sequence[int], n: int, out: Any, status: Any) -> Any:
+    """The launches of a call on device arrays (each of at most the device's launch size);
+    the last one's event."""
+    import pyopencl as cl
+
+    cap = _ew.launch_elements(bound)
+    dummy = _ew._dummy(bound)
+    for attempt in (0, 1):
+        try:
+            event = None
+            for start in range(0, n, cap):
+                ins = [(0.0, v.base_data, v.offset // 8 + start) if kind else
+                       (float(v), dummy, 0) for v, kind in zip(inputs, kinds)]
+                event = prep.run(bound.queue, min(cap, n - start), status, (out.base_data,),
+                                 out.offset // 8 + start, start, ins, ints)
+            return event
+        except cl.MemoryError:
+            # the pool's allocations are deferred (see device_pool): a full device shows at
+            # the first launch; the blocks the pool keeps for reuse go back to the device, once
+            pool = _transfer.device_pool(bound)
+            if attempt or not pool.held_blocks:
+                raise
+            pool.free_held()
+    raise AssertionError("unreachable")
 
 
 # -- R's counts of calls on device arrays ------------------------------------------------------
 
 
 _pending_lock = threading.Lock()
+#: the key of the pending counts in the device's resources
+_PENDING = ("pending_counts", 0)
 
 
 def _pending(bound: _device.BoundDevice) -> dict[Any, list[Any]]:
     """(kernel, name) -> [kernel, name, Status]: the counts of calls on device arrays that no
     wait has read yet."""
-    pend: dict[Any, list[Any]] = bound.staging.setdefault(("pending_counts", 0), {})
+    pend: dict[Any, list[Any]] = bound.staging.setdefault(_PENDING, {})
     return pend
 
 
@@ -433,7 +484,7 @@ def take_counts(bound: _device.BoundDevice) -> list[Any]:
     """The counts left by calls on device arrays, their reads enqueued on the device's queue
     (behind those calls' launches) without waiting; :func:`raise_counts` waits for them and
     warns."""
-    pend = bound.staging.get(("pending_counts", 0))
+    pend = bound.staging.get(_PENDING)
     if not pend:
         return []
     with _pending_lock:
