@@ -273,7 +273,7 @@ def test_bound_device_keeps_its_facts_as_fields() -> None:
     assert bound.max_alloc == int(bound.device.max_mem_alloc_size)
     assert bound.nv_compiler_options == (
         "cl_nv_compiler_options" in bound.device.extensions.split())
-    assert isinstance(bound.staging, dict)
+    assert isinstance(bound.resources, device.DeviceResources)
     assert not {"_max_alloc", "_nv_compiler_options", "_stages"} & set(vars(bound))
 
 

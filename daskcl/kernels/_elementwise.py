@@ -1158,9 +1158,10 @@ class ElementwiseKernel(Kernel):
                 resident.append(None)
         dummy = _dummy(bound)
         strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
-        cap: int | Callable[[], int] = self._cap(call, bound, True)
-        if cpu:     # each piece is done before the next: sized by the kernel's measured cost
-            fixed = cap
+        fixed = self._cap(call, bound, True)
+        cap: int | Callable[[], int] = fixed
+        if _transfer.mode(bound) == "host":
+            # each piece is done before the next: sized by the kernel's measured cost
             cap = lambda: min(fixed, _launch.cost_cap(self, bound))     # noqa: E731
 
         def plan_of() -> Iterator[_transfer.Piece]:
@@ -1172,7 +1173,7 @@ class ElementwiseKernel(Kernel):
                 yield _transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs))
 
         plan: Iterator[_transfer.Piece] | list[_transfer.Piece] = (
-            plan_of() if cpu else list(plan_of()))
+            plan_of() if callable(cap) else list(plan_of()))
 
         def launch(p: _transfer.Piece, dev_in: list[Any], dev_out: list[Any], queue: Any) -> Any:
             start, dims, offs = p.arg
@@ -1424,16 +1425,16 @@ def _dummy(bound: _device.BoundDevice) -> Any:
     """A one-element buffer for the pointer parameter of a scalar input."""
     import pyopencl as cl
 
-    buf = bound.staging.get(("dummy", 0))
+    buf = bound.resources.dummy
     if buf is None:
-        buf = bound.staging[("dummy", 0)] = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
+        buf = bound.resources.dummy = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
     return buf
 
 
 def _sort_lock(bound: _device.BoundDevice, queue: Any) -> threading.Lock:
     """The lock of ``queue``'s sort scratch (:func:`_sort_scratch`): held while a sorted launch
     enqueues its four kernels."""
-    lock: threading.Lock = bound.staging.setdefault(("sort_lock", id(queue)), threading.Lock())
+    lock: threading.Lock = bound.resources.sort_locks.setdefault(id(queue), threading.Lock())
     return lock
 
 
@@ -1443,15 +1444,14 @@ def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
     launches on one in-order queue reuse them one after the other)."""
     import pyopencl as cl
 
-    key = ("sort", id(queue))
-    have = bound.staging.get(key)
+    have = bound.resources.sort.get(id(queue))
     if have is None or have[0] < n or have[1] < nblocks:
         mf = cl.mem_flags
         cap, capb = max(n, have[0] if have else 0), max(nblocks, have[1] if have else 0)
         have = (cap, capb, cl.Buffer(bound.context, mf.READ_WRITE, cap),
                 cl.Buffer(bound.context, mf.READ_WRITE, 4 * NCLASS * capb),
                 cl.Buffer(bound.context, mf.READ_WRITE, 4 * cap), queue)
-        bound.staging[key] = have
+        bound.resources.sort[id(queue)] = have
     return have[2], have[3], have[4]
 
 

@@ -5,6 +5,7 @@ elementwise kernel of one :class:`~daskcl.kernels._table.Fn` row with R's interf
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from . import _docs, _launch
@@ -88,11 +89,11 @@ class NmathFunction(ElementwiseKernel):
                 if v is None:
                     break
             else:
-                flags = self._flag_defaults
+                flags: Sequence[int] = self._flag_defaults
                 if kwargs:
-                    flags = list(flags)
+                    flags = given_flags = list(flags)
                     for k, v in kwargs.items():
-                        flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
+                        given_flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
                 out = _launch.fast(self, vals, flags)
                 if out is not _launch.NO:
                     return out[0]
@@ -108,8 +109,8 @@ class NmathFunction(ElementwiseKernel):
                     return _by_name(target)(**bound.arguments)
         bound.apply_defaults()
         vals = [bound.arguments[n] for n in fn.arg_names]
-        flags = [int(flag_value(fn.name, k, bound.arguments[k])) for k in fn.flag_defaults]
-        return self.apply(vals, flags)
+        return self.apply(vals, [int(flag_value(fn.name, k, bound.arguments[k]))
+                                 for k in fn.flag_defaults])
 
     def _binding_error(self, args: tuple[Any, ...], kwargs: dict[str, Any],
                        exc: TypeError) -> str:

@@ -266,8 +266,10 @@ def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> An
         if any(t and v.context != bound.context for t, v in zip(kinds, inputs)):
             return NO            # the general path says why
     elif n > 1 and (n * (2 + len(kinds)) > _ew.launch_elements(bound)
-                    or (bound.info.type == "CPU" and n > cost_cap(k, bound))):
-        return NO                # in pieces: the general path
+                    or (bound.info.type == "CPU" and n > cost_cap(k, bound))
+                    or (_transfer.mode(bound) != "host"
+                        and (n > _transfer.SLAB or 8 * n > _ew.RESIDENT_BYTES))):
+        return NO                # in pieces, or streamed: the general path
     c = _cache(k, bound)
     variant = c.variant
     if variant[1] is not None:
@@ -346,7 +348,7 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
         cl.enqueue_copy(queue, buf, src, dst_offset=(_HEAD + n) * 8, is_blocking=False)
     t0 = time.perf_counter()
     prep.run(queue, n, buf, (buf,), _HEAD, 0, ins, ints)
-    earlier = take_counts(bound) if bound.staging.get(_PENDING) else None
+    earlier = take_counts(bound) if bound.resources.pending_counts else None
     raw = np.empty(_HEAD + n)
     cl.enqueue_copy(queue, raw, buf, is_blocking=True)
     per = (time.perf_counter() - t0) / n
@@ -397,9 +399,8 @@ def _on_device(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kind
     _transfer.after_other_queues(bound.queue, [v for v, kind in zip(inputs, kinds) if kind])
     if deferring():
         with _pending_lock:
-            pend = bound.staging.get(_PENDING)
             name = getattr(_ew._called_as, "name", None) or k.name
-            entry = pend.get((id(k), name)) if pend else None
+            entry = bound.resources.pending_counts.get((id(k), name))
             if entry is None:
                 entry = _pending_entry(bound, k, name)
             event = _launches(prep, bound, inputs, kinds, ints, n, out, entry[2].buffer)
@@ -444,15 +445,12 @@ def _launches(prep: Prepared, bound: _device.BoundDevice, inputs: Sequence[Any],
 
 
 _pending_lock = threading.Lock()
-#: the key of the pending counts in the device's resources
-_PENDING = ("pending_counts", 0)
 
 
 def _pending(bound: _device.BoundDevice) -> dict[Any, list[Any]]:
     """(kernel, name) -> [kernel, name, Status]: the counts of calls on device arrays that no
     wait has read yet."""
-    pend: dict[Any, list[Any]] = bound.staging.setdefault(_PENDING, {})
-    return pend
+    return bound.resources.pending_counts
 
 
 def _pending_entry(bound: _device.BoundDevice, k: Any, name: str) -> list[Any]:
@@ -484,7 +482,7 @@ def take_counts(bound: _device.BoundDevice) -> list[Any]:
     """The counts left by calls on device arrays, their reads enqueued on the device's queue
     (behind those calls' launches) without waiting; :func:`raise_counts` waits for them and
     warns."""
-    pend = bound.staging.get(_PENDING)
+    pend = bound.resources.pending_counts
     if not pend:
         return []
     with _pending_lock:

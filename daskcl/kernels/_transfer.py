@@ -258,9 +258,9 @@ class PinnedPool:
 
 def _pool(bound: _device.BoundDevice) -> PinnedPool:
     with _lock:
-        pool: PinnedPool | None = bound.staging.get(("pinned", 0))
+        pool: PinnedPool | None = bound.resources.pinned
         if pool is None:
-            pool = bound.staging[("pinned", 0)] = PinnedPool(bound, _pinned_limit())
+            pool = bound.resources.pinned = PinnedPool(bound, _pinned_limit())
         pool.limit = _pinned_limit()
         return pool
 
@@ -332,10 +332,10 @@ class _Slot:
 def _slots(bound: _device.BoundDevice) -> list[_Slot]:
     import pyopencl as cl
 
-    slots: list[_Slot] | None = bound.staging.get(("slots", 0))
+    slots: list[_Slot] | None = bound.resources.slots
     if slots is None:
-        slots = [_Slot(cl.CommandQueue(bound.context)) for _ in range(SLOTS)]
-        bound.staging[("slots", 0)] = slots
+        slots = bound.resources.slots = [_Slot(cl.CommandQueue(bound.context))
+                                         for _ in range(SLOTS)]
     return slots
 
 
@@ -346,7 +346,9 @@ def _take_slots(bound: _device.BoundDevice, want: int) -> list[int]:
     on the other slots meanwhile, so that one chunk's upload, another's kernel and a third's
     download overlap as a large call's pieces do."""
     with _slot_freed:
-        free: list[int] = bound.staging.setdefault(("free_slots", 0), list(range(SLOTS)))
+        if bound.resources.free_slots is None:
+            bound.resources.free_slots = list(range(SLOTS))
+        free = bound.resources.free_slots
         while not free:
             _slot_freed.wait()
         taken = free[:max(1, want)]
@@ -364,7 +366,8 @@ def _give_slots(bound: _device.BoundDevice, taken: list[int]) -> None:
     its time")."""
     with _slot_freed:
         _streaming[0] -= 1
-        free = bound.staging[("free_slots", 0)]
+        free = bound.resources.free_slots
+        assert free is not None
         free.extend(taken)
         free.sort()
         _slot_freed.notify_all()
@@ -515,13 +518,13 @@ def _slot_threads(bound: _device.BoundDevice) -> concurrent.futures.ThreadPoolEx
     ``Thread.start`` in ``submit``), and Ctrl-C arriving then left those slots running the
     rest of the call (3 s more in the Ctrl-C test's call, against 0.1 s)."""
     with _lock:
-        ex: concurrent.futures.ThreadPoolExecutor | None = bound.staging.get(("slot_threads", 0))
+        ex: concurrent.futures.ThreadPoolExecutor | None = bound.resources.slot_threads
         if ex is None:
             ex = concurrent.futures.ThreadPoolExecutor(SLOTS, thread_name_prefix="daskcl-slot")
             ready = threading.Barrier(SLOTS)
             for f in [ex.submit(ready.wait) for _ in range(SLOTS)]:
                 f.result()             # each waits for all: SLOTS threads, every one started
-            bound.staging[("slot_threads", 0)] = ex
+            bound.resources.slot_threads = ex
         return ex
 
 
@@ -683,7 +686,7 @@ def status_buffer(bound: _device.BoundDevice) -> Status:
     import pyopencl as cl
 
     with _lock:
-        free: list[Status] = bound.staging.setdefault(("status", 0), [])
+        free: list[Status] = bound.resources.free_status
         if free:
             return free.pop()
     zeros = np.zeros(STATUS_COUNTS, dtype=np.uint32)
@@ -694,7 +697,7 @@ def status_buffer(bound: _device.BoundDevice) -> Status:
 def release_status(bound: _device.BoundDevice, status: Status) -> None:
     """Give a :class:`Status` back once its counts have been read."""
     with _lock:
-        free: list[Status] = bound.staging.setdefault(("status", 0), [])
+        free: list[Status] = bound.resources.free_status
         if len(free) < 8:
             free.append(status)
 
@@ -710,14 +713,14 @@ def device_pool(bound: _device.BoundDevice) -> Any:
     to 4 of 16 runs of ``test_sorted_launches_from_several_threads``, and a hang), and with
     the deferred allocator none did (``benchmarks/README.md``, "Threads on one queue")."""
     with _lock:
-        pool = bound.staging.get(("pool", 0))
+        pool = bound.resources.pool
         if pool is None:
             import pyopencl.tools as clt
 
             with warnings.catch_warnings():  # pyopencl's warning that a full device is then
                 # reported by the launch, not by the allocation (as it is without a pool)
                 warnings.filterwarnings("ignore", "Memory pools expect non-deferred")
-                pool = bound.staging[("pool", 0)] = clt.MemoryPool(
+                pool = bound.resources.pool = clt.MemoryPool(
                     clt.DeferredAllocator(bound.context))
         return pool
 
