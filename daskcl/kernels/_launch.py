@@ -118,23 +118,23 @@ class Prepared:
         the launch of ``n`` elements; its event."""
         import pyopencl as cl
 
-        args = self.args
-        args[0] = n
-        args[1] = status
-        nout = len(outs)
-        args[2: 2 + nout] = outs
-        args[2 + nout] = ooff
-        args[3 + nout] = base
-        for at, (scalar, buf, off) in zip(self.slots, ins):
-            args[at + 1] = scalar
-            args[at + 2] = buf
-            args[at + 3] = off
-        if ints:
-            args[len(args) - len(ints):] = ints
         gsize = n
         if self.local is not None:
             gsize = -(-n // self.local[0]) * self.local[0]
-        with self.lock:
+        nout = len(outs)
+        with self.lock:          # the argument list and the kernel's arguments are shared
+            args = self.args
+            args[0] = n
+            args[1] = status
+            args[2: 2 + nout] = outs
+            args[2 + nout] = ooff
+            args[3 + nout] = base
+            for at, (scalar, buf, off) in zip(self.slots, ins):
+                args[at + 1] = scalar
+                args[at + 2] = buf
+                args[at + 3] = off
+            if ints:
+                args[len(args) - len(ints):] = ints
             self.kernel.set_args(*args)
             return cl.enqueue_nd_range_kernel(queue, self.kernel, (gsize,), self.local)
 
