@@ -45,7 +45,7 @@ from . import _transfer
 if TYPE_CHECKING:
     from ._elementwise import ElementwiseKernel
 
-__all__ = ["FIRST_PER_UNIT", "NO", "PIECE_SECONDS", "SMALL", "Prepared", "cost_cap", "defer",
+__all__ = ["FIRST_PER_UNIT", "GROWTH", "NO", "PIECE_SECONDS", "SMALL", "Prepared", "cost_cap", "defer",
            "deferring", "fast", "prepared", "raise_counts", "record_cost", "synchronize",
            "take_counts"]
 
@@ -59,14 +59,14 @@ NO: Any = object()
 #: doubles before a scratch buffer's outputs: R's counts (three 32-bit ints) and padding
 _HEAD = 2
 #: seconds a launch of a call from NumPy on a CPU device lasts at most, about (from the
-#: kernel's measured cost per element), so that Ctrl-C stops a call of a costly function soon
+#: kernel's measured pace), so that Ctrl-C stops a call of a costly function soon
 PIECE_SECONDS = 0.1
-#: elements per compute unit of a kernel's first launch on a CPU device, before its cost is
+#: elements per compute unit of a kernel's first launch on a CPU device, before its pace is
 #: measured (a launch has at least one element per compute unit)
 FIRST_PER_UNIT = 4
-#: a launch that took at least this long measures the cost per element (a shorter one is
-#: mostly the launch's own cost: it can only lower the estimate)
-_MEASURED = 1e-3
+#: a launch is at most this many times the elements of the one before it (a short launch's
+#: time is mostly its own cost, not its elements': it says little about larger ones)
+GROWTH = 64
 
 
 class Prepared:
@@ -199,26 +199,29 @@ def prepared(k: ElementwiseKernel, variant: Any, key: Any = None,
 
 
 def cost_cap(k: Any, bound: _device.BoundDevice) -> int:
-    """Elements of one launch of ``k`` on ``bound`` that last about :data:`PIECE_SECONDS` by
-    its measured cost (:func:`record_cost`), at least one per compute unit;
-    :data:`FIRST_PER_UNIT` per compute unit before any measurement."""
-    units = max(1, bound.info.compute_units)
-    cost = k.__dict__.get("_cost")
-    if cost is None or cost[0] is not bound:
-        return FIRST_PER_UNIT * units
-    return max(units, int(PIECE_SECONDS / cost[1]))
+    """Elements of the next launch of ``k`` on ``bound`` (:func:`record_cost`);
+    :data:`FIRST_PER_UNIT` per compute unit before any launch was timed."""
+    size = k.__dict__.get("_piece")
+    if size is None or size[0] is not bound:
+        return FIRST_PER_UNIT * max(1, bound.info.compute_units)
+    return int(size[1])
 
 
 def record_cost(k: Any, bound: _device.BoundDevice, n: int, seconds: float) -> None:
-    """A launch of ``n`` elements of ``k`` took ``seconds``: the seconds per element, where it
-    was long enough to measure them or it lowers the estimate (a short launch is an upper
-    bound: mostly its own cost)."""
+    """A launch of ``n`` elements of ``k`` took ``seconds``: the next launch has as many
+    elements as last :data:`PIECE_SECONDS` at that pace (the launch's own cost counted in),
+    at most :data:`GROWTH` times these, at least one per compute unit, rounded down to a power
+    of two.  A launch shorter than half of :data:`PIECE_SECONDS` (a small call, a call's last
+    piece) never lowers the size."""
     if n <= 0:
         return
-    per = max(seconds, 1e-7) / n
-    cost = k.__dict__.get("_cost")
-    if cost is None or cost[0] is not bound or seconds >= _MEASURED or per < cost[1]:
-        k.__dict__["_cost"] = (bound, per)
+    units = max(1, bound.info.compute_units)
+    size = max(units, min(GROWTH * n, int(n * PIECE_SECONDS / max(seconds, 1e-9))))
+    if seconds < PIECE_SECONDS / 2:
+        size = max(size, cost_cap(k, bound))
+    # a power of two: launches of few distinct sizes (PoCL compiles a kernel again for each
+    # work-group size it picks, and picks it from the launch's size)
+    k.__dict__["_piece"] = (bound, 1 << (size.bit_length() - 1))
 
 
 # -- the fast path -----------------------------------------------------------------------------
@@ -351,11 +354,7 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
     earlier = take_counts(bound) if bound.resources.pending_counts else None
     raw = np.empty(_HEAD + n)
     cl.enqueue_copy(queue, raw, buf, is_blocking=True)
-    per = (time.perf_counter() - t0) / n
-    # a small call's time is mostly its launch's: it only lowers the cost estimate
-    cost = k.__dict__.get("_cost")
-    if cost is None or cost[0] is not bound or per < cost[1]:
-        k.__dict__["_cost"] = (bound, per)
+    record_cost(k, bound, n, time.perf_counter() - t0)
     del src
     if earlier:
         raise_counts(earlier)
