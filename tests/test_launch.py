@@ -9,6 +9,7 @@ import textwrap
 import threading
 import warnings
 
+import dask.array as da
 import numpy as np
 import pyopencl.array as cla
 import pytest
@@ -67,6 +68,9 @@ def test_prepared_calls_give_the_general_paths_bits(queue):
             assert same(on_dev.get(), general), f.__name__                 # on the device
             big = [np.tile(v, 30) if isinstance(v, np.ndarray) else v for v in args]
             assert same(f(*big), np.tile(general, 30))                     # streamed
+            chunked = [da.from_array(v, chunks=100) if isinstance(v, np.ndarray) else v
+                       for v in args]
+            assert same(f(*chunked).compute(), general), f.__name__        # dask
         scalar = nmath.pnorm(0.5, 0.0, 1.0, lower_tail=False, log_p=True)
         assert isinstance(scalar, np.float64)
         assert same(scalar, nmath.pnorm(np.array([0.5]), 0.0, 1.0, lower_tail=False,
