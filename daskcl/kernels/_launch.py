@@ -51,7 +51,7 @@ __all__ = ["FIRST_PER_UNIT", "GROWTH", "NO", "PIECE_SECONDS", "SMALL", "Prepared
 
 #: elements of a call from NumPy at most that take the small path (one write, one launch, one
 #: read through a scratch buffer); larger ones are streamed (:func:`._transfer.stream`)
-SMALL = 1 << 14
+SMALL = 1 << 16
 #: prepared launches kept per kernel (beyond, the cache starts again)
 _MAX_PREPARED = 64
 #: what :func:`fast` returns for a call it does not take
