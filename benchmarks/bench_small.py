@@ -1,16 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Small calls from NumPy: a call's own cost, against scipy.stats in the same run.
+"""A call's own cost: daskcl against scipy.stats (and CuPy where importable) in the same run.
 
-A user who calls ``daskcl.nmath`` on short vectors in a loop (R's habit) pays each call's fixed
-cost: checking and broadcasting the arguments, the launch, the waits for the device and the
-read of R's NaN counts.  For each function and size (1, 1024 and 65 536 elements by default),
-the median microseconds of one call (``repeat`` calls after a warm-up) through daskcl on the
-bound device and through scipy.stats (one CPU thread), on identical inputs; ``vs_scipy`` is
-scipy's time over daskcl's (above 1: daskcl faster); ``rel_diff`` the largest relative
-difference of the values (a check that both computed the same thing, not of accuracy: R is the
-specification, and scipy's binomial density departs from R's by up to about 1e-12).
+A user who calls ``daskcl.nmath`` on short vectors in a loop (R's habit), an optimiser calling
+``f2_f3`` once a step, a dask graph of small chunks: each pays a call's fixed cost.  For each
+function and size (1, 2^10, 2^16 and 2^20 elements by default), the median microseconds of one
+call, from NumPy (NumPy in, NumPy out) and on device arrays (``pyopencl.array.Array`` in and
+out, timed with a ``finish`` of the queue), against scipy.stats on the host (one CPU thread)
+and, where CuPy imports, CuPy's ``asarray -> f -> asnumpy`` and its kernels on device arrays
+(``cupyx.scipy.special``, timed with a synchronize).  ``calls`` is the Python function calls
+(C functions included) of one daskcl call, counted with ``sys.setprofile``; ``x_scipy`` and
+``x_cupy`` are daskcl's time over theirs (below 1: daskcl faster); ``rel_diff`` the largest
+relative difference from scipy's values (a check that both computed the same thing).
 
-Run:  python benchmarks/bench_small.py [--n 1,1024,65536] [--repeat 300] [--out FILE]
+Run:  python3 benchmarks/bench_small.py [--n 1,1024,65536,1048576] [--functions pnorm,...]
+      [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -28,61 +31,201 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write
 
+#: seconds of calls per measurement at most (at least 5 calls)
+BUDGET = 1.0
 
-def _cases() -> dict[str, tuple[Callable[[np.random.Generator, int], tuple[np.ndarray, ...]],
-                                Callable[..., Any], Callable[..., Any]]]:
+
+def _inputs(name: str, r: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
+    if name == "pnorm":
+        return (r.normal(0, 3, n),)
+    if name == "qnorm":
+        return (r.uniform(0.001, 0.999, n),)
+    if name == "pgamma":
+        return r.gamma(2.0, 2.0, n), r.uniform(0.5, 20, n)
+    if name == "pbeta":
+        return r.uniform(0, 1, n), r.uniform(0.5, 20, n), r.uniform(0.5, 20, n)
+    if name == "qbeta":
+        return r.uniform(0.001, 0.999, n), r.uniform(0.5, 20, n), r.uniform(0.5, 20, n)
+    raise KeyError(name)
+
+
+def _functions() -> dict[str, tuple[Callable[..., Any], Callable[..., Any], str]]:
+    """daskcl's function, scipy.stats', and the name of CuPy's (cupyx.scipy.special)."""
     import scipy.stats as st
 
     from daskcl import nmath
 
-    def binom(r: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
-        size = r.integers(1, 200, n).astype(np.float64)
-        return np.floor(r.uniform(0, 1, n) * (size + 1)), size, r.uniform(0.05, 0.95, n)
-
     return {
-        "pnorm": (lambda r, n: (r.normal(0, 3, n),), nmath.pnorm, st.norm.cdf),
-        "qnorm": (lambda r, n: (r.uniform(0.001, 0.999, n),), nmath.qnorm, st.norm.ppf),
-        "dbinom": (binom, nmath.dbinom, st.binom.pmf),
-        "pbeta": (lambda r, n: (r.uniform(0, 1, n), r.uniform(0.5, 20, n), r.uniform(0.5, 20, n)),
-                  nmath.pbeta, st.beta.cdf),
+        "pnorm": (nmath.pnorm, st.norm.cdf, "ndtr"),
+        "qnorm": (nmath.qnorm, st.norm.ppf, "ndtri"),
+        "pgamma": (nmath.pgamma, lambda x, a: st.gamma.cdf(x, a), "gammainc"),
+        "pbeta": (nmath.pbeta, st.beta.cdf, "betainc"),
+        "qbeta": (nmath.qbeta, st.beta.ppf, "betaincinv"),
     }
 
 
-def _per_call(fn: Callable[..., Any], args: tuple[np.ndarray, ...], repeat: int) -> float:
-    fn(*args)
-    times = []
-    for _ in range(repeat):
+def _cupy_args(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """cupyx.scipy.special's order: gammainc(a, x), betainc(a, b, x), betaincinv(a, b, p)."""
+    if name == "pgamma":
+        return args[1], args[0]
+    if name in ("pbeta", "qbeta"):
+        return args[1], args[2], args[0]
+    return args
+
+
+def per_call(fn: Callable[[], Any], repeat: int) -> float:
+    """Median seconds of one call of ``fn`` over up to ``repeat`` calls (at least 5) within
+    :data:`BUDGET` seconds, after one call."""
+    fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < repeat and (len(times) < 5 or time.perf_counter() - start < BUDGET):
         t0 = time.perf_counter()
-        fn(*args)
+        fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
-def run(sizes: list[int], repeat: int) -> dict[str, Any]:
+def python_calls(fn: Callable[[], Any], calls: int = 20) -> float:
+    """Python function calls (and C function calls) per call of ``fn``."""
+    fn()
+    count = [0]
+
+    def seen(frame: Any, event: str, arg: Any) -> None:
+        if event in ("call", "c_call"):
+            count[0] += 1
+
+    sys.setprofile(seen)
+    try:
+        for _ in range(calls):
+            fn()
+    finally:
+        sys.setprofile(None)
+    return count[0] / calls - 1       # less the setprofile(None) call itself, once
+
+
+def _cupy() -> tuple[Any, Any] | None:
+    try:
+        import cupy as cp
+        import cupyx.scipy.special as csp
+
+        cp.zeros(1).sum()
+    except Exception:   # no CuPy, or no GPU for it
+        return None
+    return cp, csp
+
+
+def _row(fn: str, n: int, path: str, ours: float, calls: float, scipy_s: float | None,
+         cupy_s: float | None, rel: float | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"function": fn, "n": n, "path": path, "daskcl_us": ours * 1e6,
+                           "calls": calls}
+    if scipy_s is not None:
+        row["scipy_us"] = scipy_s * 1e6
+        row["x_scipy"] = ours / scipy_s
+    if cupy_s is not None:
+        row["cupy_us"] = cupy_s * 1e6
+        row["x_cupy"] = ours / cupy_s
+    if rel is not None:
+        row["rel_diff"] = rel
+    return row
+
+
+def _rel(got: Any, want: Any) -> float:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    return float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-300)))
+
+
+def run_functions(names: list[str], sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+    from daskcl.runtime import device
+
+    queue = device.current().queue
+    cupy = _cupy()
     rows = []
-    for name, (make, ours, scipy_fn) in _cases().items():
+    for name in names:
         for n in sizes:
-            args = make(np.random.default_rng(5), n)
-            got, want = np.asarray(ours(*args)), np.asarray(scipy_fn(*args))
-            rel = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-300)))
-            row = {"function": name, "n": n, "rel_diff": rel,
-                   "daskcl_us": _per_call(ours, args, repeat) * 1e6,
-                   "scipy_us": _per_call(scipy_fn, args, repeat) * 1e6}
-            row["vs_scipy"] = row["scipy_us"] / row["daskcl_us"]
-            rows.append(row)
-            print(table([row], list(row)), flush=True)
-    return {"machine": machine(), "repeat": repeat, "rows": rows}
+            for row in _one(name, n, repeat, queue, cupy):
+                print(table([row], list(row)), flush=True)
+                rows.append(row)
+    return rows
+
+
+def _one(name: str, n: int, repeat: int, queue: Any, cupy: tuple[Any, Any] | None
+         ) -> list[dict[str, Any]]:
+    """The rows of one function at one size: from NumPy, and on device arrays."""
+    import pyopencl.array as cla
+
+    ours, theirs, cname = _functions()[name]
+    args: tuple[Any, ...] = _inputs(name, np.random.default_rng(5), n)
+    if n == 1:
+        args = tuple(float(a[0]) for a in args)      # Python scalars: a scalar call
+    call_args = tuple(np.asarray(a) for a in args)
+    cupy_np = cupy_dev = None
+    if cupy is not None:
+        cp, csp = cupy
+        cf = getattr(csp, cname)
+        cargs = _cupy_args(name, args)
+        cupy_np = per_call(lambda: cp.asnumpy(cf(*[cp.asarray(a) for a in cargs])), repeat)
+        on_gpu = [cp.asarray(a) for a in cargs]
+        cupy_dev = per_call(lambda: (cf(*on_gpu), cp.cuda.Device().synchronize()), repeat)
+    rel = _rel(ours(*args), theirs(*call_args))
+    dev = [cla.to_device(queue, np.atleast_1d(np.asarray(a, dtype=np.float64))) for a in args]
+    return [
+        _row(name, n, "numpy", per_call(lambda: ours(*args), repeat),
+             python_calls(lambda: ours(*args)), per_call(lambda: theirs(*call_args), repeat),
+             cupy_np, rel),
+        _row(name, n, "device", per_call(lambda: (ours(*dev), queue.finish()), repeat),
+             python_calls(lambda: ours(*dev)), None, cupy_dev, None),
+    ]
+
+
+def run_f2_f3(repeat: int, m1: int = 16, l1: int = 50, l2: int = 3) -> list[dict[str, Any]]:
+    """f2_f3 of a binomial logit model at a small grid (``m1`` rows of ``l2`` coefficients,
+    ``l1`` observations), against the same mathematics in NumPy and scipy.special."""
+    import scipy.special as special
+    from bench_glm import array_f2_f3
+
+    from daskcl.glm import f2_f3
+
+    r = np.random.default_rng(7)
+    x = r.normal(0, 1, (l1, l2))
+    wt = r.integers(1, 21, l1).astype(np.float64)
+    y = r.binomial(wt.astype(int), 0.4) / wt
+    alpha = r.normal(0, 0.2, l1)
+    mu, P = np.zeros(l2), np.eye(l2) * 0.5
+    b = r.normal(0, 1.0, (m1, l2))
+    data = dict(y=y, x=x, mu=mu, P=P, alpha=alpha, wt=wt)
+
+    def ours() -> Any:
+        return f2_f3("binomial", "logit", b, **data)
+
+    def theirs() -> Any:
+        return array_f2_f3(np, special, "binomial", "logit", b, **data)
+
+    rel = max(_rel(g, w) for g, w in zip(ours(), theirs()))
+    return [_row(f"f2_f3 {m1}x{l2} ({l1} obs)", m1, "numpy", per_call(ours, repeat),
+                 python_calls(ours), per_call(theirs, repeat), None, rel)]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", default="1,1024,65536")
+    ap.add_argument("--n", default="1,1024,65536,1048576")
+    ap.add_argument("--functions", default="pnorm,qnorm,pgamma,pbeta,qbeta")
     ap.add_argument("--repeat", type=int, default=300)
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
-    res = run([int(x) for x in args.n.split(",")], args.repeat)
+    from daskcl.runtime import device
+
+    sizes = [int(x) for x in args.n.split(",")]
+    rows = run_functions(args.functions.split(","), sizes, args.repeat)
+    rows += run_f2_f3(args.repeat)
+    cols = ["function", "n", "path", "daskcl_us", "calls", "scipy_us", "x_scipy", "cupy_us",
+            "x_cupy"]
+    print()
+    print(table(rows, [c for c in cols if any(c in r for r in rows)]))
+    res = {"machine": machine(), "device": device.current().info.describe(),
+           "repeat": args.repeat, "budget_s": BUDGET, "rows": rows}
     if args.out:
-        write("small", res, args.out)
+        print(write("small", res, args.out))
     return 0
 
 

@@ -68,15 +68,15 @@ class Recorder:
                  (cl, "enqueue_nd_range_kernel", cl.enqueue_nd_range_kernel)]
         real_copy, real_drain = _transfer.copy_parallel, _transfer._drain
         real_enqueue_copy, real_kernel = cl.enqueue_copy, cl.enqueue_nd_range_kernel
-        old_slots = bound.staging.pop(("slots", 0), None)
+        old_slots, bound.resources.slots = bound.resources.slots, None
 
         def slots(b: Any) -> list[Any]:
-            s = b.staging.get(("slots", 0))
+            s = b.resources.slots
             if s is None:
                 props = cl.command_queue_properties.PROFILING_ENABLE
-                s = [_transfer._Slot(cl.CommandQueue(b.context, properties=props))
-                     for _ in range(_transfer.SLOTS)]
-                b.staging[("slots", 0)] = s
+                s = b.resources.slots = [
+                    _transfer._Slot(cl.CommandQueue(b.context, properties=props))
+                    for _ in range(_transfer.SLOTS)]
             return s
 
         def copy(dst: np.ndarray, src: np.ndarray, nthreads: int) -> None:
@@ -113,9 +113,7 @@ class Recorder:
         def restore() -> None:
             for mod, name, fn in saved:
                 setattr(mod, name, fn)
-            bound.staging.pop(("slots", 0), None)     # the profiling queues
-            if old_slots is not None:
-                bound.staging[("slots", 0)] = old_slots
+            bound.resources.slots = old_slots           # the profiling queues go
         return restore
 
     def timeline(self, fn: Callable[[], Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from .errors import (
 )
 from .kernels._elementwise import ElementwiseKernel
 from .kernels._kernel import Kernel, RawKernel
+from .kernels._launch import synchronize
 from .kernels._transfer import empty_pinned
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "__version__",
     "config",
     "empty_pinned",
+    "synchronize",
 ]

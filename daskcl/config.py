@@ -42,6 +42,10 @@ key                         environment variable            default     meaning
                                                                         pinned staging (0: inputs
                                                                         by pageable copies)
 ``transfer.pinned_limit``   ``DASKCL_PINNED_LIMIT``         RAM/8       pinned bytes results may hold
+``warnings``                ``DASKCL_WARNINGS``             deferred    when calls on device arrays
+                                                                        raise R's warnings:
+                                                                        ``deferred`` (at the next
+                                                                        wait), ``immediate``
 ``worker.warm``             ``DASKCL_WARM``                 none        kernels a preloaded worker
                                                                         builds at start-up
 ``worker.log_level``        ``DASKCL_WORKER_LOG_LEVEL``     unset       a preloaded worker's log level
@@ -77,7 +81,7 @@ from donfig.config_obj import ConfigSet
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "Key", "check", "environ", "explicit", "get", "set"]
+__all__ = ["KEYS", "Key", "check", "environ", "explicit", "get", "set", "stamp"]
 
 #: the values set in code (empty at start: the environment and the defaults are not copied in,
 #: so that a read sees the environment as it is then)
@@ -272,6 +276,14 @@ def _bytes(value: Any) -> int | None:
     return n
 
 
+def _warnings(value: Any) -> str:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "deferred")):
+        return "deferred"
+    if isinstance(value, str) and value.strip().lower() == "immediate":
+        return "immediate"
+    raise _Bad("deferred or immediate")
+
+
 _LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
@@ -321,6 +333,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "host threads copying inputs into pinned staging (0: pageable copies); auto: up to 8"),
     Key("transfer.pinned_limit", "DASKCL_PINNED_LIMIT", None, _bytes,
         "bytes of pinned host memory results may hold at once; None: an eighth of the RAM"),
+    Key("warnings", "DASKCL_WARNINGS", "deferred", _warnings,
+        "when calls on device arrays raise R's warnings: deferred (at the next wait: a call "
+        "from NumPy or dask data, daskcl.synchronize()) or immediate (each call waits)"),
     Key("worker.warm", "DASKCL_WARM", (), _names,
         "kernels a worker preloaded with daskcl.cluster builds at start-up"),
     Key("worker.log_level", "DASKCL_WORKER_LOG_LEVEL", None, _level,
@@ -384,29 +399,78 @@ def get(name: str) -> Any:
     ...     daskcl.config.get("fp_contract")
     True
     """
+    # every call on the device reads keys: a value is kept until :func:`set` changes something
+    # or its variable's text is another object (os.environ's values are replaced, never edited)
+    hit = _cache.get(name)
+    if hit is not None and _env_raw(hit[0]) is hit[1]:
+        return hit[2]
     key = KEYS.get(name) or _key(name)
-    # every call on the device reads a few keys: donfig's lookup only where something is set
-    # in code, and a variable's text parsed once (3.5 us a key before, 1 us now)
-    if _config.config:
-        value = _config.get(name, _UNSET)
-        if value is not _UNSET:
-            return value
-    text = os.environ.get(key.env)
-    if text is None:
-        return key.default
-    hit = _parsed.get(key.name)
-    if hit is not None and hit[0] == text:
-        return hit[1]
-    if not text.strip():
-        return key.default
-    value = _from_env(key, text)
-    _parsed[key.name] = (text, value)
+    generation = _generation[0]
+    raw_key = _raw_key(key.env)
+    raw = _env_raw(raw_key)
+    value = _read(key)
+    _cache[name] = (raw_key, raw, value)
+    if generation != _generation[0]:     # a set() in between: the value may be stale
+        _cache.pop(name, None)
     return value
 
 
-#: key name -> (its variable's text, the value parsed from it): :func:`get`'s memory of the last
-#: text it parsed for each key
-_parsed: dict[str, tuple[str, Any]] = {}
+def _read(key: Key) -> Any:
+    """``key``'s value now (set in code, its variable, its default), not cached."""
+    if _config.config:
+        value = _config.get(key.name, _UNSET)
+        if value is not _UNSET:
+            return value
+    text = os.environ.get(key.env)
+    if text is None or not text.strip():
+        return key.default
+    return _from_env(key, text)
+
+
+#: key name -> (its variable's key in os.environ's raw mapping, the raw value then, the key's
+#: value): :func:`get`'s values, dropped whenever :func:`set` changes something
+_cache: dict[str, tuple[Any, Any, Any]] = {}
+#: bumped by every change made in code (:func:`set` and the end of its block)
+_generation = [0]
+
+# os.environ's underlying mapping (encoded names to encoded values on POSIX): a lookup there
+# is a fifth of os.environ.get's cost; elsewhere, os.environ itself
+_env_data: Any = getattr(os.environ, "_data", None)
+if isinstance(_env_data, dict) and callable(getattr(os.environ, "encodekey", None)):
+    _env_raw = _env_data.get
+    _raw_key: Callable[[str], Any] = os.environ.encodekey
+else:                                                     # pragma: no cover
+    _env_raw = os.environ.get
+
+    def _raw_key(name: str) -> Any:
+        return name
+
+
+#: the keys' variables as os.environ's raw mapping names them (:func:`stamp`)
+_RAW_KEYS = tuple(_raw_key(k.env) for k in KEYS.values())
+
+
+def stamp() -> tuple[int, tuple[Any, ...]]:
+    """What changes whenever a key's value may have: the generation of the values set in code
+    and the raw text of every key's variable (objects compared by identity first).  What is
+    computed from the configuration (a prepared launch) keeps the stamp it was made under."""
+    return _generation[0], tuple(map(_env_raw, _RAW_KEYS))
+
+
+def _changed() -> None:
+    _generation[0] += 1
+    _cache.clear()
+
+
+class _Set(ConfigSet):  # type: ignore[misc]
+    """donfig's change of the values set in code, which drops :func:`get`'s cached values
+    when it is made and when its block ends."""
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            _changed()
 
 
 def _flat(arg: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -451,7 +515,11 @@ def set(arg: Mapping[str, Any] | None = None, **kwargs: Any) -> ConfigSet:
     """
     values = dict(arg or {})
     values.update({name.replace("__", "."): value for name, value in kwargs.items()})
-    return _config.set(check(values))
+    checked = check(values)
+    try:
+        return _Set(_config.config, _config.config_lock, _config.deprecations, arg=checked)
+    finally:
+        _changed()
 
 
 def check(values: Mapping[str, Any]) -> dict[str, Any]:

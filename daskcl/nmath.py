@@ -6,6 +6,9 @@ keywords: ``log=`` for densities, ``lower_tail=`` and ``log_p=`` for distributio
 functions.  Arguments broadcast as in NumPy; the result is float64 of the broadcast shape (a
 NumPy scalar for scalar inputs).  Where R gives NaN for non-NaN inputs, the result is NaN and one
 ``RuntimeWarning`` per call says how many; R's "non-integer x" warnings are counted the same way.
+On device arrays the warnings come at the next point that waits anyway (a call from NumPy or
+dask data, :func:`daskcl.synchronize`), or at each call with the config key ``warnings``
+``"immediate"``.
 A dask array among the arguments gives a lazy dask array, evaluated chunk by chunk on the
 workers' devices.  The random generators ``r<name>`` are described in :mod:`daskcl.random`.
 

@@ -636,7 +636,7 @@ def test_the_slot_threads_are_all_started_with_their_pool(monkeypatch):
     from daskcl.kernels import _transfer
 
     bound = device.current()
-    monkeypatch.delitem(bound.staging, ("slot_threads", 0), raising=False)
+    monkeypatch.setattr(bound.resources, "slot_threads", None)
     ex = _transfer._slot_threads(bound)
     try:
         assert ex is _transfer._slot_threads(bound)

@@ -35,7 +35,36 @@ def test_defaults_without_environment() -> None:
         "cache.shared": "private", "fp_contract": False, "noinline": "auto", "library": None,
         "worker.warm": (), "worker.log_level": None, "transfer.mode": "auto",
         "transfer.threads": "auto", "transfer.pinned_limit": None, "build.link": "auto",
+        "warnings": "deferred",
     }
+
+
+def test_cached_values_follow_set_and_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """get() keeps what it read until set() changes something (and its block ends) or the
+    variable's text changes; the stamp changes with either, and only then."""
+    assert config.get("binning") == "auto"
+    before = config.stamp()
+    assert config.stamp() == before
+    monkeypatch.setenv("DASKCL_BINNING", "1")
+    assert config.get("binning") == "1" and config.stamp() != before
+    monkeypatch.setenv("DASKCL_BINNING", "0")
+    assert config.get("binning") == "0"
+    env = config.stamp()
+    with config.set(binning="256x16"):
+        assert config.get("binning") == "256x16" and config.stamp() != env
+        inside = config.stamp()
+    assert config.get("binning") == "0" and config.stamp() not in (env, inside)
+    config.set(binning="1")
+    try:
+        assert config.get("binning") == "1"
+    finally:
+        config._config.config.pop("binning", None)
+        config._changed()
+    monkeypatch.delenv("DASKCL_BINNING")
+    assert config.get("binning") == "auto"
+    monkeypatch.setenv("DASKCL_WARNINGS", "sometimes")
+    with pytest.raises(ConfigError, match=r"DASKCL_WARNINGS='sometimes'.*deferred or immediate"):
+        config.get("warnings")
 
 
 def test_environment_is_read_when_a_key_is_read(monkeypatch: pytest.MonkeyPatch,
@@ -244,7 +273,7 @@ def test_bound_device_keeps_its_facts_as_fields() -> None:
     assert bound.max_alloc == int(bound.device.max_mem_alloc_size)
     assert bound.nv_compiler_options == (
         "cl_nv_compiler_options" in bound.device.extensions.split())
-    assert isinstance(bound.staging, dict)
+    assert isinstance(bound.resources, device.DeviceResources)
     assert not {"_max_alloc", "_nv_compiler_options", "_stages"} & set(vars(bound))
 
 

@@ -11,6 +11,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 import pytest
 
+import daskcl
 from daskcl import ElementwiseKernel, RawKernel, nmath
 from daskcl.glm import FactorialGrid, f2_f3
 from daskcl.runtime import device
@@ -129,15 +130,17 @@ def test_user_kernels_on_the_device(queue):
 def test_a_full_device_at_the_launch_frees_the_pools_kept_blocks(queue, monkeypatch):
     """Device results come from a pool whose allocations are deferred: a full device shows as
     a MemoryError at the launch; the call gives the pool's kept blocks back and launches
-    again, once, with each NaN counted once."""
+    again, once, with each NaN counted once (the general path, warning at once, and the
+    prepared launch, whose counts wait for daskcl.synchronize)."""
     import pyopencl as cl
 
-    from daskcl.kernels import _elementwise, _transfer
+    from daskcl.kernels import _elementwise, _launch, _transfer
 
     pool = _transfer.device_pool(device.current())
-    x = cla.to_device(queue, np.array([-1.0, 0.5, 2.0]))
-    kept = [nmath.qnorm(cla.to_device(queue, np.array([0.1, 0.5, 0.9]))) for _ in range(2)]
-    del kept                     # two blocks of the size, kept by the pool: the call takes one
+    base = cla.to_device(queue, np.array([-1.0, 0.0, 0.5, 0.0, 2.0, 0.0]))
+    x = base[::2]                # strided: the general path
+    keep = [nmath.qnorm(cla.to_device(queue, np.array([0.1, 0.5, 0.9]))) for _ in range(2)]
+    del keep                     # two blocks of the size, kept by the pool: the call takes one
     assert pool.held_blocks >= 2
     real = _elementwise.ElementwiseKernel.enqueue
     failures: list[int] = []
@@ -151,14 +154,40 @@ def test_a_full_device_at_the_launch_frees_the_pools_kept_blocks(queue, monkeypa
         return events
 
     monkeypatch.setattr(_elementwise.ElementwiseKernel, "enqueue", full_once)
-    with pytest.warns(RuntimeWarning, match="qnorm: 2 NaN") as got:
+    with daskcl.config.set(warnings="immediate"), \
+            pytest.warns(RuntimeWarning, match="qnorm: 2 NaN") as got:
         y = nmath.qnorm(x)
     assert len(got) == 1 and failures == [1] and pool.held_blocks == 0
     with pytest.warns(RuntimeWarning):
-        assert same(y.get(), nmath.qnorm(x.get()))
+        assert same(y.get(), nmath.qnorm(base.get()[::2]))
     failures.clear()
-    with pytest.raises(cl.MemoryError):   # nothing kept to give back: the error stands
-        nmath.qnorm(x)
+    with daskcl.config.set(warnings="immediate"), pytest.raises(cl.MemoryError):
+        nmath.qnorm(x)           # nothing kept to give back: the error stands
+
+    xc = cla.to_device(queue, np.array([-1.0, 0.5, 2.0]))   # contiguous: prepared
+    keep = [nmath.qnorm(cla.to_device(queue, np.array([0.1, 0.5, 0.9]))) for _ in range(3)]
+    del keep, y
+    daskcl.synchronize()
+    assert pool.held_blocks >= 2
+    run = _launch.Prepared.run
+
+    def fails_once(self, *args, **kwargs):
+        if not failures:
+            failures.append(1)
+            raise cl.MemoryError("clEnqueueNDRangeKernel",
+                                 cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, "")
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(_launch.Prepared, "run", fails_once)
+    failures.clear()
+    held = pool.held_blocks
+    y = nmath.qnorm(xc)
+    assert failures == [1] and pool.held_blocks < held - 1
+    with pytest.warns(RuntimeWarning, match="qnorm: 2 NaN") as got:
+        values = daskcl.synchronize(y)
+    assert len(got) == 1
+    with pytest.warns(RuntimeWarning):
+        assert same(values, nmath.qnorm(xc.get()))
 
 
 def test_device_arrays_of_other_dtypes_keep_their_layout(queue):

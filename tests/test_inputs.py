@@ -154,6 +154,47 @@ def test_ctrl_c_stops_a_long_call_between_launches():
     assert waited < max(3.0, 3 * once), (waited, once)
 
 
+SLOW_CHILD = textwrap.dedent("""
+    import time
+    import numpy as np
+    from daskcl import nmath
+    nmath.qtukey(0.95, 1.0, 3.0, 10.0)                  # built, and its cost measured
+    p = np.full(100_000, 0.95)                          # minutes of work on a few cores
+    print("ready", flush=True)
+    t = time.perf_counter()
+    try:
+        nmath.qtukey(p, 1.0, 3.0, 10.0)
+        print("finished", time.perf_counter() - t, flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.perf_counter() - t, flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_slow_function_within_a_second_or_two():
+    """qtukey costs milliseconds an element on a CPU: its launches are sized by its measured
+    cost (a tenth of a second each), not by a number of elements, so SIGINT a second into a
+    call of minutes stops it within about a second (3 s allowed on a loaded machine)."""
+    if drandom._device.current().info.type != "CPU":
+        pytest.skip("launches sized by their measured cost on CPU devices")
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_CHILD], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().split()
+        assert line[:1] == ["ready"], (line, proc.stderr.read() if proc.stderr else "")
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        waited = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert out.startswith("interrupted"), (out, err[-2000:])
+    assert waited < 3.0, waited
+
+
 def _cap(gen, shape, values):
     call = gen.prepare(values, (), shape, (1, 0, None))
     gen.extend(call)
@@ -188,6 +229,7 @@ def spy(monkeypatch, record):
         return real_enqueue(self, call, dims, *args, **kwargs)
 
     def stream(bound, pieces, ins, outs, launch, **kwargs):
+        pieces = list(pieces)       # planned all at once here (on CPUs, an iterator)
         for p in pieces:
             record.extend(("range", hi - lo) for lo, hi in [*filter(None, p.ins), *p.outs])
         return real_stream(bound, pieces, ins, outs, launch, **kwargs)

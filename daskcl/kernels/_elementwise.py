@@ -7,49 +7,63 @@ them), optional ``int`` arguments (scalars), one or several double outputs, and 
 C statements that compute the outputs of one element from its inputs, calling any function of
 the library.  The library units the operation (and its preamble) call are found from its
 identifiers through the dependency index, so the program holds only their closure; the kernel
-is generated from ``cl/kernels/elementwise.cl``.
+is generated from ``cl/kernels/elementwise.cl`` (:mod:`._codegen`).
 
 NumPy broadcasting without materialising broadcast inputs: every array input goes to the device
 as it is (made C-contiguous float64, its own size) and is read through its own element strides
 over the broadcast shape (stride 0 along broadcast axes); scalars travel as kernel arguments.
 Axes that every input traverses contiguously are collapsed first; one program serves up to four
-collapsed axes.  A call is cut into launches (:func:`pieces`) that :mod:`._transfer` streams
-through the device; device arrays (``pyopencl.array.Array``) in give device arrays out, and
-dask arrays in give a lazy dask array out.
+collapsed axes (:mod:`._call`).  This module plans a call's launches (:func:`pieces`, of at
+most :func:`launch_elements`, on CPU devices sized by the kernel's measured cost), which
+:mod:`._transfer` streams through the device; device arrays (``pyopencl.array.Array``) in give
+device arrays out, and dask arrays in give a lazy dask array out (:mod:`._dask`).  Calls that
+need no broadcasting take a prepared launch (:mod:`._launch`), which also says when R's
+warnings of calls on device arrays appear.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import keyword
 import math
-import numbers
-import re
-import string
-import sys
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from .. import config
-from ..errors import (
-    ConfigError,
-    DeviceError,
-    LibraryError,
-    every_r_warning,
-    outside_stacklevel,
-    warn_r,
-)
+from ..errors import ConfigError, DeviceError, LibraryError, outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
 from ..runtime.program import set_args as _set_args
-from . import _transfer
+from . import _launch, _transfer
+from ._call import (
+    Call,
+    Operand,
+    _c_strides,
+    _compact,
+    _device_strides,
+    _fits_together,
+    _shape_of,
+    collapse_axes,
+    flag_value,
+    is_dask_array,
+    real_array,
+)
+from ._codegen import (
+    DEFAULT_BINNING,
+    Binning,
+    ElementwiseDef,
+    _params,
+    binning,
+    check_code,
+    kernel_parts,
+    program_source,
+    table_calls,
+)
 from ._counts import table_program, tables_for
+from ._dask import _dask_call
 from ._kernel import Kernel, LibraryRoots
 from ._kernel import _library_macros as _program_macros
 from ._table import NCLASS
@@ -81,9 +95,6 @@ _TIER_LOCK = threading.Lock()
 #: collapsed axes one program handles (more: a program for that many)
 DIMS = 4
 
-_TEMPLATE = "kernels/elementwise.cl"
-
-
 _called_as = threading.local()
 
 
@@ -112,76 +123,11 @@ def warning_name(own: str) -> str:
     return called_name() or own
 
 
-def is_dask_array(x: Any) -> bool:
-    """Whether ``x`` is a dask array (checked without importing dask: one can exist only once
-    ``dask.array`` is imported)."""
-    da = sys.modules.get("dask.array")
-    return da is not None and isinstance(x, da.Array)
-
-
-def flag_value(fname: str, name: str, value: object) -> bool:
-    """R's logical flag: a Python or NumPy bool, or the integer 0 or 1; anything else (a
-    string, None, 2, 0.0) is a TypeError, not truth-tested."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
-        return bool(value)
-    raise TypeError(f"{fname}: {name} must be True or False (or 0 or 1), not {value!r}")
-
-
-def real_array(fname: str, name: str, value: Any) -> np.ndarray:
-    """``value`` as a NumPy array of real numbers (any real dtype), or a ``TypeError`` naming
-    the function and argument: a masked array is refused (its mask would be lost), as is
-    anything not numeric."""
-    if isinstance(value, np.ma.MaskedArray):
-        raise TypeError(f"{fname}: argument {name!r} is a masked array; its mask would be "
-                        "lost: pass value.filled(np.nan) (NaN in, NaN out) or the unmasked "
-                        "values")
-    arr = np.asarray(value)
-    if arr.dtype == object and isinstance(value, (list, tuple)) and all(
-            isinstance(v, numbers.Real) for v in arr.flat):
-        # Python ints beyond int64 among others ([1.5, 2**70]) make an object array; as
-        # doubles they are numbers like any other (a scalar 2**70 is taken so too)
-        try:
-            arr = np.asarray(value, dtype=np.float64)
-        except OverflowError:
-            raise OverflowError(f"{fname}: argument {name!r} holds an integer too large for a "
-                                "double (beyond 1.8e308); pass float('inf') for infinity"
-                                ) from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{fname}: argument {name!r} must be real numbers, got "
-            f"{type(value).__name__}" + (f" of dtype {arr.dtype}" if arr.ndim else ""))
-    return arr
-
-
 # -- shapes --------------------------------------------------------------------------------------
 
 
-def collapse_axes(
-    shape: tuple[int, ...], strides: list[tuple[int, ...]]
-) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    """Drop length-1 axes and merge neighbours that every input steps through contiguously."""
-    dims: list[int] = []
-    st: list[list[int]] = [[] for _ in strides]
-    for ax, n in enumerate(shape):
-        if n == 1:
-            continue
-        if dims and all(s[-1] == src[ax] * n for s, src in zip(st, strides)):
-            dims[-1] *= n
-            for s, src in zip(st, strides):
-                s[-1] = src[ax]
-            continue
-        dims.append(n)
-        for s, src in zip(st, strides):
-            s.append(src[ax])
-    if not dims:
-        return (1,), [(0,) for _ in strides]
-    return tuple(dims), [tuple(s) for s in st]
-
-
 def pieces(
-    dims: tuple[int, ...], strides: list[tuple[int, ...]], cap: int
+    dims: tuple[int, ...], strides: list[tuple[int, ...]], cap: int | Callable[[], int]
 ) -> Iterator[tuple[int, tuple[int, ...], list[int]]]:
     """Cut the C-order index space ``dims`` into blocks of at most ``cap`` elements.
 
@@ -190,18 +136,21 @@ def pieces(
     of ``strides``, the offset of the block's first element.  Whole rows of the leading axis
     are taken together where they fit, otherwise each row is cut along the next axis.  A block
     spans at most ``cap`` consecutive elements of any compact array read through ``strides``
-    (strides no larger than the C-order strides of ``dims``).
+    (strides no larger than the C-order strides of ``dims``).  ``cap`` may be a function,
+    asked before each block (launches sized by their measured cost).
     """
+    limit = cap if callable(cap) else lambda: cap
     total = math.prod(dims)
-    if total <= cap:
+    if total <= limit():
         yield 0, dims, [0] * len(strides)
         return
     inner = math.prod(dims[1:])
-    if inner <= cap:
-        rows = max(1, cap // inner)
-        for a in range(0, dims[0], rows):
-            b = min(a + rows, dims[0])
+    if inner <= limit():
+        a = 0
+        while a < dims[0]:
+            b = min(a + max(1, limit() // inner), dims[0])
             yield a * inner, (b - a, *dims[1:]), [a * s[0] for s in strides]
+            a = b
         return
     for a in range(dims[0]):
         for start, sub, offs in pieces(dims[1:], [s[1:] for s in strides], cap):
@@ -225,417 +174,6 @@ def launch_elements(bound: _device.BoundDevice) -> int:
     (:data:`LAUNCH_CPU`, :data:`LAUNCH_OTHER`) within its maximum allocation."""
     cap = LAUNCH_CPU if bound.info.type == "CPU" else LAUNCH_OTHER
     return max(1, min(cap, max_alloc(bound) // 8))
-
-
-# -- sorted launches ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class Binning:
-    """Launches sorted by class (``cl/kernels/elementwise.cl``): the elements of a launch are
-    counted by class in blocks of ``work_group * elements_per_item``, their indices sorted by
-    class, and computed in that order by work-groups of ``work_group``.
-
-    Parameters
-    ----------
-    work_group : int
-        Work-items per work-group of the counting, placing and computing kernels (1 to 1024).
-    elements_per_item : int
-        Elements each work-item of the counting and placing kernels takes (1 to 1024).
-    max_registers : int
-        On NVIDIA devices the program is built with at most this many registers per work-item
-        (``-cl-nv-maxrregcount``), so that more warps share a multiprocessor; 0: the compiler's
-        choice, else 16 to 255 (NVIDIA's limits).  Ignored elsewhere.
-    """
-
-    work_group: int
-    elements_per_item: int = 1
-    max_registers: int = 0
-
-    def __post_init__(self) -> None:
-        if not (1 <= self.work_group <= 1024 and 1 <= self.elements_per_item <= 1024):
-            raise ValueError(f"binning: the work-group size must be 1 to 1024 and the elements "
-                             f"per work-item 1 to 1024, not {self.work_group} x "
-                             f"{self.elements_per_item}")
-        if self.max_registers not in (0, *range(16, 256)):
-            raise ValueError(f"binning: the registers per work-item must be 0 (the compiler's "
-                             f"choice) or 16 to 255, not {self.max_registers}")
-
-    @classmethod
-    def parse(cls, text: str) -> Binning:
-        """``"WG"``, ``"WGxEPI"`` or ``"WGxEPIrMAXRREG"``."""
-        m = re.fullmatch(r"(\d+)(?:x(\d+))?(?:r(\d+))?", text.strip())
-        if not m:
-            raise ValueError(f"not WGxEPI or WGxEPIrMAXRREG: {text!r}")
-        return cls(work_group=int(m.group(1)), elements_per_item=int(m.group(2) or 1),
-                   max_registers=int(m.group(3) or 0))
-
-    def options(self, bound: _device.BoundDevice) -> tuple[str, ...]:
-        """Build options on ``bound``'s device."""
-        if self.max_registers and bound.nv_compiler_options:
-            return (f"-cl-nv-maxrregcount={self.max_registers}",)
-        return ()
-
-
-#: the sorted launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H100 and H200)
-DEFAULT_BINNING = Binning(work_group=256, elements_per_item=32, max_registers=64)
-
-
-def binning(classify: str, device_type: str) -> Binning | None:
-    """How a kernel with the class expression ``classify`` sorts its launches on a device of
-    ``device_type`` (``None``: not at all).  On by default for GPUs, where lanes of a warp run
-    in lock-step; the config key ``binning`` (``DASKCL_BINNING``) overrides it: ``0`` off,
-    ``1`` on for every device (PoCL too), or ``WGxEPIrN`` (:meth:`Binning.parse`) on every
-    device."""
-    if not classify:
-        return None
-    spec = config.get("binning")
-    if spec == "0" or (spec == "auto" and device_type != "GPU"):
-        return None
-    if spec in ("auto", "1"):
-        return DEFAULT_BINNING
-    return Binning.parse(spec)
-
-
-# -- the definition and its source -----------------------------------------------------------------
-
-
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_RESERVED = set(keyword.kwlist) | {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-    "typedef", "union", "unsigned", "void", "volatile", "while", "half", "bool", "uint",
-    "ulong", "uchar", "ushort", "i",
-    # OpenCL C's keywords, qualifiers and types beyond C's
-    "true", "false", "_Bool", "_Complex", "_Imaginary", "global", "__global", "local",
-    "__local", "constant", "__constant", "private", "__private", "generic", "__generic",
-    "kernel", "__kernel", "read_only", "__read_only", "write_only", "__write_only",
-    "read_write", "__read_write", "uniform", "pipe", "vec_step", "size_t", "ptrdiff_t",
-    "intptr_t", "uintptr_t", "image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t",
-    "image2d_array_t", "image2d_depth_t", "image2d_array_depth_t", "image3d_t", "sampler_t",
-    "event_t", "queue_t", "ndrange_t", "clk_event_t", "reserve_id_t", "cl_mem_fence_flags",
-    # what the generated kernel calls after the arguments are declared (its NaN counts)
-    "isnan", "isfinite", "atomic_inc", "R_nonint",
-}
-#: OpenCL C's vector types (double2, int16, ...)
-_VECTOR_TYPE = re.compile(r"(?:char|uchar|short|ushort|int|uint|long|ulong|float|double|half|bool)"
-                          r"(?:2|3|4|8|16)")
-
-
-#: OpenCL C's own macros (math constants, limits, ``INFINITY``, ``NAN``, ...)
-_OPENCL_MACRO = re.compile(
-    r"(M_|FLT_|DBL_|HALF_|CHAR_|SCHAR_|UCHAR_|SHRT_|USHRT_|INT_|UINT_|LONG_|ULONG_|CLK_|CL_|"
-    r"FP_|__)\w*|MAXFLOAT|HUGE_VALF?|INFINITY|NAN|NULL")
-
-
-@functools.cache
-def _library_macros() -> frozenset[str]:
-    """The object-like macros the shipped library ``#define``s (``ML_NAN``, ``R_D__0``,
-    ``M_LN_SQRT_2PI``, ...), which the preprocessor would replace wherever a kernel's code
-    names them (a function-like one, ``pnorm(...)``, only where it is called)."""
-    from ..runtime.library import get_library
-
-    lib = get_library()
-    files = ["OPENCL.cl", "OPENCL_END.cl", _TEMPLATE,
-             *(u.name for u in lib.units.values() if u.tree is None)]
-    names: set[str] = set()
-    for f in files:
-        if (lib.root / f).is_file():
-            names.update(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)(?![\w(])", lib.read(f),
-                                    flags=re.M))
-    return frozenset(names)
-
-
-_C_TOKENS = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
-
-
-def check_code(kernel: str, what: str, text: str, *, statements: bool) -> None:
-    """Mistakes in a kernel's ``operation`` or ``preamble`` that a compiler would report only
-    inside the template around it: an unterminated comment, unbalanced braces or parentheses;
-    and, in the operation (``statements``), a ``return``, which would leave the outputs
-    unwritten."""
-    code = _C_TOKENS.sub(" ", text)
-    if "/*" in code:
-        raise ValueError(f"ElementwiseKernel {kernel}: the {what} has a /* comment that is "
-                         "not closed")
-    for open_, close in ("{}", "()"):
-        depth = 0
-        for ch in code:
-            depth += (ch == open_) - (ch == close)
-            if depth < 0:
-                break
-        if depth:
-            which = f"a {close} too many" if depth < 0 else f"an {open_} not closed"
-            raise ValueError(f"ElementwiseKernel {kernel}: the {what} has unbalanced "
-                             f"{open_}{close} ({which})")
-    if statements and re.search(r"\breturn\b", code):
-        raise ValueError(f"ElementwiseKernel {kernel}: the operation may not return (its "
-                         "outputs are written after it): assign the outputs, and leave one "
-                         "unassigned to give NaN")
-
-
-def _params(spec: str | Sequence[str], what: str, kernel: str,
-            types: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``"double a, double b"`` (or a sequence of such items) as ``[(type, name), ...]``."""
-    items = spec.split(",") if isinstance(spec, str) else list(spec)
-    out: list[tuple[str, str]] = []
-    for item in items:
-        words = str(item).split()
-        if not words:
-            continue
-        if len(words) != 2 or words[0] not in types:
-            raise ValueError(
-                f"ElementwiseKernel {kernel}: {what} are 'TYPE NAME' items separated by commas, "
-                f"TYPE one of {', '.join(types)}; got {str(item).strip()!r}")
-        typ, name = words
-        if (not _IDENT.fullmatch(name) or name.startswith("dk_") or name in _RESERVED
-                or _VECTOR_TYPE.fullmatch(name)):
-            raise ValueError(f"ElementwiseKernel {kernel}: {name!r} cannot name an argument (a C "
-                             "identifier not starting with dk_, not a keyword or type of OpenCL "
-                             "C, not i, not a function the kernel around the operation calls)")
-        if name in _library_macros() or _OPENCL_MACRO.fullmatch(name):
-            raise ValueError(f"ElementwiseKernel {kernel}: {name!r} is a macro of OpenCL C or "
-                             "of the library (the preprocessor would replace the argument's "
-                             "name): choose another name")
-        out.append((typ, name))
-    return out
-
-
-@dataclass(frozen=True)
-class ElementwiseDef:
-    """Everything an elementwise kernel's program is generated from (plain, picklable data).
-
-    ``inputs`` are the double inputs, ``ints`` the int arguments (scalars), ``outputs`` the
-    double outputs, by name; ``operation`` computes the outputs of element ``i`` from the
-    inputs; ``depends`` names the library units it calls (``None``: found from its
-    identifiers); ``classify`` is a C expression of an element's method for sorted launches;
-    ``nonint`` the inputs counted for R's "non-integer" warning (from ``nonint_min`` on,
-    where given; with ``nonint_nan`` also where the result is NaN, as pbinom's size, provided no
-    input is NaN and every input after the first is finite; with ``nonint_abs`` more than 1e-7
-    from an integer, as choose's k, not 1e-7 relative); ``range_warn`` a C condition on the
-    inputs where R warns that they are out of range but gives a value, and the warning's words
-    (bessel_j beyond x = 1e5); ``counter``: the element's
-    Philox counter ``dk_oc`` and key ``dk_seed`` are available (random generators), whose NaN
-    results are all counted, except where the C condition ``quiet_nan`` on the inputs holds
-    (R computes such a NaN in R code, without a warning); ``tables``
-    the count-table families the operation calls (the Wilcoxon and signed-rank functions) with the positions of
-    the inputs that are their parameters.
-    """
-
-    name: str
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    operation: str
-    ints: tuple[str, ...] = ()
-    preamble: str = ""
-    depends: tuple[str, ...] | None = None
-    classify: str = ""
-    nonint: tuple[str, ...] = ()
-    nonint_min: float | None = None
-    nonint_nan: bool = False
-    nonint_abs: bool = False
-    range_warn: tuple[str, str] | None = None
-    counter: bool = False
-    quiet_nan: str = ""
-    tables: tuple[tuple[str, tuple[int, ...]], ...] = ()
-
-    @property
-    def kernel_name(self) -> str:
-        return f"ew_{self.name}"
-
-    @functools.cached_property
-    def index(self) -> bool:
-        """Whether the operation reads ``i``, the element's flat index in the C order of the
-        whole result: then ``i`` is computed from the element's coordinates and strides (as a
-        generator's counter is), so that a dask chunk's elements get their indices in the whole
-        array, not in the chunk.  A kernel that does not read it pays nothing."""
-        return not self.counter and re.search(r"(?<![\w.])i(?!\w)",
-                                              _C_TOKENS.sub(" ", self.operation)) is not None
-
-    @property
-    def strided(self) -> bool:
-        """Whether the kernel takes the counter's arguments (``dk_seed``, ``dk_offc`` and its
-        strides): a generator's counter, or the index ``i`` (:attr:`index`)."""
-        return self.counter or self.index
-
-
-def _indent(text: str, n: int) -> str:
-    return "\n".join(" " * n + line.lstrip() for line in text.splitlines() if line.strip())
-
-
-def _index_code(d: ElementwiseDef, ndims: int) -> str:
-    """Offsets ``dk_o<j>`` of each input (and ``dk_oc``, the counter) for element ``dk_k``."""
-    nin = len(d.inputs)
-    lines = ["long dk_r = dk_k;"] + [f"long dk_o{j} = dk_off{j};" for j in range(nin)]
-    if d.strided:
-        lines.append("ulong dk_oc = dk_offc;")
-    for a in range(ndims - 1, 0, -1):
-        body = [f"dk_o{j} += dk_q * dk_st{j}_{a};" for j in range(nin)]
-        if d.strided:
-            body.append(f"dk_oc += (ulong)(dk_q * dk_cst_{a});")
-        lines.append(f"if (dk_nd > {a}) {{ const long dk_q = dk_r % dk_N{a}; dk_r /= dk_N{a}; "
-                     + " ".join(body) + " }")
-    lines += [f"dk_o{j} += dk_r * dk_st{j}_0;" for j in range(nin)]
-    if d.strided:
-        lines.append("dk_oc += (ulong)(dk_r * dk_cst_0);")
-    return "\n".join(lines)
-
-
-def _load_code(d: ElementwiseDef) -> str:
-    return "\n".join(f"const double {n} = dk_m{j} ? dk_p{j}[dk_o{j}] : dk_s{j};"
-                     for j, n in enumerate(d.inputs))
-
-
-def _in_params(d: ElementwiseDef, ndims: int) -> str:
-    ps = [", const int dk_nd"] + [f", const long dk_N{a}" for a in range(1, ndims)]
-    for j in range(len(d.inputs)):
-        ps.append(f",\n    const int dk_m{j}, const double dk_s{j}, "
-                  f"__global const double *restrict dk_p{j}, const long dk_off{j}"
-                  + "".join(f", const long dk_st{j}_{a}" for a in range(ndims)))
-    if d.strided:
-        ps.append(",\n    const ulong dk_seed, const ulong dk_offc"
-                  + "".join(f", const long dk_cst_{a}" for a in range(ndims)))
-    ps += [f", const int {n}" for n in d.ints]
-    ps += [_TABLE_PARAMS[f] for f, _ in d.tables]
-    return "".join(ps)
-
-
-def kernel_parts(d: ElementwiseDef, ndims: int, bins: Binning | None
-                 ) -> list[tuple[str, str]]:
-    """The layer-3 text of ``d``'s program for ``ndims`` collapsed axes, as named parts (the
-    preamble and the operation are parts of their own, so that a build log points into them)."""
-    from ..runtime.library import get_library
-
-    template = get_library().read(_TEMPLATE)
-    out_params = "".join(f", __global double *restrict dk_out{k}" for k in range(len(d.outputs)))
-    out_params += ", const long dk_ooff"
-    any_out_nan = " || ".join(f"isnan({n})" for n in d.outputs)
-    any_in_nan = " || ".join(f"isnan({n})" for n in d.inputs)
-    # a generator counts every NaN it gives, as R's r functions warn "NAs produced" for a NaN
-    # parameter too (rnorm(2, NaN)); the d, p and q functions only those of inputs not NaN
-    quiet = f" && !({d.quiet_nan})" if d.quiet_nan else ""
-    nan_check = (f"if (({any_out_nan}) && !({any_in_nan})) atomic_inc(dk_status);"
-                 if d.inputs and not d.counter else
-                 f"if (({any_out_nan}){quiet}) atomic_inc(dk_status);")
-    # R warns "non-integer x" only where it computes a value (not where the result is NaN),
-    # except where it warns and then returns NaN (pbinom's size: after its NaN and finiteness
-    # checks of the parameters)
-    computes = (f"!({any_out_nan})" if not d.nonint_nan else
-                " && ".join([f"!isnan({d.inputs[0]})"]
-                            + [f"isfinite({n})" for n in d.inputs[1:]]))
-    # R_nonint: 1e-7 relative to the value; choose's k: 1e-7 absolute (nonint_abs)
-    nonint = "\n".join(f"if ({computes} && !isnan({n}) && "
-                       + (f"fabs({n} - rint({n})) > 1e-7" if d.nonint_abs else f"R_nonint({n})")
-                       + ("" if d.nonint_min is None else f" && {n} >= {d.nonint_min!r}")
-                       + ") atomic_inc(dk_status + 1);" for n in d.nonint)
-    out_of_range = [f"if ({d.range_warn[0]}) atomic_inc(dk_status + 2);"] if d.range_warn else []
-    # i: from the element's coordinates (dk_oc) where the operation reads it, else its place
-    head = "\n".join(([_index_code(d, ndims), "const long i = (long)dk_oc;"] if d.index else
-                      ["const long i = dk_base + dk_k;", _index_code(d, ndims)])
-                     + [_load_code(d)]
-                     + [f"double {n} = ML_NAN;" for n in d.outputs] + ["{"])
-    tail = "\n".join(["}", nan_check, nonint, *out_of_range]
-                     + [f"dk_out{k}[dk_ooff + dk_k] = {n};" for k, n in enumerate(d.outputs)])
-    sort_wg = bins.work_group if bins else 0
-    if sort_wg and not d.classify:
-        raise ValueError(f"{d.name}: no class function to sort elements by")
-    mark = "\x00OPERATION\x00"
-    text = string.Template(template).substitute(
-        DEPENDS=", ".join(d.depends or ()), NAME=d.kernel_name, DIMS=ndims,
-        PREAMBLE="\x00PREAMBLE\x00", IN_PARAMS=_in_params(d, ndims), OUT_PARAMS=out_params,
-        ELEMENT=_indent(head, 8) + "\n" + mark + "\n" + _indent(tail, 8),
-        SORT=sort_wg, NCLASS=NCLASS,
-        SORT_INDEX=_indent(_index_code(d, ndims), 12), SORT_LOADS=_indent(_load_code(d), 12),
-        CLASS=d.classify if sort_wg else "0",
-    )
-    before, rest = text.split("\x00PREAMBLE\x00")
-    before += "".join(_TABLE_MACROS[f] for f, _ in d.tables)
-    op = d.operation if d.operation.endswith("\n") else d.operation + "\n"
-    pre = d.preamble if not d.preamble or d.preamble.endswith("\n") else d.preamble + "\n"
-    kname = f"{_TEMPLATE}[{d.name}, {ndims}d" + (f", sorted {sort_wg}]" if sort_wg else "]")
-    parts = [(kname, before)]
-    if pre:
-        parts.append((f"<{d.name} preamble>", pre))
-    # the operation stands in each kernel the template defines (the plain and the sorted one)
-    chunks = rest.split(mark)
-    for k, chunk in enumerate(chunks):
-        if k:
-            parts.append((f"<{d.name} operation>", op))
-        parts.append((kname, chunk))
-    return parts
-
-
-def program_source(lib: Library, names: Sequence[str], parts: list[tuple[str, str]]
-                   ) -> ProgramSource:
-    """Layers 0 and 1, the minimal subset for ``names``, then the kernel ``parts``, each under
-    its own ``// ==== name ====`` line as the library's files are (so that build-log lines map
-    into the part they are in, and the program can be compiled in separate objects)."""
-    first = parts[0][0]
-    texts = [t if t.endswith("\n") else t + "\n" for _, t in parts]
-    text = texts[0] + "".join(f"// ==== {name} ====\n{t}" for (name, _), t
-                              in zip(parts[1:], texts[1:]))
-    base = lib.program_source(tuple(names), text, first)
-    start = next(s for s, n in base.line_map if n == first)
-    line_map = list(base.line_map)
-    line = start + texts[0].count("\n")
-    for (name, _), t in zip(parts[1:], texts[1:]):
-        line += 1                               # the part's header line
-        line_map.append((line, name))
-        line += t.count("\n")
-    files = tuple(dict.fromkeys([*base.files, *(n for n, _ in parts)]))
-    return ProgramSource(base.text, files, tuple(line_map))
-
-
-# -- one call -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Operand:
-    """One double input of a call: a scalar, a host array (contiguous float64, compact), or a
-    device array; and its element strides over the call's collapsed axes."""
-
-    scalar: float | None = None
-    host: np.ndarray | None = None
-    dev: _transfer.DeviceOperand | None = None
-    strides: tuple[int, ...] = ()
-
-    @property
-    def is_array(self) -> bool:
-        return self.scalar is None
-
-    @property
-    def array(self) -> np.ndarray | None:
-        """The values of an array operand on the host (device arrays are copied)."""
-        if self.dev is not None:
-            return self.dev.get()
-        return self.host
-
-
-@dataclass
-class Call:
-    """The inputs of one call, checked and broadcast (no device work)."""
-
-    shape: tuple[int, ...]
-    dims: tuple[int, ...]
-    operands: list[Operand]
-    ints: list[int]
-    #: counter strides over ``dims`` and the counter of element 0 (random generators)
-    cstrides: tuple[int, ...] = ()
-    cbase: int = 0
-    seed: int = 0
-    #: further kernel arguments (after the declared ones)
-    extra: tuple[Any, ...] = ()
-    #: the launch size cap of this call (None: the device's)
-    cap: int | None = None
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def on_device(self) -> bool:
-        return any(o.dev is not None for o in self.operands)
 
 
 class ElementwiseKernel(Kernel):
@@ -670,7 +208,8 @@ class ElementwiseKernel(Kernel):
     float64 arrays of the broadcast shape (a tuple for several outputs); a dask array among the
     inputs gives lazy dask arrays of its chunks; a ``pyopencl.array.Array`` among them gives
     device arrays (host inputs are uploaded, nothing comes back).  As for :mod:`daskcl.nmath`, elements with a NaN
-    result from non-NaN inputs are counted and one ``RuntimeWarning`` per call says how many.
+    result from non-NaN inputs are counted and one ``RuntimeWarning`` per call says how many
+    (on device arrays at the next wait: :func:`daskcl.synchronize`).
 
     Examples
     --------
@@ -762,6 +301,9 @@ class ElementwiseKernel(Kernel):
 
     def _setup(self, d: ElementwiseDef) -> None:
         self.definition = d
+        #: the inputs of a call :func:`._launch.fast` may take (0: it takes none)
+        self._fast_kind = (len(d.inputs) or -1) if not (d.tables or d.strided) \
+            and len(d.outputs) == 1 else 0
         #: the variants whose inlined programs calls asked for (:meth:`program`, :meth:`_tier_up`)
         self._tier_later: set[Any] = set()
         #: the inputs' names in messages
@@ -904,6 +446,9 @@ class ElementwiseKernel(Kernel):
         """Evaluate on ``inputs`` (the double inputs in order) and ``ints``: NumPy, dask or
         device results as :class:`ElementwiseKernel` describes (one output: the array; several:
         a tuple)."""
+        fast = _launch.fast(self, inputs, ints)
+        if fast is not _launch.NO:
+            return fast[0] if len(fast) == 1 else tuple(fast)
         if any(is_dask_array(v) for v in inputs):
             checked = []
             for n, v in zip(self.input_names, inputs):
@@ -944,20 +489,28 @@ class ElementwiseKernel(Kernel):
                 counter: tuple[int, int, tuple[int, ...] | None] | None = None) -> list[Any]:
         """The outputs for NumPy or device ``inputs`` (no dask): a list of NumPy arrays (0-d
         results as NumPy scalars), or of device arrays when an input is one or ``device``.
-        ``shape`` and ``counter`` as for :meth:`prepare`."""
+        ``shape`` and ``counter`` as for :meth:`prepare`.  R's warnings: see :mod:`._launch`."""
         try:
+            if shape is None and not device and counter is None:
+                fast = _launch.fast(self, inputs, ints)
+                if fast is not _launch.NO:
+                    return list(fast)
             call = self.prepare(inputs, ints, shape, counter)
             self.extend(call)
             to_device = device or call.on_device
             if to_device:
                 outs, counts = self._run_device(call)
+                if counts is not None:
+                    self.warn(counts)
             else:
+                earlier = _launch.take_counts(_device.current())
                 outs, counts = self._run_host(call)
+                _launch.raise_counts(earlier)
+                self.warn(counts)
         except (ConfigError, DeviceError, LibraryError) as exc:
             # a device or library the configuration names that cannot be used: raised here,
             # by the call, with its message only (not the frames that bound and built)
             raise exc.with_traceback(None) from None
-        self.warn(counts)
         if self._tier_later:
             self._tier_up()
         if not to_device and not call.shape:
@@ -1073,7 +626,7 @@ class ElementwiseKernel(Kernel):
 
         bound = _device.current()
         ndims, bins = self._variant(len(call.dims))
-        program = self.program((ndims, bins))
+        program = _launch.prepared(self, (ndims, bins)).program
         kname = self.definition.kernel_name
         kernel, lock = program.kernel(kname)
         n = math.prod(dims)
@@ -1151,12 +704,22 @@ class ElementwiseKernel(Kernel):
                 resident.append(None)
         dummy = _dummy(bound)
         strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
-        plan = []
-        for start, dims, offs in pieces(call.dims, strides, self._cap(call, bound, True)):
-            n = math.prod(dims)
-            ins = [None if a is None else (offs[j], offs[j] + span(dims, call.operands[j].strides))
-                   for j, a in enumerate(streamed)]
-            plan.append(_transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs)))
+        fixed = self._cap(call, bound, True)
+        cap: int | Callable[[], int] = fixed
+        if _transfer.mode(bound) == "host":
+            # each piece is done before the next: sized by the kernel's measured cost
+            cap = lambda: min(fixed, _launch.cost_cap(self, bound))     # noqa: E731
+
+        def plan_of() -> Iterator[_transfer.Piece]:
+            for start, dims, offs in pieces(call.dims, strides, cap):
+                n = math.prod(dims)
+                ins = [None if a is None else
+                       (offs[j], offs[j] + span(dims, call.operands[j].strides))
+                       for j, a in enumerate(streamed)]
+                yield _transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs))
+
+        plan: Iterator[_transfer.Piece] | list[_transfer.Piece] = (
+            plan_of() if callable(cap) else list(plan_of()))
 
         def launch(p: _transfer.Piece, dev_in: list[Any], dev_out: list[Any], queue: Any) -> Any:
             start, dims, offs = p.arg
@@ -1175,14 +738,15 @@ class ElementwiseKernel(Kernel):
                                  status.buffer, queue)
 
         _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch,
-                         status=status)
+                         status=status, timed=lambda n, t: _launch.record_cost(self, bound, n, t))
         # every slot is drained: the launches are done
         counts = status.read(bound.queue)
         _transfer.release_status(bound, status)
         return results, counts
 
-    def _run_device(self, call: Call) -> tuple[list[Any], np.ndarray]:
-        """Device arrays out (:meth:`enqueue`); the status is read once at the end."""
+    def _run_device(self, call: Call) -> tuple[list[Any], np.ndarray | None]:
+        """Device arrays out (:meth:`enqueue`); R's counts read now (``warnings``
+        ``immediate``) or left to the next wait (``None``, see :mod:`._launch`)."""
         import pyopencl.array as cla
 
         bound = _device.current()
@@ -1194,17 +758,24 @@ class ElementwiseKernel(Kernel):
             return outs, np.zeros(_transfer.STATUS_COUNTS, dtype=np.int32)
         import pyopencl as cl
 
+        def launches(status: _transfer.Status, own: bool) -> list[Any]:
+            try:
+                return self.enqueue(call, outs, status.buffer)
+            except cl.MemoryError:
+                # the pool's allocations are deferred (see device_pool): a full device shows
+                # at the launch; the blocks the pool keeps go back to the device, once
+                if not pool.held_blocks:
+                    raise
+                if own:
+                    status.read(queue)    # what launches before the failure counted: again
+                pool.free_held()
+                return self.enqueue(call, outs, status.buffer)
+
+        if _launch.deferring():
+            _launch.defer(bound, self, lambda status: launches(status, False))
+            return outs, None
         status = _transfer.status_buffer(bound)
-        try:
-            events = self.enqueue(call, outs, status.buffer)
-        except cl.MemoryError:
-            # the pool's allocations are deferred (see device_pool): a full device shows at
-            # the launch; the blocks the pool keeps for reuse go back to the device, once
-            if not pool.held_blocks:
-                raise
-            status.read(queue)    # what launches before the failure counted: counted again
-            pool.free_held()
-            events = self.enqueue(call, outs, status.buffer)
+        events = launches(status, True)
         # a blocking read on the (in-order) queue: the launches before it are done when it
         # returns, with no second wait for the queue to drain; their events go after it
         counts = status.read(queue)
@@ -1278,138 +849,26 @@ class ElementwiseKernel(Kernel):
         return list(self.definition.nonint)
 
 
-#: the count-table functions: family, and the positions of its parameters among the arguments
-_TABLE_FUNCTIONS = {
-    "dwilcox": ("wilcox", (1, 2)), "pwilcox": ("wilcox", (1, 2)), "qwilcox": ("wilcox", (1, 2)),
-    "dsignrank": ("signrank", (1,)), "psignrank": ("signrank", (1,)),
-    "qsignrank": ("signrank", (1,)),
-}
-_TABLE_PARAMS = {
-    f: (f",\n    __global const double *restrict dk_{f}_tab, "
-        f"__global const double *restrict dk_{f}_keys, __global const long *restrict dk_{f}_offs, "
-        f"const int dk_{f}_nkeys")
-    for f in ("wilcox", "signrank")
-}
-_TABLE_MACROS = {
-    f: "".join(
-        f"#define {name}(...) {name}_tab(__VA_ARGS__, dk_{f}_tab, dk_{f}_keys, dk_{f}_offs, "
-        f"dk_{f}_nkeys)\n"
-        for name, (fam, _) in _TABLE_FUNCTIONS.items() if fam == f)
-    for f in ("wilcox", "signrank")
-}
-
-
-def _call_args(text: str, start: int) -> list[str]:
-    """The top-level arguments of the call whose opening parenthesis is at ``start``."""
-    depth = 0
-    args: list[str] = []
-    cur: list[str] = []
-    for ch in text[start:]:
-        if ch == "(":
-            depth += 1
-            if depth == 1:
-                continue
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                args.append("".join(cur).strip())
-                return args
-        elif ch == "," and depth == 1:
-            args.append("".join(cur).strip())
-            cur = []
-            continue
-        cur.append(ch)
-    return args
-
-
-def table_calls(name: str, operation: str, preamble: str, inputs: tuple[str, ...]
-                ) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """The count-table families the operation calls and, for each, the inputs holding their
-    parameters.  Their tables are built before each launch from those inputs' values, so the
-    parameters must be inputs of the kernel, named as they are, and the same in every call of
-    a family; calls in the preamble cannot reach the tables."""
-    found: dict[str, tuple[int, ...]] = {}
-    pattern = re.compile(r"\b(" + "|".join(_TABLE_FUNCTIONS) + r")\s*\(")
-    if pattern.search(re.sub(r"//[^\n]*|/\*.*?\*/", " ", preamble, flags=re.S)):
-        raise ValueError(f"ElementwiseKernel {name}: the Wilcoxon and signed-rank functions "
-                         "read count tables built for each call, and can be called in the "
-                         "operation only, not in the preamble")
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", operation, flags=re.S)
-    for m in pattern.finditer(text):
-        fn = m.group(1)
-        family, pos = _TABLE_FUNCTIONS[fn]
-        args = _call_args(text, m.end() - 1)
-        params = [args[k] if k < len(args) else "" for k in pos]
-        if not all(p in inputs for p in params):
-            raise ValueError(
-                f"ElementwiseKernel {name}: {fn}'s parameter(s) {', '.join(params)} must each "
-                f"be one of the kernel's double inputs ({', '.join(inputs)}): the count tables "
-                "are built before the launch from their values")
-        idx = tuple(inputs.index(p) for p in params)
-        if found.setdefault(family, idx) != idx:
-            raise ValueError(f"ElementwiseKernel {name}: every {family} call must take the same "
-                             "inputs as its parameters")
-    return tuple(sorted(found.items()))
-
-
 def _elementwise(in_params: Any, out_params: Any, operation: str, name: str, preamble: str,
                  roots: tuple[str, ...] | None, options: tuple[str, ...]) -> ElementwiseKernel:
     return ElementwiseKernel(in_params, out_params, operation, name, preamble=preamble,
                              library=roots, options=options)
 
 
-def _fits_together(shapes: Sequence[tuple[int, ...]]) -> bool:
-    """Whether ``shapes`` follow NumPy's broadcasting rule (each axis, aligned from the right,
-    of one length or 1), whatever the size of the result."""
-    for k in range(1, max((len(sh) for sh in shapes), default=0) + 1):
-        if len({sh[-k] for sh in shapes if len(sh) >= k} - {1}) > 1:
-            return False
-    return True
-
-
-def _shape_of(o: Operand) -> tuple[int, ...]:
-    if o.host is not None:
-        return tuple(o.host.shape)
-    return o.dev.shape if o.dev is not None else ()
-
-
-def _compact(a: np.ndarray) -> np.ndarray:
-    """``a`` as a contiguous float64 array, axes along which it does not vary (a broadcast view
-    handed in) kept at length 1, so that broadcast inputs are never materialised."""
-    if any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
-        a = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in a.strides)]
-    return np.ascontiguousarray(a, dtype=np.float64)
-
-
-def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n
-    return tuple(reversed(out))
-
-
-def _device_strides(op: _transfer.DeviceOperand, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Element strides of a device operand broadcast to ``shape`` (0 along broadcast axes)."""
-    lead = len(shape) - len(op.shape)
-    return tuple(0 if a < lead or op.shape[a - lead] == 1 else op.strides[a - lead]
-                 for a in range(len(shape)))
-
-
 def _dummy(bound: _device.BoundDevice) -> Any:
     """A one-element buffer for the pointer parameter of a scalar input."""
     import pyopencl as cl
 
-    buf = bound.staging.get(("dummy", 0))
+    buf = bound.resources.dummy
     if buf is None:
-        buf = bound.staging[("dummy", 0)] = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
+        buf = bound.resources.dummy = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
     return buf
 
 
 def _sort_lock(bound: _device.BoundDevice, queue: Any) -> threading.Lock:
     """The lock of ``queue``'s sort scratch (:func:`_sort_scratch`): held while a sorted launch
     enqueues its four kernels."""
-    lock: threading.Lock = bound.staging.setdefault(("sort_lock", id(queue)), threading.Lock())
+    lock: threading.Lock = bound.resources.sort_locks.setdefault(id(queue), threading.Lock())
     return lock
 
 
@@ -1419,86 +878,12 @@ def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
     launches on one in-order queue reuse them one after the other)."""
     import pyopencl as cl
 
-    key = ("sort", id(queue))
-    have = bound.staging.get(key)
+    have = bound.resources.sort.get(id(queue))
     if have is None or have[0] < n or have[1] < nblocks:
         mf = cl.mem_flags
         cap, capb = max(n, have[0] if have else 0), max(nblocks, have[1] if have else 0)
         have = (cap, capb, cl.Buffer(bound.context, mf.READ_WRITE, cap),
                 cl.Buffer(bound.context, mf.READ_WRITE, 4 * NCLASS * capb),
                 cl.Buffer(bound.context, mf.READ_WRITE, 4 * cap), queue)
-        bound.staging[key] = have
+        bound.resources.sort[id(queue)] = have
     return have[2], have[3], have[4]
-
-
-# -- dask ------------------------------------------------------------------------------------------
-
-
-def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...],
-           nout: int, block_info: Any = None, called: str | None = None) -> np.ndarray:
-    """One dask block, on a worker; an operation that reads ``i`` gets the indices of the
-    block's elements in the whole array (its location and the array's C-order strides);
-    ``called``: the function the user called, where R's keywords sent the call on to this
-    kernel (its warnings' name, :func:`called_as`)."""
-    counter = None
-    if kernel.definition.index and block_info is not None and None in block_info:
-        info = block_info[None]
-        shape, where = info["shape"], info["array-location"]
-        if nout > 1:                # the outputs stacked along a last axis of their own
-            shape, where = shape[:-1], where[:-1]
-        strides = _c_strides(tuple(shape))
-        counter = (0, sum(lo * st for (lo, _), st in zip(where, strides)), strides)
-    with called_as(called), every_r_warning():
-        res = kernel.compute(blocks, ints, counter=counter)
-    arrays = [np.asarray(r, dtype=np.float64) for r in res]
-    if nout == 1 and arrays[0].ndim == 0:
-        return arrays[0][()]     # a NumPy scalar, as the NumPy call and dask's arithmetic give
-    return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
-
-
-def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int, ...]) -> Any:
-    """Lazy dask arrays (``Any``: dask is not typed): NumPy broadcasting (arguments aligned from
-    the right), chunks unified as dask's elementwise operations do, keys unique per call."""
-    import dask.array as da
-    from dask.base import tokenize
-
-    arrays = [a if is_dask_array(a) else np.asarray(a, dtype=np.float64) for a in args]
-    ndim = max(np.ndim(a) for a in arrays)
-    out_ind = tuple(range(ndim))
-    pairs: list[object] = []
-    for a in arrays:
-        pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
-    nout = len(kernel.definition.outputs)
-    called = called_name()     # the blocks' warnings name the function called
-    if kernel.definition.index:
-        # map_blocks, which gives each block its place in the whole array (block_info, for
-        # i), over the arrays with their chunks unified as blockwise unifies them
-        _, blocks = da.core.unify_chunks(*[
-            x for a in arrays for x in (a if is_dask_array(a) else da.asarray(a),
-                                        tuple(range(ndim - np.ndim(a), ndim)))])
-        if any(math.isnan(c) for b in blocks for cs in b.chunks for c in cs):
-            raise ValueError(f"{kernel.name}: the operation reads i, the element's index in "
-                             "the whole array, which a dask array of unknown chunk sizes does "
-                             "not give: call its compute_chunk_sizes() first")
-        name = f"daskcl-{kernel.name}-" + tokenize(kernel.definition, ints, *blocks)
-        if nout == 1:
-            return da.map_blocks(_block, *blocks, dtype=np.float64, name=name,
-                                 meta=np.empty((0,) * ndim, dtype=np.float64),
-                                 kernel=kernel, ints=ints, nout=1, called=called)
-        chunks = (*da.core.broadcast_chunks(*[b.chunks for b in blocks]), (nout,))
-        stacked = da.map_blocks(_block, *blocks, dtype=np.float64, name=name, chunks=chunks,
-                                meta=np.empty((0,) * (ndim + 1), dtype=np.float64),
-                                new_axis=ndim, kernel=kernel, ints=ints, nout=nout,
-                                called=called)
-        return tuple(stacked[..., k] for k in range(nout))
-    if nout == 1:
-        return da.blockwise(
-            _block, out_ind, *pairs, dtype=np.float64,
-            meta=np.empty((0,) * ndim, dtype=np.float64), align_arrays=True,
-            token=f"daskcl-{kernel.name}", kernel=kernel, ints=ints, nout=1, called=called)
-    stacked = da.blockwise(
-        _block, (*out_ind, ndim), *pairs, dtype=np.float64,
-        meta=np.empty((0,) * (ndim + 1), dtype=np.float64), align_arrays=True,
-        new_axes={ndim: nout}, token=f"daskcl-{kernel.name}", kernel=kernel, ints=ints,
-        nout=nout, called=called)
-    return tuple(stacked[..., k] for k in range(nout))

@@ -5,9 +5,10 @@ elementwise kernel of one :class:`~daskcl.kernels._table.Fn` row with R's interf
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
-from . import _docs
+from . import _docs, _launch
 from ._elementwise import ElementwiseDef, ElementwiseKernel, called_as, flag_value, table_calls
 from ._kernel import Kernel, misspelt
 from ._table import PUBLIC_MODULE, Fn
@@ -63,7 +64,7 @@ class NmathFunction(ElementwiseKernel):
         self._arg_defaults = [None if n in optional else fn.defaults.get(n)
                               for n in fn.arg_names]
         self._flag_names = {k: j for j, k in enumerate(fn.flag_defaults)}
-        self._flag_defaults = [int(v) for v in fn.flag_defaults.values()]
+        self._flag_defaults = tuple(int(v) for v in fn.flag_defaults.values())
         self.__name__ = self.__qualname__ = fn.name
         self.__module__ = PUBLIC_MODULE
         self.__doc__ = _docs.docstring(fn)
@@ -77,12 +78,21 @@ class NmathFunction(ElementwiseKernel):
         # the common call (arguments by position, R's flags by keyword) without inspect's
         # binding (14 us of a device-resident call's 200); anything else goes the full way
         given = len(args)
-        if given <= len(self._arg_defaults) and all(k in self._flag_names for k in kwargs):
+        if given <= len(self._arg_defaults) and (not kwargs
+                                                 or self._flag_names.keys() >= kwargs.keys()):
             vals = [*args, *self._arg_defaults[given:]]
-            if all(v is not None for v in vals):
-                flags = list(self._flag_defaults)
-                for k, v in kwargs.items():
-                    flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
+            for v in vals:
+                if v is None:
+                    break
+            else:
+                flags: Sequence[int] = self._flag_defaults
+                if kwargs:
+                    flags = given_flags = list(flags)
+                    for k, v in kwargs.items():
+                        given_flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
+                out = _launch.fast(self, vals, flags)
+                if out is not _launch.NO:
+                    return out[0]
                 return self.apply(vals, flags)
         try:
             bound = self.__signature__.bind(*args, **kwargs)
@@ -95,8 +105,8 @@ class NmathFunction(ElementwiseKernel):
                     return _by_name(target)(**bound.arguments)
         bound.apply_defaults()
         vals = [bound.arguments[n] for n in fn.arg_names]
-        flags = [int(flag_value(fn.name, k, bound.arguments[k])) for k in fn.flag_defaults]
-        return self.apply(vals, flags)
+        return self.apply(vals, [int(flag_value(fn.name, k, bound.arguments[k]))
+                                 for k in fn.flag_defaults])
 
     def _binding_error(self, args: tuple[Any, ...], kwargs: dict[str, Any],
                        exc: TypeError) -> str:

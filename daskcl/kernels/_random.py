@@ -69,11 +69,11 @@ from ..errors import outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime.library import get_library
 from . import _docs, _transfer
+from ._call import _c_strides
 from ._elementwise import (
     Call,
     ElementwiseDef,
     ElementwiseKernel,
-    _c_strides,
     called_as,
     called_name,
     is_dask_array,

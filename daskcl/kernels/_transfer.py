@@ -52,9 +52,10 @@ import math
 import os
 import sys
 import threading
+import time
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -257,9 +258,9 @@ class PinnedPool:
 
 def _pool(bound: _device.BoundDevice) -> PinnedPool:
     with _lock:
-        pool: PinnedPool | None = bound.staging.get(("pinned", 0))
+        pool: PinnedPool | None = bound.resources.pinned
         if pool is None:
-            pool = bound.staging[("pinned", 0)] = PinnedPool(bound, _pinned_limit())
+            pool = bound.resources.pinned = PinnedPool(bound, _pinned_limit())
         pool.limit = _pinned_limit()
         return pool
 
@@ -331,10 +332,10 @@ class _Slot:
 def _slots(bound: _device.BoundDevice) -> list[_Slot]:
     import pyopencl as cl
 
-    slots: list[_Slot] | None = bound.staging.get(("slots", 0))
+    slots: list[_Slot] | None = bound.resources.slots
     if slots is None:
-        slots = [_Slot(cl.CommandQueue(bound.context)) for _ in range(SLOTS)]
-        bound.staging[("slots", 0)] = slots
+        slots = bound.resources.slots = [_Slot(cl.CommandQueue(bound.context))
+                                         for _ in range(SLOTS)]
     return slots
 
 
@@ -345,7 +346,9 @@ def _take_slots(bound: _device.BoundDevice, want: int) -> list[int]:
     on the other slots meanwhile, so that one chunk's upload, another's kernel and a third's
     download overlap as a large call's pieces do."""
     with _slot_freed:
-        free: list[int] = bound.staging.setdefault(("free_slots", 0), list(range(SLOTS)))
+        if bound.resources.free_slots is None:
+            bound.resources.free_slots = list(range(SLOTS))
+        free = bound.resources.free_slots
         while not free:
             _slot_freed.wait()
         taken = free[:max(1, want)]
@@ -363,7 +366,8 @@ def _give_slots(bound: _device.BoundDevice, taken: list[int]) -> None:
     its time")."""
     with _slot_freed:
         _streaming[0] -= 1
-        free = bound.staging[("free_slots", 0)]
+        free = bound.resources.free_slots
+        assert free is not None
         free.extend(taken)
         free.sort()
         _slot_freed.notify_all()
@@ -389,18 +393,23 @@ def _pinned_staging(arrs: list[np.ndarray], j: int, pool: PinnedPool, nelem: int
     return arrs[j]
 
 
-def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np.ndarray | None],
-           outs: Sequence[np.ndarray], launch: Launch, status: Status | None = None) -> None:
+def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece],
+           ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray], launch: Launch,
+           status: Status | None = None,
+           timed: Callable[[int, float], None] | None = None) -> None:
     """Run ``pieces`` on ``bound``: for each, the ranges of the streamed inputs ``ins`` (flat,
     contiguous float64; ``None`` for inputs not streamed) go to the device, ``launch``
     enqueues its kernels, and the output ranges come back into ``outs`` (flat, contiguous,
     float64).  Returns when every output is complete.  ``status``: the :class:`Status` the
     launches count into; on CPU devices its read is enqueued behind the last piece and waited
     for with the outputs, elsewhere :meth:`Status.read` reads it once the slots have drained:
-    either way :meth:`Status.read` then gives the call's counts."""
+    either way :meth:`Status.read` then gives the call's counts.  On CPU devices ``pieces``
+    may be an iterator, asked for each piece once the one before is done, and ``timed(n,
+    seconds)`` is told each piece's elements and time."""
     if mode(bound) == "host":
-        _stream_host(bound, pieces, ins, outs, launch, status)
+        _stream_host(bound, pieces, ins, outs, launch, status, timed)
         return
+    pieces = list(pieces)
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
     try:
         _stream_device(bound, pieces, ins, outs, launch, taken)
@@ -408,9 +417,10 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece], ins: Sequence[np
         _give_slots(bound, taken)
 
 
-def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
+def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
                  ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                 launch: Launch, status: Status | None = None) -> None:
+                 launch: Launch, status: Status | None = None,
+                 timed: Callable[[int, float], None] | None = None) -> None:
     """CPU devices: buffers over the NumPy memory, one piece finished before the next (so that
     Ctrl-C stops a call within one launch).  A piece's commands (its kernels, the mapping of
     its outputs, after the last piece the read of ``status``) are enqueued without waiting
@@ -422,6 +432,7 @@ def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
     ctx, queue = bound.context, bound.queue
     mf = cl.mem_flags
     for p in pieces:
+        t0 = time.perf_counter()
         dev_in = [None if r is None or a is None else
                   cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=_nonempty(a, r))
                   for a, r in zip(ins, p.ins)]
@@ -435,9 +446,13 @@ def _stream_host(bound: _device.BoundDevice, pieces: Sequence[Piece],
             mapped, _ = map_buffer(queue, buf, cl.map_flags.READ, 0, (max(hi - lo, 1),),
                                    np.float64, is_blocking=False)
             mapped.base.release()
-        if status is not None and p is pieces[-1]:
+        # the last piece (its outputs reach the end) reads the counts in the same wait
+        if status is not None and p.outs and all(hi >= o.size for o, (_, hi)
+                                                 in zip(outs, p.outs)):
             status.read_later(queue)
         queue.finish()
+        if timed is not None and p.outs:
+            timed(p.outs[0][1] - p.outs[0][0], time.perf_counter() - t0)
 
 
 def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
@@ -503,13 +518,13 @@ def _slot_threads(bound: _device.BoundDevice) -> concurrent.futures.ThreadPoolEx
     ``Thread.start`` in ``submit``), and Ctrl-C arriving then left those slots running the
     rest of the call (3 s more in the Ctrl-C test's call, against 0.1 s)."""
     with _lock:
-        ex: concurrent.futures.ThreadPoolExecutor | None = bound.staging.get(("slot_threads", 0))
+        ex: concurrent.futures.ThreadPoolExecutor | None = bound.resources.slot_threads
         if ex is None:
             ex = concurrent.futures.ThreadPoolExecutor(SLOTS, thread_name_prefix="daskcl-slot")
             ready = threading.Barrier(SLOTS)
             for f in [ex.submit(ready.wait) for _ in range(SLOTS)]:
                 f.result()             # each waits for all: SLOTS threads, every one started
-            bound.staging[("slot_threads", 0)] = ex
+            bound.resources.slot_threads = ex
         return ex
 
 
@@ -671,7 +686,7 @@ def status_buffer(bound: _device.BoundDevice) -> Status:
     import pyopencl as cl
 
     with _lock:
-        free: list[Status] = bound.staging.setdefault(("status", 0), [])
+        free: list[Status] = bound.resources.free_status
         if free:
             return free.pop()
     zeros = np.zeros(STATUS_COUNTS, dtype=np.uint32)
@@ -682,7 +697,7 @@ def status_buffer(bound: _device.BoundDevice) -> Status:
 def release_status(bound: _device.BoundDevice, status: Status) -> None:
     """Give a :class:`Status` back once its counts have been read."""
     with _lock:
-        free: list[Status] = bound.staging.setdefault(("status", 0), [])
+        free: list[Status] = bound.resources.free_status
         if len(free) < 8:
             free.append(status)
 
@@ -698,14 +713,14 @@ def device_pool(bound: _device.BoundDevice) -> Any:
     to 4 of 16 runs of ``test_sorted_launches_from_several_threads``, and a hang), and with
     the deferred allocator none did (``benchmarks/README.md``, "Threads on one queue")."""
     with _lock:
-        pool = bound.staging.get(("pool", 0))
+        pool = bound.resources.pool
         if pool is None:
             import pyopencl.tools as clt
 
             with warnings.catch_warnings():  # pyopencl's warning that a full device is then
                 # reported by the launch, not by the allocation (as it is without a pool)
                 warnings.filterwarnings("ignore", "Memory pools expect non-deferred")
-                pool = bound.staging[("pool", 0)] = clt.MemoryPool(
+                pool = bound.resources.pool = clt.MemoryPool(
                     clt.DeferredAllocator(bound.context))
         return pool
 

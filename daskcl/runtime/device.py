@@ -23,7 +23,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from ..errors import DeviceError, NoFp64DeviceError, NoMatchingDeviceError, NoPl
 __all__ = [
     "BoundDevice",
     "DeviceInfo",
+    "DeviceResources",
     "before_drivers",
     "bind",
     "build_program",
@@ -339,14 +340,40 @@ def remedy(problem: str) -> str:
     return ""
 
 
+@dataclass(eq=False)
+class DeviceResources:
+    """What the calls of :mod:`daskcl.kernels` keep for one bound device, each made on first
+    use and kept while the device is bound."""
+
+    #: the streamed calls' slots (``_transfer._Slot``: a queue with its buffers and staging)
+    slots: list[Any] | None = None
+    #: the indices of the slots no call holds (``_transfer._take_slots``)
+    free_slots: list[int] | None = None
+    #: the threads that run the slots' pieces
+    slot_threads: Any = None
+    #: page-locked host memory (``_transfer.PinnedPool``)
+    pinned: Any = None
+    #: ``_transfer.Status`` buffers given back, for reuse
+    free_status: list[Any] = field(default_factory=list)
+    #: the memory pool of results on the device (``pyopencl.tools.MemoryPool``)
+    pool: Any = None
+    #: a one-element buffer for the pointer parameter of a scalar input
+    dummy: Any = None
+    #: per queue (by id): the scratch buffers of sorted launches and their lock
+    sort: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    sort_locks: dict[int, threading.Lock] = field(default_factory=dict)
+    #: the counts of calls on device arrays that no wait has read yet (``_launch``)
+    pending_counts: dict[Any, list[Any]] = field(default_factory=dict)
+
+
 class BoundDevice:
     """The device of this process with its OpenCL context and (profiling) command queue.
 
     Attributes
     ----------
-    staging : dict
-        Host and device buffers the launches of :mod:`daskcl.kernels` keep for this device
-        (made on first use, kept while the device is bound).
+    resources : DeviceResources
+        Host and device buffers, queues and threads the calls of :mod:`daskcl.kernels` keep
+        for this device (made on first use, kept while the device is bound).
     """
 
     def __init__(self, info: DeviceInfo, device: Any) -> None:
@@ -357,7 +384,7 @@ class BoundDevice:
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
-        self.staging: dict[tuple[str, int], Any] = {}
+        self.resources = DeviceResources()
 
     @functools.cached_property
     def max_alloc(self) -> int:
