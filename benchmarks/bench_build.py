@@ -89,7 +89,7 @@ from _common import machine, table, write
 
 from daskcl.kernels._function import INLINE_FASTER, NmathFunction
 from daskcl.kernels._nmath_table import ROWS
-from daskcl.runtime import program
+from daskcl.runtime import diskcache, program
 from daskcl.runtime.library import get_library
 
 
@@ -153,8 +153,8 @@ def record_builds(built: list[dict[str, object]], keep: dict[str, object] | None
         binary = res.program.get_info(cl.program_info.BINARIES)[0]
         built.append({"source_bytes": len(source.text), "binary_bytes": int(sum(sizes)),
                       "build_s": dt, "origin": res.origin, "linked": res.linked,
-                      "binary_head": binary[:16].hex(), "entry": str(program._disk_path(key, bound)),
-                      **res.detail})
+                      "binary_head": binary[:16].hex(),
+                      "entry": str(diskcache._disk_path(key, bound)), **res.detail})
         if keep is not None:
             keep.setdefault("programs", []).append((binary, list(opts)))  # type: ignore[union-attr]
         return res

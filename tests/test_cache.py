@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from daskcl.errors import BuildError
-from daskcl.runtime import program
+from daskcl.runtime import background, diskcache, drivercache, program
 from daskcl.runtime.library import Library
 
 REPO = Path(__file__).resolve().parent.parent
@@ -207,7 +207,7 @@ def test_processes_sharing_a_cache_build_each_program_once(tmp_path, cache):
 KILLED_CHILD = textwrap.dedent("""
     import os, signal, sys
     from daskcl import nmath
-    from daskcl.runtime import device, program
+    from daskcl.runtime import device, diskcache, program
     from daskcl.runtime.library import get_library
     device.current()
     kernel = nmath.pbeta
@@ -215,7 +215,7 @@ KILLED_CHILD = textwrap.dedent("""
     bound = device.current()
     opts = kernel.build_options() + program.default_options(bound.info.type)
     key = program._key(bound.info.identity, src.text, opts)
-    with program._DiskCache.open() as disk:
+    with diskcache._DiskCache.open() as disk:
         entry = disk.entry(key, bound.info.identity)
         with entry.building() as held:
             print("holding", held, flush=True)
@@ -336,8 +336,8 @@ def test_a_helper_still_building_at_exit_finishes_for_the_next_process(tmp_path)
     code = textwrap.dedent("""
         import sys, numpy as np
         from daskcl import nmath
-        from daskcl.runtime import program
-        program._helper_command = lambda: [sys.executable, "-c",
+        from daskcl.runtime import background, program
+        background._helper_command = lambda: [sys.executable, "-c",
             "import runpy, time; time.sleep(3); "
             "runpy.run_module('daskcl.runtime.builder', run_name='__main__')"]
         nmath.pgamma(np.linspace(0.5, 5, 64), 2.0)
@@ -472,7 +472,7 @@ def test_a_failed_background_build_keeps_the_program_in_use(monkeypatch, cache, 
     monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
     monkeypatch.setattr(program, "_HELPERS_FAILED", False)
     monkeypatch.setattr(program, "_LONG_LIVED", False)
-    monkeypatch.setattr(program, "_helper_command", lambda: [
+    monkeypatch.setattr(background, "_helper_command", lambda: [
         sys.executable, "-c",
         "import sys; print('the compiler ran out of memory', file=sys.stderr); sys.exit(1)"])
     x = np.linspace(0.5, 5, 64)
@@ -534,7 +534,7 @@ def test_cache_commands_warm_info_clear(tmp_path, cache):
     assert r.returncode == 0 and "entries     2 programs" in r.stdout, r.stdout
     # and the NVIDIA driver's compiled code, where the child kept it in the cache (a GPU)
     driver = sum(1 for p in (cache / program.DRIVER_CACHE).rglob("*")
-                 if p.is_file() and p.name != program._DRIVER_MARKER)
+                 if p.is_file() and p.name != drivercache._DRIVER_MARKER)
     r = cli("clear")
     assert r.returncode == 0 and r.stdout.startswith(f"deleted {4 + driver} files"), r.stdout
     assert mine.read_text() == "keep me" and (cache / "ab" / "other.bin").exists()
@@ -544,8 +544,8 @@ def test_cache_commands_warm_info_clear(tmp_path, cache):
 _DRIVER_ENV = textwrap.dedent("""
     import os
     from daskcl import nmath
-    from daskcl.runtime import program
-    program._nvidia_opencl = lambda: True   # as on an NVIDIA machine (test_nvidia_is_looked_for)
+    from daskcl.runtime import drivercache
+    drivercache._nvidia_opencl = lambda: True   # as on an NVIDIA machine (test_nvidia_is_looked_for)
     nmath.pnorm(0.5)
     print(os.environ.get("CUDA_CACHE_PATH"), os.environ.get("CUDA_CACHE_MAXSIZE"))
 """)
@@ -594,7 +594,7 @@ def test_driver_cache_lives_in_the_program_cache(tmp_path):
     assert driver_mib() - before == pytest.approx(3.0, abs=0.051)
     subprocess.run([sys.executable, "-m", "daskcl", "cache", "clear"], env=env, timeout=600,
                    check=True, capture_output=True)
-    assert list(driver.iterdir()) == [driver / program._DRIVER_MARKER]
+    assert list(driver.iterdir()) == [driver / drivercache._DRIVER_MARKER]
 
 
 @pytest.fixture
@@ -604,7 +604,7 @@ def no_cuda_env(monkeypatch):
     for key in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE"):
         monkeypatch.setenv(key, "")         # recorded as unset, so restored to unset
         monkeypatch.delenv(key)
-    monkeypatch.setattr(program, "_nvidia_opencl", lambda: True)
+    monkeypatch.setattr(drivercache, "_nvidia_opencl", lambda: True)
 
 
 def test_nvidia_is_looked_for_before_any_driver(cache, monkeypatch):
@@ -623,19 +623,19 @@ def test_nvidia_is_looked_for_before_any_driver(cache, monkeypatch):
     (vendors / "pocl.icd").write_text("libpocl.so.2\n")
     (vendors / "notes.txt").write_text("libnvidia-opencl.so.1\n")   # not an .icd file
     monkeypatch.setenv("OCL_ICD_VENDORS", str(vendors))
-    assert program._nvidia_opencl() is False
+    assert drivercache._nvidia_opencl() is False
     assert program.share_driver_cache() is None and "CUDA_CACHE_PATH" not in os.environ
     assert not cache.exists()
     assert program.cache_info()["entries"] == 0 and program.clear_disk_cache() == 0
     assert not cache.exists()
     (vendors / "nvidia.icd").write_text("libnvidia-opencl.so.1\n")
-    assert program._nvidia_opencl() is True
+    assert drivercache._nvidia_opencl() is True
     (vendors / "nvidia.icd").unlink()
     monkeypatch.setenv("OCL_ICD_FILENAMES", "/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1")
-    assert program._nvidia_opencl() is True
+    assert drivercache._nvidia_opencl() is True
     monkeypatch.delenv("OCL_ICD_FILENAMES")
     monkeypatch.setenv("OCL_ICD_VENDORS", str(vendors / "missing"))
-    assert program._nvidia_opencl() is False
+    assert drivercache._nvidia_opencl() is False
     try:
         assert program.share_driver_cache() is None
     finally:
@@ -670,7 +670,7 @@ def test_clear_deletes_nothing_of_a_driver_directory_daskcl_did_not_make(cache, 
     assert (gl / "data").read_text() == (cache / "nvidia" / "notes.txt").read_text() == "precious"
     assert (foreign / "index").read_text() == "someone else's"
     assert (foreign / "9" / "2" / "5b42ad9c27a8c5").read_text() == "someone else's"
-    assert not (foreign / program._DRIVER_MARKER).exists()
+    assert not (foreign / drivercache._DRIVER_MARKER).exists()
 
 
 @pytest.mark.parametrize("tamper", ["removed", "another text", "a symbolic link", "group-writable",
@@ -683,8 +683,8 @@ def test_driver_directory_is_daskcls_only_while_its_marker_is(cache, no_cuda_env
     driver = cache / program.DRIVER_CACHE
     assert program.share_driver_cache() == driver
     assert os.environ["CUDA_CACHE_PATH"] == str(driver)
-    marker = driver / program._DRIVER_MARKER
-    assert sorted(p.name for p in driver.iterdir()) == [program._DRIVER_MARKER]
+    marker = driver / drivercache._DRIVER_MARKER
+    assert sorted(p.name for p in driver.iterdir()) == [drivercache._DRIVER_MARKER]
     assert marker.read_text().startswith("daskcl-driver-cache 1\n")
     assert stat.S_IMODE(marker.stat().st_mode) == 0o600
     assert stat.S_IMODE(driver.stat().st_mode) == 0o700
@@ -697,7 +697,7 @@ def test_driver_directory_is_daskcls_only_while_its_marker_is(cache, no_cuda_env
     driver_writes()
     assert program.cache_info()["driver_bytes"] == 32 + 61184
     assert program.clear_disk_cache() == 2
-    assert sorted(p.name for p in driver.iterdir()) == [program._DRIVER_MARKER]
+    assert sorted(p.name for p in driver.iterdir()) == [drivercache._DRIVER_MARKER]
     driver_writes()
     text = marker.read_bytes()
     if tamper == "removed":
@@ -741,11 +741,11 @@ def test_processes_starting_at_once_make_one_driver_directory(tmp_path, monkeypa
         found: list[bool] = []
 
         def start(barrier: threading.Barrier = barrier, found: list[bool] = found) -> None:
-            with program._DiskCache.open() as disk:
+            with diskcache._DiskCache.open() as disk:
                 assert disk is not None
                 barrier.wait()
-                program._make_driver_dir(disk)
-                fd = program._open_driver_dir(disk, program.DRIVER_CACHE)
+                drivercache._make_driver_dir(disk)
+                fd = drivercache._open_driver_dir(disk, program.DRIVER_CACHE)
                 found.append(fd is not None)
                 if fd is not None:
                     os.close(fd)
@@ -757,7 +757,7 @@ def test_processes_starting_at_once_make_one_driver_directory(tmp_path, monkeypa
             t.join(60)
         assert found == [True] * 8
         assert os.listdir(cache) == [program.DRIVER_CACHE]
-        assert os.listdir(cache / program.DRIVER_CACHE) == [program._DRIVER_MARKER]
+        assert os.listdir(cache / program.DRIVER_CACHE) == [drivercache._DRIVER_MARKER]
 
 
 def test_a_driver_directory_left_half_made_is_cleared_only_if_daskcls(cache, no_cuda_env):
@@ -765,17 +765,17 @@ def test_a_driver_directory_left_half_made_is_cleared_only_if_daskcls(cache, no_
     with the marker in it: ``clear`` removes that; a directory of such a name without the
     marker stays."""
     assert program.share_driver_cache() is not None
-    marker = (cache / program.DRIVER_CACHE / program._DRIVER_MARKER).read_bytes()
+    marker = (cache / program.DRIVER_CACHE / drivercache._DRIVER_MARKER).read_bytes()
     left = cache / f"{program.DRIVER_CACHE}.0123456789abcdef.tmp"
     left.mkdir(mode=0o700)
-    (left / program._DRIVER_MARKER).write_bytes(marker)
+    (left / drivercache._DRIVER_MARKER).write_bytes(marker)
     other = cache / f"{program.DRIVER_CACHE}.fedcba9876543210.tmp"
     other.mkdir(mode=0o700)
     (other / "mine").write_text("keep")
     assert program.clear_disk_cache() == 1
     assert not left.exists()
     assert (other / "mine").read_text() == "keep"
-    assert (cache / program.DRIVER_CACHE / program._DRIVER_MARKER).read_bytes() == marker
+    assert (cache / program.DRIVER_CACHE / drivercache._DRIVER_MARKER).read_bytes() == marker
 
 
 def test_cache_warm_in_several_processes(cache):

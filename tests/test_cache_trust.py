@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from procs import repo_pythonpath
 
-from daskcl.runtime import device, program
+from daskcl.runtime import device, diskcache, drivercache, program
 from daskcl.runtime.library import Library, ProgramSource
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,7 +73,7 @@ def entry_of(src: ProgramSource) -> Path:
     """The path of the cache entry of a program source on the bound device."""
     bound = device.current()
     key = program._resolve(bound, src, (), False)[2]    # the options of this device's builds
-    path = program._disk_path(key, bound)
+    path = diskcache._disk_path(key, bound)
     assert path is not None
     return path
 
@@ -99,10 +99,10 @@ VICTIM = textwrap.dedent("""
     import json, sys, warnings
     sys.path.insert(0, sys.argv[1])
     from pathlib import Path
-    from daskcl.runtime import program
+    from daskcl.runtime import drivercache, program
     from daskcl.runtime.library import Library
     from test_cache_trust import KERNEL, run_kernel
-    program._nvidia_opencl = lambda: True   # the driver's directory as on an NVIDIA machine
+    drivercache._nvidia_opencl = lambda: True   # the driver's directory as on an NVIDIA machine
     out = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -246,7 +246,7 @@ def test_group_shared_cache_by_explicit_choice(nobody, shared_tmp):
     driver = cache / program.DRIVER_CACHE
     st = driver.stat()
     assert st.st_uid == NOBODY and st.st_gid == NOGROUP and stat.S_IMODE(st.st_mode) == 0o2770
-    st = (driver / program._DRIVER_MARKER).stat()
+    st = (driver / drivercache._DRIVER_MARKER).stat()
     assert st.st_uid == NOBODY and st.st_gid == NOGROUP and stat.S_IMODE(st.st_mode) == 0o640
     res = run_victim([lib.root], shared, prefix, shared_tmp)
     assert res == {"runs": [["disk", GOOD]], "warnings": []}
@@ -479,8 +479,8 @@ import json, warnings
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     from daskcl import nmath
-    from daskcl.runtime import program
-    program._nvidia_opencl = lambda: True   # the driver's directory as on an NVIDIA machine
+    from daskcl.runtime import drivercache
+    drivercache._nvidia_opencl = lambda: True   # the driver's directory as on an NVIDIA machine
     value = float(nmath.pnorm(0.5))
 print(json.dumps({"value": value, "warnings": [[w.category.__name__, str(w.message), w.filename,
                                                 w.lineno] for w in caught]}))

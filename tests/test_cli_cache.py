@@ -14,7 +14,7 @@ from procs import repo_pythonpath, run_python
 
 from daskcl import cli, config
 from daskcl.errors import ConfigError
-from daskcl.runtime import device, program
+from daskcl.runtime import device, diskcache, program
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +74,7 @@ def test_cache_warm_on_a_full_disk_fails(cache, monkeypatch, capsys):
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(program.os, "fsync", full)
+    monkeypatch.setattr(diskcache.os, "fsync", full)
     with pytest.warns(program.CacheWarning, match="No space left on device"):
         assert cli.main(["cache", "warm", "--names", "pnorm"]) == 1
     out, err = capsys.readouterr()
@@ -88,12 +88,12 @@ def test_cache_warm_on_a_full_disk_fails(cache, monkeypatch, capsys):
 def test_a_truncated_entry_says_it_is_truncated():
     """An entry cut inside its header said "truncated: 0 of 0 bytes"."""
     record = b'{"key": "k"}'
-    blob = program._pack(b"x" * 1000, record)
-    for n in (len(program._MAGIC) + 8, len(program._MAGIC) + 4 + len(record) + 20):
+    blob = diskcache._pack(b"x" * 1000, record)
+    for n in (len(diskcache._MAGIC) + 8, len(diskcache._MAGIC) + 4 + len(record) + 20):
         with pytest.raises(ValueError, match=f"^truncated: {n} bytes, shorter than its header$"):
-            program._unpack(blob[:n], record)
+            diskcache._unpack(blob[:n], record)
     with pytest.raises(ValueError, match=r"^truncated: 900 of 1000 bytes$"):
-        program._unpack(blob[:-100], record)
+        diskcache._unpack(blob[:-100], record)
 
 
 @pytest.mark.parametrize("args", [

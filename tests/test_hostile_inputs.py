@@ -147,7 +147,7 @@ def test_cache_clear_and_info_race_builds(cache: Path) -> None:
     import types
     import warnings
 
-    from daskcl.runtime import program
+    from daskcl.runtime import diskcache, program
 
     bound = types.SimpleNamespace(info=types.SimpleNamespace(identity="race"))
     keys = [f"{k:064x}" for k in range(8)]
@@ -175,8 +175,8 @@ def test_cache_clear_and_info_race_builds(cache: Path) -> None:
             while time.monotonic() < stop:
                 for key in keys:
                     binary = key.encode() * 8
-                    with program._DiskCache.open() as disk:
-                        built, _, notes = program._cached(
+                    with diskcache._DiskCache.open() as disk:
+                        built, _, notes = diskcache._cached(
                             bound, disk, key, lambda b: b, lambda _d, b=binary: (b, b), "")
                     assert built == binary and notes == [], notes[0][1]
                     counts["built"] += 1

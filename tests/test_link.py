@@ -22,7 +22,7 @@ import pytest
 from daskcl import config, glm, nmath
 from daskcl.errors import BuildError, CacheWarning, ConfigError, DaskclWarning
 from daskcl.kernels import _counts
-from daskcl.runtime import device, link, program
+from daskcl.runtime import device, diskcache, link, program
 from daskcl.runtime.library import ProgramSource, get_library
 
 REPO = Path(__file__).resolve().parent.parent
@@ -117,7 +117,7 @@ def _objects(built: program.BuiltProgram) -> list[link.ObjectSource]:
 def _object_path(obj: link.ObjectSource) -> Path:
     bound = device.current()
     key = program._key(bound.info.identity, obj.source.text, (program._OBJECT, *obj.options))
-    path = program._disk_path(key, bound)
+    path = diskcache._disk_path(key, bound)
     assert path is not None
     return path
 
@@ -181,7 +181,7 @@ def test_damaged_object_is_rebuilt_with_a_warning(cache, damage):
     # the program is built again (not loaded) only if its own entry is gone
     key = program._key(device.current().info.identity, built.source.text,
                        (program._LINKED + "unit", *built.options))
-    path = program._disk_path(key, device.current())
+    path = diskcache._disk_path(key, device.current())
     assert path is not None and path.is_file()
     path.unlink()
     with config.set({"build.link": True}), pytest.warns(CacheWarning) as caught:
@@ -422,7 +422,7 @@ def test_link_setting(monkeypatch):
 def test_device_without_a_linker_builds_whole_with_a_warning(monkeypatch):
     bound = device.current()
     monkeypatch.setitem(program._linker, program._handle(bound.device), False)
-    monkeypatch.setattr(program, "_refused", set())
+    monkeypatch.setattr(diskcache, "_refused", set())
     with config.set({"build.link": True}), pytest.warns(DaskclWarning, match="no OpenCL linker"):
         assert program.link_mode(bound) == "assembled"
     with config.set({"build.link": "auto"}), warnings.catch_warnings():

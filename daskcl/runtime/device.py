@@ -115,7 +115,7 @@ def _type_name(cl: Any, t: int) -> str:
 
 
 #: called once, before this process first asks OpenCL for its platforms (when the drivers
-#: initialise and read their environment): see ``program.share_driver_cache``
+#: initialise and read their environment): see ``drivercache.share_driver_cache``
 before_drivers: list[Callable[[], object]] = []
 _drivers_started = False
 #: the process in which this one's OpenCL drivers started, where it was forked after that
