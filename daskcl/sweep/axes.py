@@ -266,6 +266,32 @@ def _exact_ints(vals: list[Any], where: str, kind: str) -> None:
                        "the value as a float")
 
 
+def _arange(v: Any, where: str) -> np.ndarray:
+    """``numpy.arange`` of ``[stop]``, ``[start, stop]`` or ``[start, stop, step]``, its size
+    checked before it is allocated."""
+    if not isinstance(v, list) or not 1 <= len(v) <= 3 or not all(
+            isinstance(t, (int, float)) and not isinstance(t, bool) for t in v):
+        raise _err(where, f"arange takes [stop], [start, stop] or [start, stop, step], got {v!r}")
+    _exact_ints(v, where, "arange")
+    a_start, a_stop, a_step = ([0.0, *map(float, v), 1.0] if len(v) == 1 else
+                               [*map(float, v), 1.0] if len(v) == 2 else list(map(float, v)))
+    _finite([a_start, a_stop, a_step], where, "arange")
+    if a_step == 0:
+        raise _err(where, "arange step must not be 0")
+    span = (a_stop - a_start) / a_step
+    if span <= 0:
+        raise _err(where, f"arange {v!r} is empty (stop must lie beyond start in the "
+                   "direction of step)")
+    if not span <= _MAX_AXIS:
+        raise _err(where, f"arange {v!r} has more than {_MAX_AXIS} values, the most an "
+                   "axis has (split the sweep, or use a coarser grid)")
+    values = np.arange(*v, dtype=np.float64)
+    if values.size > 1 and not np.all(np.diff(values) != 0):
+        raise _err(where, f"arange {v!r}: its values beyond 2^53 are not distinct as "
+                   "doubles (the step is below their spacing)")
+    return values
+
+
 def parse_axis(name: str, spec: Any, base: Path) -> Axis:
     """One ``[axes]`` entry as an :class:`Axis` (errors name the axis and what is wrong).
 
@@ -301,26 +327,7 @@ def parse_axis(name: str, spec: Any, base: Path) -> Axis:
                 raise _err(where, f"logspace [{start:g}, {stop:g}]: 10**{max(start, stop):g} "
                            "overflows a double")
     elif kind == "arange":
-        if not isinstance(v, list) or not 1 <= len(v) <= 3 or not all(
-                isinstance(t, (int, float)) and not isinstance(t, bool) for t in v):
-            raise _err(where, f"arange takes [stop], [start, stop] or [start, stop, step], got {v!r}")
-        _exact_ints(v, where, "arange")
-        a_start, a_stop, a_step = ([0.0, *map(float, v), 1.0] if len(v) == 1 else
-                                   [*map(float, v), 1.0] if len(v) == 2 else list(map(float, v)))
-        _finite([a_start, a_stop, a_step], where, "arange")
-        if a_step == 0:
-            raise _err(where, "arange step must not be 0")
-        span = (a_stop - a_start) / a_step
-        if span <= 0:
-            raise _err(where, f"arange {v!r} is empty (stop must lie beyond start in the "
-                       "direction of step)")
-        if not span <= _MAX_AXIS:
-            raise _err(where, f"arange {v!r} has more than {_MAX_AXIS} values, the most an "
-                       "axis has (split the sweep, or use a coarser grid)")
-        values = np.arange(*v, dtype=np.float64)
-        if values.size > 1 and not np.all(np.diff(values) != 0):
-            raise _err(where, f"arange {v!r}: its values beyond 2^53 are not distinct as "
-                       "doubles (the step is below their spacing)")
+        values = _arange(v, where)
     else:
         if not isinstance(v, str):
             raise _err(where, f"file must be a path, got {v!r}")

@@ -58,23 +58,11 @@ class GlmSpec:
 
     @classmethod
     def parse(cls, table: Any, base: Path) -> GlmSpec:
+        """The ``[glm]`` table checked, with its data read from the CSV file it names."""
         from .. import glm
 
         where = "glm"
-        if not isinstance(table, dict):
-            raise _err(where, "a glm.f2_f3 sweep needs a [glm] table (family, link, data, ...)")
-        known = {"family", "link", "data", "response", "trials", "weights", "offset",
-                 "predictors", "intercept", "dispersion", "prior_mean", "prior_precision",
-                 "envelope"}
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise _err(where, f"unknown keys {unknown}; known: {sorted(known)}")
-        for key in ("family", "link", "data", "response", "predictors"):
-            if key not in table:
-                raise _err(where, f"missing {key!r}")
-        for key in ("family", "link", "data", "response", "trials", "weights", "offset"):
-            if key in table and not isinstance(table[key], str):
-                raise _err(f"glm.{key}", f"must be a string, got {table[key]!r}")
+        _check_keys(table)
         family, link = table["family"], table["link"]
         try:
             glm.kernel_stem(family, link)
@@ -89,24 +77,7 @@ class GlmSpec:
         dispersion = _real_number(table.get("dispersion", 1.0), "glm.dispersion")
         if not dispersion > 0:
             raise _err("glm.dispersion", f"must be a positive finite number, got {dispersion!r}")
-        envelope = None
-        env = table.get("envelope")
-        if env is not None:
-            if not isinstance(env, dict):
-                raise _err("glm.envelope", "give points (per coefficient) and width (in sd)")
-            bad = sorted(set(env) - {"points", "width"})
-            if bad:
-                raise _err("glm.envelope", f"unknown keys {bad}; known: ['points', 'width'] "
-                           "(points per coefficient, width in sd)")
-            raw_points = env.get("points", 3)
-            if isinstance(raw_points, bool) or not isinstance(raw_points, int):
-                raise _err("glm.envelope", f"points must be a positive integer, got "
-                           f"{raw_points!r}")
-            points = _count(raw_points, "glm.envelope", "points")
-            width = _real_number(env.get("width", 2.0), "glm.envelope.width")
-            if not width > 0:
-                raise _err("glm.envelope", f"width must be a positive number, got {width!r}")
-            envelope = (points, width)
+        envelope = _envelope(table.get("envelope"))
         path = base / table["data"]
         wanted = [table["response"], *preds,
                   *(table[k] for k in ("trials", "weights", "offset") if k in table)]
@@ -155,6 +126,46 @@ class GlmSpec:
 
         return Posterior(self.family, self.link, self.y, self.x, self.mu, self.P,
                              self.alpha, self.wt)
+
+
+def _check_keys(table: Any) -> None:
+    """The ``[glm]`` table: known keys, those needed given, those naming columns strings."""
+    where = "glm"
+    if not isinstance(table, dict):
+        raise _err(where, "a glm.f2_f3 sweep needs a [glm] table (family, link, data, ...)")
+    known = {"family", "link", "data", "response", "trials", "weights", "offset",
+             "predictors", "intercept", "dispersion", "prior_mean", "prior_precision",
+             "envelope"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise _err(where, f"unknown keys {unknown}; known: {sorted(known)}")
+    for key in ("family", "link", "data", "response", "predictors"):
+        if key not in table:
+            raise _err(where, f"missing {key!r}")
+    for key in ("family", "link", "data", "response", "trials", "weights", "offset"):
+        if key in table and not isinstance(table[key], str):
+            raise _err(f"glm.{key}", f"must be a string, got {table[key]!r}")
+
+
+def _envelope(env: Any) -> tuple[int, float] | None:
+    """``[glm.envelope]`` as (points per coefficient, width in sd); ``None`` without one."""
+    if env is None:
+        return None
+    if not isinstance(env, dict):
+        raise _err("glm.envelope", "give points (per coefficient) and width (in sd)")
+    bad = sorted(set(env) - {"points", "width"})
+    if bad:
+        raise _err("glm.envelope", f"unknown keys {bad}; known: ['points', 'width'] "
+                   "(points per coefficient, width in sd)")
+    raw_points = env.get("points", 3)
+    if isinstance(raw_points, bool) or not isinstance(raw_points, int):
+        raise _err("glm.envelope", f"points must be a positive integer, got "
+                   f"{raw_points!r}")
+    points = _count(raw_points, "glm.envelope", "points")
+    width = _real_number(env.get("width", 2.0), "glm.envelope.width")
+    if not width > 0:
+        raise _err("glm.envelope", f"width must be a positive number, got {width!r}")
+    return points, width
 
 
 #: the families whose response is a proportion (binomial), a count (poisson) or positive (Gamma)

@@ -346,19 +346,7 @@ class Sweep:
         function = str(top.get("function", ""))
         description = str(top.get("description", ""))
         compressor = parse_compressor(top.get("compressor", DEFAULT_COMPRESSOR))
-        args = tables.get("args", {})
-        if not isinstance(args, dict):
-            raise _err("args", "give a table of name = value")
-        for k, v in args.items():
-            if not isinstance(v, (bool, int, float, str)):
-                raise _err(f"args.{k}", f"must be a number, a bool or a string, got {v!r}")
-            if isinstance(v, float) and not math.isfinite(v):
-                # every value of the sweep would be NaN, or the function's at +-inf: an axis
-                # takes +-inf (R's functions take it), an argument a finite number
-                raise _err(f"args.{k}", f"must be a finite number, got {v!r}" + (
-                    "" if math.isnan(v) else f" (to evaluate at {v!r}, give it as an axis: "
-                    f"{k} = {{ values = [{v!r}] }})"))
-        args = dict(args)
+        args = _args(tables.get("args", {}))
         axes_spec = tables.get("axes", {})
         if not isinstance(axes_spec, dict):
             raise _err("axes", "give a table of name = { values | linspace | ... }")
@@ -665,6 +653,22 @@ def parse_compressor(value: Any) -> str:
     if not re.fullmatch(r"[0-9]{1,2}", level) or not low <= int(level) <= high:
         raise _err("sweep.compressor", f"{name} levels are {low} to {high}, got {value!r}")
     return f"{name}:{int(level)}"
+
+
+def _args(args: Any) -> dict[str, Any]:
+    """``[args]`` checked: numbers (finite), flags and strings, by name."""
+    if not isinstance(args, dict):
+        raise _err("args", "give a table of name = value")
+    for k, v in args.items():
+        if not isinstance(v, (bool, int, float, str)):
+            raise _err(f"args.{k}", f"must be a number, a bool or a string, got {v!r}")
+        if isinstance(v, float) and not math.isfinite(v):
+            # every value of the sweep would be NaN, or the function's at +-inf: an axis
+            # takes +-inf (R's functions take it), an argument a finite number
+            raise _err(f"args.{k}", f"must be a finite number, got {v!r}" + (
+                "" if math.isnan(v) else f" (to evaluate at {v!r}, give it as an axis: "
+                f"{k} = {{ values = [{v!r}] }})"))
+    return dict(args)
 
 
 def _chunks(chunks: Any, names: list[str], shape: tuple[int, ...], glm: bool
