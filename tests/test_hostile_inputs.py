@@ -250,7 +250,7 @@ def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
     import numpy as np
 
     from daskcl.sweep import SweepError
-    from daskcl.sweep.spec import _MAX_AXIS, parse_axis
+    from daskcl.sweep.axes import _MAX_AXIS, parse_axis
 
     n = _MAX_AXIS + 5
     path = tmp_path / f"big.{kind}"

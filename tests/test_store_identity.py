@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daskcl.sweep import Sweep, SweepError, open_result, run, runner, spec, verify
+from daskcl.sweep import Sweep, SweepError, functions, open_result, run, runner, verify
 
 _FUNC = """\
 import helper_{tag}
@@ -71,7 +71,7 @@ def test_resume_refuses_after_an_imported_module_or_a_read_file_changed(
         changed = data
     for name in [m for m in sys.modules if m.startswith("helper_")]:
         del sys.modules[name]    # a new process would import the edited module
-    monkeypatch.setattr(spec, "_SOURCE_MODULES", {})
+    monkeypatch.setattr(functions, "_SOURCE_MODULES", {})
     s2 = Sweep.from_dict(s.spec, tmp_path)
     with pytest.raises(SweepError, match=re.escape(
             f"files that f.py:g read for the finished chunks differ now: {changed} changed; "

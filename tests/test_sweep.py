@@ -547,17 +547,29 @@ def test_the_spec_imports_nothing_of_the_store_or_the_run() -> None:
 
     from daskcl.sweep import spec as spec_module
 
-    tree = ast.parse(Path(spec_module.__file__).read_text())
-    relative = [(n.module or "") + ":" + ",".join(a.name for a in n.names)
-                for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1]
-    # inputs records what a Python function's file reads as it loads; it imports nothing of
-    # the sweep package itself
-    assert relative == [":inputs"], relative
-    inputs_tree = ast.parse((Path(spec_module.__file__).parent / "inputs.py").read_text())
+    here = Path(spec_module.__file__).parent
+    # the spec and the modules it is made of: its axes and file readers, its function, its GLM,
+    # and the evaluation of a chunk
+    spec_modules = {"spec", "axes", "functions", "glmspec", "evaluate"}
+    for name in sorted(spec_modules):
+        tree = ast.parse((here / f"{name}.py").read_text())
+        relative = {n.module or "" for n in ast.walk(tree)
+                    if isinstance(n, ast.ImportFrom) and n.level == 1}
+        named = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                 and n.level == 1 and not n.module for a in n.names}
+        # inputs records what a Python function's file reads as it loads; it imports nothing
+        # of the sweep package itself
+        assert relative - {""} <= spec_modules and named <= {"inputs"}, (name, relative, named)
+        absolute = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and n.module and n.module.startswith("daskcl.sweep")]
+        absolute += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+                     for a in n.names if a.name.startswith("daskcl.sweep")]
+        assert absolute == [], name
+    assert {"axes", "functions", "glmspec"} <= {
+        n.module for n in ast.walk(ast.parse((here / "spec.py").read_text()))
+        if isinstance(n, ast.ImportFrom) and n.level == 1}
+    inputs_tree = ast.parse((here / "inputs.py").read_text())
     assert not [n for n in ast.walk(inputs_tree) if isinstance(n, ast.ImportFrom) and n.level]
-    absolute = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and n.module and n.module.startswith("daskcl.sweep")]
-    assert absolute == []
 
 
 def test_the_glm_program_comes_from_the_library_named(tmp_path: Path) -> None:

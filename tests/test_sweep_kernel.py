@@ -13,8 +13,8 @@ import zarr
 
 from daskcl import nmath
 from daskcl.errors import SweepError
-from daskcl.sweep import Sweep, open_result, run
-from daskcl.sweep.spec import _Func
+from daskcl.sweep import Sweep, open_result, run, runner
+from daskcl.sweep.functions import _Func
 
 SPEC = {
     "sweep": {"name": "tails", "chunks": {"q": 7, "df": 2}},
@@ -35,7 +35,7 @@ def test_a_kernel_sweep_writes_each_output_and_resumes(tmp_path: Path, monkeypat
     out = tmp_path / "t.zarr"
     # an interrupted sweep: three chunks, then a failure
     done = []
-    real = Sweep.evaluate
+    real = runner.evaluate_chunk
 
     def failing(self, index):
         if len(done) == 3:
@@ -43,10 +43,10 @@ def test_a_kernel_sweep_writes_each_output_and_resumes(tmp_path: Path, monkeypat
         done.append(index)
         return real(self, index)
 
-    monkeypatch.setattr(Sweep, "evaluate", failing)
+    monkeypatch.setattr(runner, "evaluate_chunk", failing)
     with pytest.raises(KeyboardInterrupt):
         run(s, out, client="sync")
-    monkeypatch.setattr(Sweep, "evaluate", real)
+    monkeypatch.setattr(runner, "evaluate_chunk", real)
     res = run(s, out, client="sync", resume=True)
     assert res.computed == 5 and res.skipped == 3
     g = open_result(out)
@@ -145,7 +145,7 @@ def test_a_ctrl_c_lost_in_a_finalizer_still_stops_the_run(tmp_path: Path, monkey
     s = Sweep.from_dict(SPEC, tmp_path)
     out = tmp_path / "t.zarr"
     done = []
-    real = Sweep.evaluate
+    real = runner.evaluate_chunk
 
     class CtrlCWhileFinalized:
         def __del__(self) -> None:
@@ -158,7 +158,7 @@ def test_a_ctrl_c_lost_in_a_finalizer_still_stops_the_run(tmp_path: Path, monkey
             del obj
         return real(self, index)
 
-    monkeypatch.setattr(Sweep, "evaluate", evaluate)
+    monkeypatch.setattr(runner, "evaluate_chunk", evaluate)
     # Python's own handler, as in a fresh process (an earlier test of this process may have
     # left another: the run leaves a handler that is not Python's alone)
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -169,7 +169,7 @@ def test_a_ctrl_c_lost_in_a_finalizer_still_stops_the_run(tmp_path: Path, monkey
     finally:
         signal.signal(signal.SIGINT, before)
     assert len(done) < s.n_chunks
-    monkeypatch.setattr(Sweep, "evaluate", real)
+    monkeypatch.setattr(runner, "evaluate_chunk", real)
     res = run(s, out, client="sync", resume=True)
     assert res.skipped >= 1 and res.computed + res.skipped == s.n_chunks
 

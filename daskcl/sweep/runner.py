@@ -43,6 +43,7 @@ import numpy as np
 
 from ..errors import collect_r_warnings
 from . import inputs
+from .evaluate import evaluate_chunk
 from .lease import Lease, acquire
 from .spec import Sweep, SweepError, current_settings, listing
 from .store import (
@@ -233,7 +234,7 @@ def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray
         inputs.recording() if python else contextlib.nullcontext(set()))
     with _EVAL_LOCK, collect_r_warnings() as caught, recording as seen:
         t0 = time.perf_counter()
-        results = sweep.evaluate(index)
+        results = evaluate_chunk(sweep, index)
         t1 = time.perf_counter()
     read: dict[str, str] = {}
     if python:
