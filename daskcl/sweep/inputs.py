@@ -24,6 +24,7 @@ import stat
 import sys
 import sysconfig
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -37,8 +38,10 @@ _HOOKED = threading.Lock()
 _hooked: list[bool] = []
 #: (path, device, inode, size, mtime) -> SHA-256 of the content
 _HASHES: dict[tuple[str, int, int, int, int], str] = {}
-#: (store, set hash) already written by this process
-_SAVED: set[tuple[str, str]] = set()
+#: the sets written through each open group (a run's: a store made anew has its own), and the
+#: lock of writing one
+_SAVED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+_SAVING = threading.Lock()
 
 
 @functools.cache
@@ -128,18 +131,44 @@ def digest(path: str) -> str | None:
     return _HASHES[key]
 
 
-def save(group: Any, url: str, files: Mapping[str, str]) -> None:
+def save(group: Any, files: Mapping[str, str]) -> None:
     """Record ``files`` (path -> SHA-256) in the store, as the group ``_daskcl/inputs/<hash>``
-    (written once per process and set; writers of the same set write the same bytes)."""
+    (written once per open group and set; another writer of the same set writes the same
+    group, so one found there already is the same)."""
     if not files:
         return
+    from zarr.errors import ContainsArrayError, ContainsGroupError
+
     text = json.dumps(dict(sorted(files.items())))
     name = hashlib.sha256(text.encode()).hexdigest()[:16]
-    if (url, name) in _SAVED:
-        return
-    group.create_group(f"{GROUP}/{name}", attributes={"daskcl_inputs": dict(files)},
-                       overwrite=True)
-    _SAVED.add((url, name))
+    with _SAVING:
+        try:
+            done = _SAVED.setdefault(group, set())
+        except TypeError:       # a group without weak references: written every time
+            done = set()
+        if name in done:
+            return
+        path, attrs = f"{GROUP}/{name}", {"daskcl_inputs": dict(files)}
+        try:
+            group.create_group(path, attributes=attrs)
+        except (ContainsGroupError, ContainsArrayError, FileNotFoundError):
+            # written before (by an earlier run, or meanwhile by another process's writer,
+            # which zarr renames into place): kept where it says the same, else written again
+            if _read_set(group, path) != attrs["daskcl_inputs"]:
+                group.create_group(path, attributes=attrs, overwrite=True)
+        done.add(name)
+
+
+def _read_set(group: Any, path: str) -> Any:
+    """The set recorded at ``path`` of the store of ``group`` (its metadata as it is now, not
+    the consolidated copy), ``None`` where it cannot be read."""
+    import zarr
+
+    try:
+        node = zarr.open_group(group.store, path=path, mode="r", use_consolidated=False)
+        return node.attrs.get("daskcl_inputs")
+    except Exception:     # missing or damaged: not the same
+        return None
 
 
 def saved(url: str, options: dict[str, Any] | None) -> dict[str, str]:

@@ -255,7 +255,7 @@ def _write(group: Any, sweep: Sweep, index: tuple[int, ...], results: dict[str, 
     result."""
     t0 = time.perf_counter()
     try:
-        inputs.save(group, url, report.pop("inputs", {}))
+        inputs.save(group, report.pop("inputs", {}))
         write_chunk(group, sweep, index, results)
     except OSError as exc:
         if exc.errno in DISK_FULL:  # the client says so in one line; no retry helps
