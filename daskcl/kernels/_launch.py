@@ -158,9 +158,9 @@ _cache_lock = threading.Lock()
 
 def _cache(k: ElementwiseKernel, bound: _device.BoundDevice) -> _Cache:
     """``k``'s prepared launches, started again where the configuration, the device or a unit
-    tree of its library changed."""
+    tree of its library changed, or the programs in memory were forgotten."""
     c: _Cache | None = k.__dict__.get("_prepared")
-    stamp = config.stamp()
+    stamp = (config.stamp(), _program.memory_generation())
     if c is None or c.stamp != stamp or c.bound is not bound or (
             c.lib is not None and k.library is not c.lib):
         c = k.__dict__["_prepared"] = _Cache(k, stamp, bound)

@@ -78,12 +78,14 @@ __all__ = [
     "in_memory",
     "link_mode",
     "long_lived",
+    "memory_generation",
     "noinline_mode",
     "set_args",
     "share_driver_cache",
     "stats",
     "wait_background",
 ]
+
 
 @dataclass
 class BuiltProgram:
@@ -253,9 +255,20 @@ def link_mode(bound: _device.BoundDevice) -> str:
     return "unit" if wins else "assembled"
 
 
+#: how many times the memory cache was cleared (prepared launches hold programs: they start
+#: again when it changes)
+_generation = [0]
+
+
+def memory_generation() -> int:
+    """A number that changes each time :func:`clear_memory_cache` forgets the programs."""
+    return _generation[0]
+
+
 def clear_memory_cache() -> None:
     """Forget the programs and objects built in this process (the disk cache is kept), and
     the background builds that have ended (:func:`build_later` may start them again)."""
+    _generation[0] += 1
     _memory.clear()
     _objects.clear()
     with _locks_guard:
