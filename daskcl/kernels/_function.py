@@ -8,6 +8,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ConfigError, DeviceError, LibraryError
 from . import _docs, _launch
 from ._elementwise import ElementwiseDef, ElementwiseKernel, called_as, flag_value, table_calls
 from ._kernel import Kernel, misspelt
@@ -90,7 +91,11 @@ class NmathFunction(ElementwiseKernel):
                     flags = given_flags = list(flags)
                     for k, v in kwargs.items():
                         given_flags[self._flag_names[k]] = int(flag_value(fn.name, k, v))
-                out = _launch.fast(self, vals, flags)
+                try:
+                    out = _launch.fast(self, vals, flags)
+                except (ConfigError, DeviceError, LibraryError) as exc:
+                    # as compute raises them: at the call, with their message only
+                    raise exc.with_traceback(None) from None
                 if out is not _launch.NO:
                     return out[0]
                 return self.apply(vals, flags)
