@@ -132,6 +132,7 @@ class _Files:
                 finally:
                     os.close(fd)
             else:
+                self.fs.invalidate_cache(self.path(_FILE))   # another run's write, not cached
                 data = self.fs.cat_file(self.path(_FILE))
             meta = json.loads(data)
         except Exception:   # missing, unreadable or not JSON: no lease

@@ -332,7 +332,12 @@ def _unlist_lease(url: str, options: dict[str, Any] | None) -> None:
 
         fs, root = fsspec.core.url_to_fs(url, **(options or {}))
         path = posixpath.join(str(root), "zarr.json")
-        meta = json.loads(fs.cat_file(path))
+        try:
+            fs.invalidate_cache(path)     # zarr wrote it through another handle
+            meta = json.loads(fs.cat_file(path))
+        except Exception:    # not readable now: the lease stays listed (harmless), not fatal
+            _log.info("daskcl: %s cannot be read to unlist the lease", path, exc_info=True)
+            return
     listed = (meta.get("consolidated_metadata") or {}).get("metadata") if isinstance(
         meta, dict) else None
     if not isinstance(listed, dict) or _lease.LEASE not in listed:
