@@ -12,6 +12,7 @@ metadata stays true while a sweep runs.
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import itertools
 import logging
@@ -27,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import SweepError
+
 if TYPE_CHECKING:
     from .spec import Sweep
 
@@ -36,6 +39,7 @@ __all__ = [
     "CHECKSUM",
     "CRC32",
     "CRC32C",
+    "DISK_FULL",
     "DONE",
     "OLD_CHECKSUM",
     "OLD_DONE",
@@ -50,6 +54,7 @@ __all__ = [
     "new_algorithm",
     "read_done",
     "write_chunk",
+    "write_error",
 ]
 
 #: what reading a store raises where a chunk, mark or attribute cannot be read: the file system
@@ -59,6 +64,9 @@ __all__ = [
 STORE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, LookupError, RuntimeError)
 
 _log = logging.getLogger("daskcl.sweep")
+
+#: the errno values of a full disk or quota
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 #: the sub-group of the bookkeeping arrays, and their paths in it
 BOOK = "_daskcl"
@@ -360,3 +368,10 @@ def _pieces(target: Any, sl: tuple[slice, ...], shape: tuple[int, ...]
 
 def _put(target: Any, where: tuple[slice, ...], values: np.ndarray) -> None:
     target[where] = values
+
+
+def write_error(url: str, exc: BaseException) -> SweepError:
+    """The one-line error of a store that cannot be written (a full disk said as such)."""
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+        return SweepError(f"disk full writing {url}; free space and run again with --resume")
+    return SweepError(f"cannot write the store {url}: {exc}; choose a writable --out")

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import SweepError
+from .chunks import write_error
 
 __all__ = ["LEASE", "RENEW_S", "STALE_S", "Lease", "acquire", "is_lease_file",
            "pid_alive", "process_start", "refuse_live"]
@@ -266,8 +267,6 @@ def acquire(url: str, options: dict[str, Any] | None) -> Lease:
             except FileExistsError:
                 continue
             except OSError as exc:
-                from .store import write_error
-
                 raise write_error(url, exc) from exc
             if d != files.path(LEASE):
                 made.append(d)

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import errno
 import hashlib
 import json
 import logging
@@ -79,6 +78,7 @@ from .chunks import CHECKSUM as _CHECKSUM
 from .chunks import (
     CRC32,
     CRC32C,
+    DISK_FULL,
     STORE_READ_ERRORS,
     algorithm,
     checksum,
@@ -89,6 +89,7 @@ from .chunks import (
     new_algorithm,
     read_done,
     write_chunk,
+    write_error,
 )
 from .chunks import DONE as _DONE
 from .chunks import OLD_CHECKSUM as _OLD_CHECKSUM
@@ -141,8 +142,6 @@ FORMAT = "daskcl-sweep/3"
 #: (also bookkeeping at the top of the store and a nested attribute)
 _FORMATS = ("daskcl-sweep/1", "daskcl-sweep/2", FORMAT)
 _NESTED_FORMAT = "daskcl-sweep/1"
-#: the errno values of a full disk or quota
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def local_url(url: str) -> str:
@@ -714,13 +713,6 @@ def _create(sweep: Sweep, url: str, options: dict[str, Any] | None) -> Any:
             from exc
     except Exception as exc:
         raise write_error(url, exc) from exc
-
-
-def write_error(url: str, exc: BaseException) -> SweepError:
-    """The one-line error of a store that cannot be written (a full disk said as such)."""
-    if isinstance(exc, OSError) and exc.errno in DISK_FULL:
-        return SweepError(f"disk full writing {url}; free space and run again with --resume")
-    return SweepError(f"cannot write the store {url}: {exc}; choose a writable --out")
 
 
 def _only_lease(url: str, options: dict[str, Any] | None, entries: list[str]) -> bool:
