@@ -49,6 +49,17 @@ def _stop_after(monkeypatch: Any, n: int) -> None:
     monkeypatch.setattr(runner, "write_chunk", write)
 
 
+def _stopped_half_way(s: Sweep, tmp_path: Path, monkeypatch: Any) -> None:
+    """Run ``s`` into ``tmp_path / "o.zarr"`` until two chunks are written (its modules
+    importable from ``tmp_path`` then and after)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _stop_after(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        run(s, tmp_path / "o.zarr", client="sync")
+    monkeypatch.undo()
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
 @pytest.mark.parametrize("what", ["module", "data"])
 def test_resume_refuses_after_an_imported_module_or_a_read_file_changed(
         tmp_path: Path, monkeypatch: Any, what: str) -> None:
@@ -57,12 +68,7 @@ def test_resume_refuses_after_an_imported_module_or_a_read_file_changed(
     import sys
 
     s, helper, data = _python_sweep(tmp_path, f"{what}_{id(tmp_path)}")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    _stop_after(monkeypatch, 2)
-    with pytest.raises(KeyboardInterrupt):
-        run(s, tmp_path / "o.zarr", client="sync")
-    monkeypatch.undo()
-    monkeypatch.syspath_prepend(str(tmp_path))
+    _stopped_half_way(s, tmp_path, monkeypatch)
     if what == "module":
         helper.write_text("def offset(x):\n    return (x + 1.0) * 1000.0\n")
         changed = helper
@@ -86,12 +92,7 @@ def test_resume_refuses_after_an_imported_module_or_a_read_file_changed(
 
 def test_resume_after_the_same_inputs_goes_on(tmp_path: Path, monkeypatch: Any) -> None:
     s, _, _ = _python_sweep(tmp_path, f"same_{id(tmp_path)}")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    _stop_after(monkeypatch, 2)
-    with pytest.raises(KeyboardInterrupt):
-        run(s, tmp_path / "o.zarr", client="sync")
-    monkeypatch.undo()
-    monkeypatch.syspath_prepend(str(tmp_path))
+    _stopped_half_way(s, tmp_path, monkeypatch)
     res = run(Sweep.from_dict(s.spec, tmp_path), tmp_path / "o.zarr", client="sync",
               resume=True)
     assert 0 < res.computed < 4 and res.computed + res.skipped == 4

@@ -66,9 +66,6 @@ __all__ = [
     "split_roots",
 ]
 
-#: the stem suffix of a unit's ``accuracy = "best"`` variant (cl/README.md)
-_BEST = "_best"
-
 _StrPath: TypeAlias = "str | os.PathLike[str]"
 
 INDEX_NAME = "kernel_dependency_index.tsv"
@@ -615,28 +612,10 @@ class Library:
                 )
             want.add(stem)
             want.update(index[stem])
-        if any(s.endswith(_BEST) for s in want) and config.get("accuracy") != "best":
-            want = self._without_best(want, named={self.stem_of(n) for n in names})
         return [
             s for s in index
             if s in self.units and (self.units[s].layer == "shims" or s in want)
         ]
-
-    def _without_best(self, want: set[str], named: set[str | None]) -> set[str]:
-        """``want`` without the ``*_best`` units that only the default mode's units reach
-        (they call them under ``#ifdef DASKCL_ACCURACY_BEST``, so their text is dead there),
-        nor what only those units need: a program of the default mode does not compile them.
-        A unit named by the kernel itself stays."""
-        keep: set[str] = set()
-        todo = [s for s in want if s in named]
-        while todo:
-            s = todo.pop()
-            if s in keep or s not in self.units:
-                continue
-            keep.add(s)
-            todo += [d for d in self.units[s].depends
-                     if d in want and (d in named or not d.endswith(_BEST))]
-        return keep
 
     def find_names(self, text: str) -> tuple[str, ...]:
         """The names of this library that a piece of OpenCL C uses, in order of first use.
