@@ -134,13 +134,21 @@ def test_ctrl_c_stops_a_long_call_between_launches():
     SIGINT one second in stops it within a launch, not at the end of the call.  The bound is
     3 s, or three rounds of launches where a round takes longer (a machine under load: the
     call is at least ten rounds, so stopping only at its end still fails)."""
-    proc = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD], stdout=subprocess.PIPE,
+    line, out, err, waited = _interrupt_a_second_in(CTRL_C_CHILD)
+    once = float(line[1])
+    assert out.startswith("interrupted"), (out, err[-2000:])
+    assert waited < max(3.0, 3 * once), (waited, once)
+
+
+def _interrupt_a_second_in(child: str) -> tuple[list[str], str, str, float]:
+    """Run ``child``, send it SIGINT one second after it prints its "ready" line; its ready
+    line, what it printed after, its stderr and the seconds it took to end after the signal."""
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().split()
-        assert line[:1] == ["ready"], line
-        once = float(line[1])
+        assert line[:1] == ["ready"], (line, proc.stderr.read() if proc.stderr else "")
         time.sleep(1.0)
         sent = time.perf_counter()
         proc.send_signal(signal.SIGINT)
@@ -150,8 +158,7 @@ def test_ctrl_c_stops_a_long_call_between_launches():
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert out.startswith("interrupted"), (out, err[-2000:])
-    assert waited < max(3.0, 3 * once), (waited, once)
+    return line, out, err, waited
 
 
 SLOW_CHILD = textwrap.dedent("""
@@ -176,21 +183,7 @@ def test_ctrl_c_stops_a_slow_function_within_a_second_or_two():
     call of minutes stops it within about a second (3 s allowed on a loaded machine)."""
     if drandom._device.current().info.type != "CPU":
         pytest.skip("launches sized by their measured cost on CPU devices")
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_CHILD], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().split()
-        assert line[:1] == ["ready"], (line, proc.stderr.read() if proc.stderr else "")
-        time.sleep(1.0)
-        sent = time.perf_counter()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-        waited = time.perf_counter() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    _, out, err, waited = _interrupt_a_second_in(SLOW_CHILD)
     assert out.startswith("interrupted"), (out, err[-2000:])
     assert waited < 3.0, waited
 
