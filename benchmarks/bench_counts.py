@@ -38,7 +38,7 @@ WILCOX_DEFAULT = ["10x10", "50x50", "100x100", "150x150", "200x200", "5x2000"]
 
 
 def rmath() -> ctypes.CDLL:
-    from tests.rmath_oracle import library
+    from tests.support.rmath_oracle import library
 
     lib = library()
     d, i = ctypes.c_double, ctypes.c_int

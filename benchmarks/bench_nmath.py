@@ -28,7 +28,7 @@ elements; every rate is per element.  Without it every function runs at ``--n`` 
 Agreement: on the elements of the scipy timing (``scipy_n``; the first 2048 where scipy has no
 peer), daskcl and each peer must agree to |a - b| <= 1e-6 max(|a|, |b|) (plus an absolute
 floor for the oscillating Bessel J and Y).  The count of elements that do not is reported per
-peer, with the worst in the JSON's "mismatches"; where libRmath loads (tests/rmath_oracle.py),
+peer, with the worst in the JSON's "mismatches"; where libRmath loads (tests/support/rmath_oracle.py),
 ``mismatches_<peer>_daskcl_is_R`` counts those where daskcl gives R's own value.
 
 Run:  python benchmarks/bench_nmath.py [--cases default|issue3|issue4|all] [--n 4194304]
@@ -502,7 +502,7 @@ def agreement(got: np.ndarray, ref: np.ndarray, atol: float) -> tuple[float, np.
 
 
 def r_values(name: str, args: tuple[Any, ...]) -> np.ndarray | None:
-    """R's own values (libRmath through tests/rmath_oracle.py), or None where it is missing."""
+    """R's own values (libRmath through tests/support/rmath_oracle.py), or None where it is missing."""
     from daskcl import nmath
 
     fn = getattr(nmath, name).fn
@@ -511,7 +511,7 @@ def r_values(name: str, args: tuple[Any, ...]) -> np.ndarray | None:
     sym = {"dnorm": "dnorm4", "pnorm": "pnorm5", "qnorm": "qnorm5"}.get(name, name)
     try:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-        from rmath_oracle import r_eval
+        from support.rmath_oracle import r_eval
 
         return r_eval(sym, full, flags)
     except Exception:   # no libRmath here, or no signature for the symbol

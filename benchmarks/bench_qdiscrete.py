@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from daskcl import nmath
-    from tests.rmath_oracle import library
+    from tests.support.rmath_oracle import library
 
     lib = library()
     lib.qnbinom_mu.restype = ctypes.c_double

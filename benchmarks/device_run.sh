@@ -39,22 +39,22 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     # what needs a package the device image lacks (test extras) or the network (a wheel build
     # fetches hatchling) is left out, so that failures.log holds the run's own failures
     skip=()
-    python3 -c "import numpydoc" 2>/dev/null || skip+=(--ignore=tests/test_docs.py)
-    python3 -c "import dask_kubernetes" 2>/dev/null || skip+=(--ignore=tests/test_deploy_kubernetes.py)
-    python3 -c "import dask_jobqueue" 2>/dev/null || skip+=(--ignore=tests/test_deploy_slurm.py
-        --deselect=tests/test_cli.py::test_slurm_is_a_subcommand)
+    python3 -c "import numpydoc" 2>/dev/null || skip+=(--ignore=tests/nmath/test_docs.py)
+    python3 -c "import dask_kubernetes" 2>/dev/null || skip+=(--ignore=tests/deploy/test_deploy_kubernetes.py)
+    python3 -c "import dask_jobqueue" 2>/dev/null || skip+=(--ignore=tests/deploy/test_deploy_slurm.py
+        --deselect=tests/sweep/test_cli.py::test_slurm_is_a_subcommand)
     python3 -c "import urllib.request as u; u.urlopen('https://pypi.org/simple/hatchling/', timeout=5)" \
         2>/dev/null || skip+=(
-        --deselect=tests/test_packaging.py::test_wheel_contains_the_kernel_library
-        --deselect=tests/test_deploy_container.py::test_dockerfile_steps_install_daskcl_and_register_the_nvidia_icd)
+        --deselect=tests/project/test_packaging.py::test_wheel_contains_the_kernel_library
+        --deselect=tests/deploy/test_deploy_container.py::test_dockerfile_steps_install_daskcl_and_register_the_nvidia_icd)
     [ ${#skip[@]} -eq 0 ] || echo "left out (missing here): ${skip[*]}"
-    # failures are written as they happen, and every finished test's id (tests/failure_log.py):
+    # failures are written as they happen, and every finished test's id (tests/support/failure_log.py):
     # a run cut by the call's time limit still names them, and a second run given the first's
     # done.log as DASKCL_SKIP_DONE runs what it left
     : > "$OUT/failures.log"; : > "$OUT/done.log"
     DASKCL_FAILURE_LOG="$OUT/failures.log" DASKCL_DONE_LOG="$OUT/done.log" \
         PYTHONPATH="$PWD/tests:$PYTHONPATH" \
-        timeout "${DASKCL_TESTS_LIMIT:-480}" python3 -m pytest -q -p no:cacheprovider -p failure_log \
+        timeout "${DASKCL_TESTS_LIMIT:-480}" python3 -m pytest -q -p no:cacheprovider -p support.failure_log \
         -p xdist -n "$jobs" -p timeout --timeout "${DASKCL_TEST_TIMEOUT:-300}" -rfE --tb=short "${skip[@]}" "$@" \
         > "$OUT/pytest.log" 2>&1
     rc=$?

@@ -11,5 +11,6 @@ python3 -m daskcl devices | tee -a "$OUT/gpu.txt"
 timeout 300 python3 benchmarks/bench_sweep.py --size gpu --gpus "$gpus" --tmp /tmp/bench-sweep \
     --out "$OUT/sweep-gpu.json" 2>&1 | tail -12
 timeout 240 python3 -m pytest -p no:cacheprovider -p xdist -n 6 -p timeout --timeout 200 -v --tb=short -rf \
-    tests/test_sweep.py tests/test_distributed.py tests/test_workflows.py tests/test_dask_arrays.py \
+    tests/sweep/test_sweep.py tests/distributed/test_distributed.py tests/sweep/test_workflows.py \
+    tests/kernels/test_dask_arrays.py \
     > "$OUT/pytest-sweep.log" 2>&1; grep -E "FAILED|ERROR|passed|failed" "$OUT/pytest-sweep.log" | tail -15

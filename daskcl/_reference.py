@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The function table of the reference documentation, generated from the rows and the public
-functions (``docs/_ext`` writes it when the pages build; ``tests/test_docs.py`` checks it)."""
+functions (``docs/_ext`` writes it when the pages build; ``tests/nmath/test_docs.py`` checks it)."""
 
 from __future__ import annotations
 

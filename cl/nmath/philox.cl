@@ -5,7 +5,7 @@
 // @source: J. K. Salmon, M. A. Moraes, R. O. Dror & D. E. Shaw (2011), "Parallel random numbers:
 //          as easy as 1, 2, 3", Proc. SC'11, ACM (the Philox-4x32 bijection, 10 rounds); checked
 //          against the known-answer vectors of the Random123 distribution
-//          (tests/test_random_philox.py).
+//          (tests/nmath/test_random_philox.py).
 //
 // The counter-based generator behind every r-function of daskcl.
 //

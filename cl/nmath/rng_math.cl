@@ -10,8 +10,8 @@
 // requires to be correctly rounded in double precision (+, -, *, /, sqrt, conversions, exact
 // bit manipulation), so that every device computes the same bits: the built-in log, exp and
 // tan may differ by an ulp between devices (OpenCL allows several), which would make variates
-// differ between PoCL and a GPU.  Accuracy is about 1 ulp (tests/test_random_math.py measures
-// it against NumPy).  These need the default FP_CONTRACT OFF (OPENCL.cl); with
+// differ between PoCL and a GPU.  Accuracy is about 1 ulp (tests/nmath/test_random_math.py
+// measures it against NumPy).  These need the default FP_CONTRACT OFF (OPENCL.cl); with
 // DASKCL_FP_CONTRACT a device may fuse a*b+c and results agree only to rounding.
 //
 //   rng_log(x)     log x: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log m = log(1 + f), f = m - 1

@@ -3,7 +3,7 @@
 
 Each row (:class:`~daskcl.kernels._table.Fn` and :class:`~daskcl.kernels._table.RFn`) holds its
 own facts: R's call (R's names and defaults, R 4.2), the examples whose printed values are R's
-(checked against libRmath and R by ``tests/test_docs.py``; the documentation's doctest run checks
+(checked against libRmath and R by ``tests/nmath/test_docs.py``; the documentation's doctest run checks
 that daskcl prints them), the meaning of a special function's parameters and where R's call
 differs from it alone.  This module holds what families of rows share: the meaning of a
 distribution's parameters, where R's positional order or meaning differs from Rmath.h's (which

@@ -107,7 +107,7 @@ class Fn:
         Where R's call differs from this function's in name, order or meaning, where no rule of
         a family in :mod:`daskcl.kernels._docs` says so (``gammafn`` is R's ``gamma``).
     examples
-        The docstring's examples, with R's values (``tests/test_docs.py`` checks them against
+        The docstring's examples, with R's values (``tests/nmath/test_docs.py`` checks them against
         libRmath and R).
     meanings
         What each argument means, for a special function (``kind="s"``); a distribution's

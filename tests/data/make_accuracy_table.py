@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Write the comparison table of docs/accuracy.rst from ``best_references.csv``: per function
 and region, the worst relative error and the share of rows within the function's tolerance
-(``tests/test_accuracy_best.py``) for daskcl's ``best``, daskcl's default ``r``, R's libRmath
-(``tests/rmath_oracle.py``) and scipy.stats, on the same rows.
+(``tests/nmath/test_accuracy_best.py``) for daskcl's ``best``, daskcl's default ``r``, R's
+libRmath (``tests/support/rmath_oracle.py``) and scipy.stats, on the same rows.
 
 Run from the repository root, on the device daskcl binds (PoCL in CI)::
 
@@ -24,10 +24,10 @@ import scipy.special
 import scipy.stats
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "nmath")]
 
 import test_accuracy_best as t  # noqa: E402
-from rmath_oracle import r_eval  # noqa: E402
+from support.rmath_oracle import r_eval  # noqa: E402
 
 import daskcl.config  # noqa: E402
 

@@ -2,7 +2,8 @@
 """Write ``best_references.csv``: high-precision values of the functions that
 ``accuracy = "best"`` computes by other algorithms than R's, over grids that reach their tails.
 
-Run from the repository root (mpmath; libRmath through ``tests/rmath_oracle.py`` for the flag)::
+Run from the repository root (mpmath; libRmath through ``tests/support/rmath_oracle.py`` for
+the flag)::
 
     python3 tests/data/make_best_references.py          # 2 to 5 minutes on one core
 
@@ -48,7 +49,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from rmath_oracle import r_eval  # noqa: E402
+from support.rmath_oracle import r_eval  # noqa: E402
 
 #: relative tolerance by function (the test's)
 TOLERANCE = {"pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,

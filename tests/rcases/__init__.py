@@ -3,8 +3,8 @@
 
 One module per group of functions, each defining ``CASES``, a list of :class:`RCase`.
 :func:`all_cases` collects every module of this package, so adding a group is adding a module.
-``tests/test_rmath_agreement.py`` evaluates each case under every combination of R's flags for
-its kind of function and compares with the oracle (``tests/rmath_oracle.py``).
+``tests/nmath/test_rmath_agreement.py`` evaluates each case under every combination of R's flags for
+its kind of function and compares with the oracle (``tests/support/rmath_oracle.py``).
 
 Tolerances are data: ``rtol`` is the largest relative error accepted, ``TARGET_RTOL`` unless
 ``why`` says why a function needs more (typically: the algorithm that R uses amplifies the

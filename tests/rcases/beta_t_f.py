@@ -130,7 +130,7 @@ CASES = [
     # land on different ulps of x (NVIDIA H200: 0 against R's -1.4e287).
     # df2 = 1e-300 is left out too: R's qbeta steps just beyond [0, 1] there and its qf is
     # negative (qf(1e-20, 0.1, 1e-300) = -1e-299); daskcl's qbeta keeps to [0, 1], so its qf
-    # is +Inf (tests/test_rmath_agreement.py::test_qf_of_a_vanishing_df2_is_never_negative)
+    # is +Inf (tests/nmath/test_rmath_agreement.py::test_qf_of_a_vanishing_df2_is_never_negative)
     *(RCase("qf", {"p": P, "df1": grid(tiny, 0.1, 10.0, 1e5, 4e5),
                    "df2": grid(*((tiny,) if tiny > 1e-300 else ()), 10.0, 1e5, 4e5)},
             rtol=1e-8, why="qf is qbeta's quantile transformed (see qbeta[extreme]): tiny degrees "

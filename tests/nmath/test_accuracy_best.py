@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""``accuracy = "best"`` against high-precision references (issue 44).
+
+The references (``tests/data/best_references.csv``) are written by
+``tests/data/make_best_references.py`` (mpmath; how, in its docstring).  Each function has its
+tolerance here, as data; every row must be within it in ``best``.  In the default mode (R's
+algorithms) the rows flagged ``r_wrong`` of the functions whose algorithm the mode changes must
+stay outside it, as R's own are: the flag says where R's libRmath is wrong, and the default
+must still give R's values there.
+"""
+
+from __future__ import annotations
+
+import csv
+import warnings
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import daskcl
+import daskcl.config
+import daskcl.nmath as nm
+from daskcl.errors import ConfigError
+from daskcl.runtime import program
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "best_references.csv"
+
+#: relative tolerance by function: 1e-13, 1e-12 for the noncentral families
+TOLERANCE = {"pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
+             "dnf": 1e-12, "choose": 1e-13, "lchoose": 1e-13}
+
+#: the functions whose algorithm ``best`` changes (dnf is right in the default already, where
+#: R is not)
+CHANGED = {"pnt", "dnt", "pnchisq", "pnbeta", "pnf", "choose", "lchoose"}
+
+
+def _table() -> dict[tuple[str, Any, Any], dict[str, np.ndarray]]:
+    """The rows grouped by (function, lower_tail, log): arguments, references, flags."""
+    groups: dict[tuple[str, Any, Any], list[dict[str, str]]] = defaultdict(list)
+    with open(DATA, newline="") as f:
+        for row in csv.DictReader(line for line in f if not line.startswith("#")):
+            groups[(row["fn"], row["lower"], row["log"])].append(row)
+    out = {}
+    for key, rows in groups.items():
+        n = sum(1 for i in range(4) if rows[0].get(f"a{i}"))
+        out[key] = {
+            "args": np.array([[float(r[f"a{i}"]) for i in range(n)] for r in rows]).T,
+            "ref": np.array([float(r["ref"]) for r in rows]),
+            "r_wrong": np.array([r["r_wrong"] == "1" for r in rows]),
+            "region": np.array([r["region"] for r in rows]),
+        }
+    return out
+
+
+TABLE = _table()
+
+
+def _call(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
+    f = getattr(nm, fn)
+    if fn in ("choose", "lchoose"):
+        return np.asarray(f(*args))
+    if fn[0] == "d":
+        return np.asarray(f(*args, log=log == "1"))
+    return np.asarray(f(*args, lower_tail=lower == "1", log_p=log == "1"))
+
+
+def _rel(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        err = np.abs(got - ref) / np.abs(ref)
+    return np.where(ref == 0, np.abs(got), np.where(np.isnan(err), np.inf, err))
+
+
+def _where(group: dict[str, np.ndarray], i: int) -> str:
+    return (f"{group['region'][i]}, arguments {tuple(group['args'][:, i].tolist())}: "
+            f"reference {group['ref'][i]!r}")
+
+
+def test_reference_table_covers_the_functions():
+    assert {k[0] for k in TABLE} == set(TOLERANCE)
+    assert sum(len(g["ref"]) for g in TABLE.values()) > 500
+    # R is wrong somewhere in each function's table (otherwise the mode is not needed there)
+    for fn in TOLERANCE:
+        assert any(g["r_wrong"].any() for k, g in TABLE.items() if k[0] == fn), fn
+
+
+@pytest.mark.parametrize("key", sorted(TABLE), ids=lambda k: "-".join(str(p) for p in k))
+def test_best_is_within_tolerance(key):
+    fn, lower, log = key
+    g = TABLE[key]
+    with daskcl.config.set(accuracy="best"):
+        got = _call(fn, lower, log, g["args"])
+    err = _rel(got, g["ref"])
+    worst = int(np.argmax(err))
+    assert err[worst] <= TOLERANCE[fn], (
+        f"{fn} lower_tail={lower} log={log}: {int((err > TOLERANCE[fn]).sum())} of {len(err)} "
+        f"rows beyond {TOLERANCE[fn]:g}; the worst relative error {err[worst]:.3g} at "
+        f"{_where(g, worst)}, got {got[worst]!r}")
+
+
+@pytest.mark.parametrize("key", sorted(k for k in TABLE if TABLE[k]["r_wrong"].any()
+                                        and k[0] in CHANGED),
+                         ids=lambda k: "-".join(str(p) for p in k))
+def test_default_keeps_r_values_where_r_is_wrong(key):
+    fn, lower, log = key
+    g = TABLE[key]
+    args = g["args"][:, g["r_wrong"]]
+    with daskcl.config.set(accuracy="r"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # R's NaNs where it fails
+        got = _call(fn, lower, log, args)
+    err = _rel(got, g["ref"][g["r_wrong"]])
+    assert (err > TOLERANCE[fn]).all(), f"{fn}: the default mode is not R's where R is wrong"
+
+
+def test_modes_build_different_programs():
+    assert "-DDASKCL_ACCURACY_BEST" not in program.default_options()
+    with daskcl.config.set(accuracy="best"):
+        assert "-DDASKCL_ACCURACY_BEST" in program.default_options()
+    with pytest.raises(ConfigError, match=r"'r'.*'best'"):
+        daskcl.config.set(accuracy="exact")
+
+
+def test_best_keeps_r_special_values():
+    # NaN arguments, invalid parameters and infinite x as R's default
+    with daskcl.config.set(accuracy="best"), pytest.warns(RuntimeWarning):
+        got = nm.pnt([np.nan, 1, np.inf, -np.inf], [3, -1, 3, 3], 1)
+    np.testing.assert_array_equal(got[1:], [np.nan, 1, 0])
+    with daskcl.config.set(accuracy="best"):
+        np.testing.assert_array_equal(nm.pnchisq([0, np.inf], 3, 2), [0, 1])
+        np.testing.assert_array_equal(nm.dnt([np.inf], 3, 2), [0])
+        np.testing.assert_array_equal(nm.choose([5, 4.5, -3], [7, 0, 1]), [0, 1, -3])
+
+
+def test_a_kernel_calls_the_best_variant_by_name_in_either_mode():
+    # pnt(-5, 50, 3) = 2.72394851e-13 (the references' quadrature); R gives 3.0820e-13
+    k = daskcl.ElementwiseKernel("double x", "double y", "y = pnt_best(x, 50., 3., 1, 0);",
+                                 name="best_by_name")
+    got = float(k(np.array([-5.0]))[0])
+    assert abs(got / 2.7239485109568714e-13 - 1) < 1e-13
+    assert abs(float(nm.pnt(-5.0, 50.0, 3.0)) / 3.0819791163594e-13 - 1) < 1e-12

@@ -1,0 +1,464 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Nothing blocks or ends in a traceback: special files in a store or a kernel library, a link
+inside a store, ... each refused in one line, within a bounded time (every command runs in a
+child with a timeout, so that a regression fails instead of hanging the suite)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from support.procs import repo_pythonpath, run_python
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": repo_pythonpath(ROOT)}
+ENV.pop("DASK_LOGGING__DISTRIBUTED", None)
+ENV.pop("DASKCL_LIBRARY", None)
+
+SPEC = ('[sweep]\nfunction = "pgamma"\nchunks = { q = 8, shape = 3 }\n[axes]\n'
+        'q = { linspace = [0.0, 20.0, 21] }\nshape = { values = [0.5, 1.0, 2.5, 10.0] }\n'
+        '[args]\nscale = 0.5\n')
+
+
+def _cli(*args: str, timeout: float = 120, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    return run_python(["-m", "daskcl", *args], timeout=timeout, env=env or ENV)
+
+
+def _one_error_line(r: subprocess.CompletedProcess[str], text: str, code: int = 1) -> str:
+    assert r.returncode == code, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and text in lines[0], r.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A spec and its finished store (copied by each test that spoils it)."""
+    d = tmp_path_factory.mktemp("finished")
+    (d / "s.toml").write_text(SPEC)
+    r = _cli("sweep", str(d / "s.toml"), "--out", str(d / "o.zarr"), "--sync", "-q")
+    assert r.returncode == 0, r.stderr
+    return d / "s.toml", d / "o.zarr"
+
+
+# --- special files and links in a store ------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["zarr.json", "pgamma/c/1/1", "_daskcl/done/zarr.json"])
+def test_a_fifo_in_a_store_is_refused_without_blocking(tmp_path: Path, finished: tuple[Path, Path],
+                                                       where: str) -> None:
+    """A FIFO as a store's metadata or as a chunk blocked verify, --resume, --overwrite and
+    --dry-run --resume forever (zarr opened it); each now names it in one line."""
+    spec, done = finished
+    out = tmp_path / "o.zarr"
+    shutil.copytree(done, out)
+    (out / where).unlink()
+    os.mkfifo(out / where)
+    said = f"holds {where}, a FIFO, not a regular file"
+    _one_error_line(_cli("sweep", "verify", str(out), timeout=60), said)
+    for how in (["--resume"], ["--overwrite"], ["--resume", "--dry-run"]):
+        _one_error_line(_cli("sweep", str(spec), "--out", str(out), "--sync", "-q", *how,
+                             timeout=60), said)
+    assert (out / where).is_fifo()
+    # a link to one is the same
+    (out / where).unlink()
+    os.mkfifo(tmp_path / "pipe")
+    (out / where).symlink_to(tmp_path / "pipe")
+    _one_error_line(_cli("sweep", "verify", str(out), timeout=60),
+                    f"holds {where}, a link to a special file, not a regular file")
+
+
+def test_resume_does_not_write_through_a_linked_chunk_directory(
+        tmp_path: Path, finished: tuple[Path, Path]) -> None:
+    """``--resume`` with an array's ``c/`` replaced by a link to a user's directory wrote the
+    chunk files into that directory; it is refused, and nothing is written there."""
+    spec, done = finished
+    out = tmp_path / "o.zarr"
+    shutil.copytree(done, out)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    shutil.rmtree(out / "pgamma" / "c")
+    (out / "pgamma" / "c").symlink_to(mine)
+    for how in (["--resume"], ["--resume", "--dry-run"]):
+        _one_error_line(_cli("sweep", str(spec), "--out", str(out), "--sync", "-q", *how,
+                             timeout=60), "holds pgamma/c, a link: daskcl does not write through")
+    _one_error_line(_cli("sweep", "verify", str(out), timeout=60), "holds pgamma/c, a link")
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+    # --overwrite deletes the link, never what it points to, as before
+    r = _cli("sweep", str(spec), "--out", str(out), "--sync", "-q", "--overwrite")
+    assert "pgamma/c" in r.stderr and r.returncode == 1, r.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+
+
+def test_a_fifo_as_a_spec_or_its_python_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A spec file and the Python file it names are read as regular files only."""
+    os.mkfifo(tmp_path / "s.toml")
+    _one_error_line(_cli("sweep", str(tmp_path / "s.toml"), "--dry-run", timeout=60),
+                    f"spec: spec file '{tmp_path / 's.toml'}' is not a regular file")
+    os.mkfifo(tmp_path / "f.py")
+    (tmp_path / "p.toml").write_text('[sweep]\nfunction = "f.py:f"\n[axes]\n'
+                                     'q = { values = [0.5] }\n')
+    _one_error_line(_cli("sweep", str(tmp_path / "p.toml"), "--dry-run", timeout=60),
+                    "is not a regular file")
+
+
+# --- special files in a kernel library -------------------------------------------------------
+
+
+def test_a_fifo_in_a_kernel_library_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A FIFO named ``*.cl`` in a ``[kernel]`` library root or in ``DASKCL_LIBRARY`` blocked
+    a run as the library was read; each is one line naming it."""
+    tree = tmp_path / "mylib"
+    tree.mkdir()
+    os.mkfifo(tree / "stuck.cl")
+    spec = tmp_path / "k.toml"
+    spec.write_text('[kernel]\nname = "twice"\ninputs = "double x"\noutputs = "double y"\n'
+                    'operation = "y = 2 * x;"\nlibrary = ["mylib"]\n'
+                    '[axes]\nx = { values = [1.0, 2.0] }\n')
+    _one_error_line(_cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--sync", "-q",
+                         timeout=60), f"{tree / 'stuck.cl'} is not a regular file")
+    lib = tmp_path / "cl"
+    shutil.copytree(ROOT / "cl", lib)
+    os.mkfifo(lib / "nmath" / "stuck.cl")
+    r = run_python(["-c", "from daskcl import nmath; print(nmath.pnorm(0.5))"], timeout=60,
+                   env={**ENV, "DASKCL_LIBRARY": str(lib)})
+    assert r.returncode == 1 and f"{lib / 'nmath' / 'stuck.cl'} is not a regular file" \
+        in r.stderr, r.stderr
+
+
+# --- cache clear and info racing builds ------------------------------------------------------
+
+
+def test_cache_clear_and_info_race_builds(cache: Path) -> None:
+    """``daskcl cache clear`` or ``cache info`` while programs were built: a FileNotFoundError
+    on both sides (an entry or its directory gone while they looked), and the build's own
+    assertion failed (its directory removed between making and opening it).  Clear and info
+    now take entries that vanish as gone; a build whose entry goes under it builds it again
+    (here: stores what it built), without a warning.  Bounded: 4 s of racing."""
+    import threading
+    import time
+    import types
+    import warnings
+
+    from daskcl.runtime import diskcache, program
+
+    bound = types.SimpleNamespace(info=types.SimpleNamespace(identity="race"))
+    keys = [f"{k:064x}" for k in range(8)]
+    stop = time.monotonic() + 4
+    failed: list[BaseException] = []
+    counts = {"clear": 0, "info": 0, "built": 0}
+
+    def looker(what: str) -> None:
+        try:
+            while time.monotonic() < stop:
+                if what == "clear":
+                    program.clear_disk_cache()
+                else:
+                    assert program.cache_info()["entries"] >= 0
+                counts[what] += 1
+        except BaseException as exc:     # reported by the test
+            failed.append(exc)
+
+    threads = [threading.Thread(target=looker, args=(w,)) for w in ("clear", "info")]
+    for t in threads:
+        t.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")     # a build under a clear warns of nothing
+            while time.monotonic() < stop:
+                for key in keys:
+                    binary = key.encode() * 8
+                    with diskcache._DiskCache.open() as disk:
+                        built, _, notes = diskcache._cached(
+                            bound, disk, key, lambda b: b, lambda _d, b=binary: (b, b), "")
+                    assert built == binary and notes == [], notes[0][1]
+                    counts["built"] += 1
+    finally:
+        for t in threads:
+            t.join(timeout=30)
+    assert not failed, failed
+    assert min(counts.values()) > 0, counts
+    # real programs, built on the device while the cache is cleared under them
+    from daskcl.runtime.library import ProgramSource
+
+    stop = time.monotonic() + 600
+    clearer = threading.Thread(target=looker, args=("clear",))
+    clearer.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for i in range(6):
+                src = ProgramSource(f"__kernel void k(__global double *x) {{ x[0] = {i}; }}\n",
+                                    ())
+                assert program.build(src).program is not None
+                program.clear_memory_cache()
+    finally:
+        stop = 0
+        clearer.join(timeout=30)
+    assert not failed, failed
+
+
+# --- hostile specs: depth and size -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("nest", ["[", "{a = "])
+def test_a_deeply_nested_spec_is_one_line(tmp_path: Path, nest: str) -> None:
+    """A TOML spec nested 20,000-50,000 deep ended in tomllib's RecursionError traceback."""
+    from daskcl.sweep import Sweep, SweepError
+
+    close = "]" if nest == "[" else "}"
+    for depth in (1000, 30000):
+        spec = tmp_path / "deep.toml"
+        spec.write_text('[sweep]\nfunction = "pnorm"\n[axes]\nq = { values = [0.5] }\n'
+                        f"[args]\nmean = {nest * depth}1{close * depth}\n")
+        with pytest.raises(SweepError, match=r"deep.toml: its arrays or inline tables are "
+                           "nested too deeply to read"):
+            Sweep.from_toml(spec)
+    _one_error_line(_cli("sweep", str(spec), "--dry-run", timeout=60), "nested too deeply")
+
+
+def test_a_deeply_nested_python_function_file_is_one_line(tmp_path: Path) -> None:
+    """The spec's Python file is parsed (not run) to check its function's parameters: one
+    nested 3,000 deep ended in the parser's RecursionError traceback."""
+    from daskcl.sweep import Sweep, SweepError
+
+    (tmp_path / "deep.py").write_text("x = " + "-" * 3000 + "1\ndef f(q):\n    return q\n")
+    (tmp_path / "s.toml").write_text('[sweep]\nfunction = "deep.py:f"\n[axes]\n'
+                                     'q = { values = [0.5] }\n')
+    with pytest.raises(SweepError, match=r"sweep.function: deep.py nests its expressions too "
+                       "deeply to parse"):
+        Sweep.from_toml(tmp_path / "s.toml")
+
+
+@pytest.mark.parametrize("kind", ["txt", "npy", "csv"])
+def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
+        tmp_path: Path, kind: str) -> None:
+    """A file axis of 2^27 + 5 values was parsed whole, then ended in a MemoryError traceback
+    after 26 s; its values are counted first (a .npy file's header, a text file's words, a CSV
+    file's rows) and it is refused at once, holding little more than the file's bytes.
+    Comments and blank lines are not counted."""
+    import time
+    import tracemalloc
+
+    import numpy as np
+
+    from daskcl.sweep import SweepError
+    from daskcl.sweep.axes import _MAX_AXIS, parse_axis
+
+    n = _MAX_AXIS + 5
+    path = tmp_path / f"big.{kind}"
+    if kind == "npy":
+        np.save(path, np.zeros(n, dtype=np.int8))
+    else:
+        path.write_bytes((b"x\n" if kind == "csv" else b"") + b"0\n" * n)
+    size = path.stat().st_size
+    t0 = time.monotonic()
+    tracemalloc.start()
+    said = (rf"big.csv holds {n} rows; an axis has at most {_MAX_AXIS} values" if kind == "csv"
+            else rf"the file holds {n} values; an axis has at most {_MAX_AXIS}")
+    with pytest.raises(SweepError, match=rf"axis 'q': {said}"):
+        parse_axis("q", {"file": path.name, **({"column": "x"} if kind == "csv" else {})},
+                   tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert time.monotonic() - t0 < 30
+    assert peak < 3 * size, (peak, size)
+    path.unlink()
+    # what is counted is what is parsed: comments, blank lines and white space are not values
+    small = tmp_path / "small.txt"
+    small.write_text("# a comment of 1 2 3\n1 2 3 # 4 5\n\n  \n")
+    assert parse_axis("q", {"file": "small.txt"}, tmp_path).values.tolist() == [1, 2, 3]
+    small.write_text("x,y\n1,2\n\n  \n3,4\n")
+    assert parse_axis("q", {"file": "small.txt", "column": "y"}, tmp_path).values.tolist() \
+        == [2, 4]
+
+
+# --- a scheduler address that answers with something else ------------------------------------
+
+
+@pytest.fixture
+def junk_server() -> Iterator[Callable[[str], str]]:
+    """``serve(kind)``: the address of a loopback server that answers a connection with an
+    HTTP server's silence (it waits for a request), an SSH banner or zeros; each server's
+    loop ends with the test."""
+    import socket
+    import threading
+
+    done = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def loop(srv: socket.socket, kind: str) -> None:
+        conns = []
+        with srv:
+            srv.settimeout(0.2)
+            while not done.is_set():
+                try:
+                    conn, _ = srv.accept()
+                except TimeoutError:
+                    continue
+                conns.append(conn)
+                with contextlib.suppress(OSError):
+                    if kind == "ssh":
+                        conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+                    elif kind == "zeros":
+                        conn.sendall(b"\0" * 4096)
+        for conn in conns:
+            conn.close()
+
+    def serve(kind: str) -> str:
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        t = threading.Thread(target=loop, args=(srv, kind), daemon=True)
+        t.start()
+        threads.append(t)
+        return f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+
+    yield serve
+    done.set()
+    for t in threads:
+        t.join(timeout=10)
+
+
+@pytest.mark.parametrize(("kind", "said"), [
+    ("http", "it accepted the connection but sent nothing within 3 s"),
+    ("ssh", "(it answered 'SSH-2.0-OpenSSH_')"),
+    ("zeros", "(it answered only zero bytes)"),
+])
+def test_a_peer_that_is_not_a_scheduler_is_named_within_the_timeout(
+        tmp_path: Path, junk_server: Callable[[str], str], kind: str, said: str) -> None:
+    """``daskcl worker``, ``devices --scheduler`` and ``sweep --scheduler`` pointed at an HTTP
+    server (a dashboard), an SSH server or one that sends zeros: tracebacks (numpy asked for
+    3.07 EiB, distributed read the banner as a length) or a wait past ``--timeout``.  Each
+    says in one line that the address is not a dask scheduler, within the timeout."""
+    import time
+
+    address = junk_server(kind)
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    for args in (["worker", address], ["devices", "--scheduler", address],
+                 ["sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler", address]):
+        t0 = time.monotonic()
+        r = _cli(*args, "--timeout", "3", timeout=60)
+        line = _one_error_line(r, f"{address} is not a dask scheduler")
+        assert said in line and "Traceback" not in r.stderr, r.stderr
+        assert time.monotonic() - t0 < 3 + 20     # the timeout, and the start of a python
+    assert not (tmp_path / "o.zarr").exists()
+
+
+# --- configuration errors from Python -------------------------------------------------------
+
+
+_CALL = """
+import json, traceback
+from daskcl import nmath
+try:
+    nmath.pnorm(0.5) if KIND == "pnorm" else nmath.rnorm(3, seed=1)
+except Exception as exc:
+    frames = traceback.extract_tb(exc.__traceback__)
+    print(json.dumps([type(exc).__name__, str(exc), repr(exc.__cause__), repr(exc.__context__),
+                      len(frames), frames[-1].name]))
+"""
+
+
+@pytest.mark.parametrize(("env", "kind", "said"), [
+    ({"DASKCL_DEVICE": "99:99"}, "NoMatchingDeviceError",
+     "no OpenCL device matches '99:99' (DASKCL_DEVICE, the config key device"),
+    ({"DASKCL_LIBRARY": "/nonexistent"}, "LibraryError",
+     "/nonexistent (the config key library, DASKCL_LIBRARY) is not a kernel library: it does "
+     "not exist"),
+    ({"DASKCL_FP_CONTRACT": "maybe"}, "ConfigError",
+     "DASKCL_FP_CONTRACT='maybe' is not understood; DASKCL_FP_CONTRACT must be 0 or 1"),
+])
+@pytest.mark.parametrize("call", ["pnorm", "rnorm"])
+def test_a_configuration_error_from_python_is_raised_at_the_call(env: dict[str, str], kind: str,
+                                                                 said: str, call: str) -> None:
+    """``DASKCL_DEVICE=99:99`` or ``DASKCL_LIBRARY=/nonexistent``, then ``nmath.pnorm(0.5)``
+    (or a generator): a traceback through the binding and the build, ending in a good message.  The error is
+    daskcl's own, raised at the call with its message only: no frames of daskcl's insides,
+    no cause or context (an internal exception) chained to it."""
+    import json
+
+    r = run_python(["-c", f"KIND = {call!r}\n{_CALL}"], timeout=120, env={**ENV, **env})
+    assert r.returncode == 0, r.stderr
+    name, message, cause, context, frames, where = json.loads(r.stdout)
+    assert name == kind and message.startswith(said), message
+    assert cause == context == "None"
+    assert where in ("compute", "__call__") and frames <= 4, (frames, where)
+
+
+# --- --sync refuses what a cluster refuses; SIGTERM while the scheduler is awaited -----------
+
+
+@pytest.mark.parametrize(("key", "value"), [("DASKCL_BINNING", "fast"),
+                                            ("DASKCL_CACHE_SHARED", "everyone"),
+                                            ("DASKCL_NOINLINE", "sometimes")])
+def test_sync_sweeps_refuse_the_config_values_a_cluster_refuses(tmp_path: Path, key: str,
+                                                                value: str) -> None:
+    """``daskcl sweep --sync`` ran with values of ``DASKCL_*`` that a local-cluster sweep
+    refuses as its workers start; it refuses them too, before the store is made."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--sync", "-q",
+             env={**ENV, key: value})
+    _one_error_line(r, f"{key}={value!r} is not understood; {key} must be ")
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_sigterm_while_the_scheduler_is_awaited_is_one_line(tmp_path: Path) -> None:
+    """SIGTERM while ``daskcl sweep --scheduler`` waited for its scheduler ended in a
+    traceback (the client was made outside the sweep's handling of a stop)."""
+    import signal
+    import socket
+    import sys
+    import time
+
+    with socket.socket() as s:      # a port of this host that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    proc = subprocess.Popen([sys.executable, "-m", "daskcl", "sweep", str(spec), "--out",
+                             str(tmp_path / "o.zarr"), "--scheduler", address, "--timeout", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        time.sleep(5)       # started, and waiting for the scheduler
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert err.strip() == (f"terminated: nothing was computed (the scheduler {address} had not "
+                           "answered yet)"), err
+
+
+# --- URLs that cannot hold a sweep ------------------------------------------------------------
+
+
+def test_a_memory_store_is_refused_before_anything_is_computed(tmp_path: Path) -> None:
+    """``--out memory://results.zarr`` "succeeded" with ``--sync`` (the store gone at exit)
+    and failed chunk by chunk on a cluster; it is refused up front, in one line, by the run
+    (sync or on a cluster) and by the dry run."""
+    from daskcl.sweep import Sweep, SweepError, run
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    said = ("memory://results.zarr: a memory:// store lives in one process's memory, gone when "
+            "it ends")
+    for how in (["--sync"], ["--workers", "1"], ["--dry-run"]):
+        r = _cli("sweep", str(spec), "--out", "memory://results.zarr", "-q", *how)
+        _one_error_line(r, said)
+        assert r.stdout == ""
+    for url in ("memory://r.zarr", "simplecache::memory://r.zarr", "MEMORY://r.zarr"):
+        with pytest.raises(SweepError, match="store lives in one process's memory"):
+            run(Sweep.from_toml(spec), url, client="sync")
