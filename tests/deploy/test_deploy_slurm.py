@@ -291,6 +291,7 @@ def test_group_cache_is_an_explicit_choice() -> None:
     assert r.returncode == 2 and "--cache-shared needs --cache-dir" in r.stderr
 
 
+@pytest.mark.slurm
 def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[Path, np.ndarray],
                                                  tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -343,6 +344,7 @@ def test_sweep_on_slurm_cluster_equals_local_run(slurm: Slurm, reference: tuple[
         assert slurm.wait_no_jobs() == []
 
 
+@pytest.mark.slurm
 def test_one_liner_runs_a_spec_on_adaptive_jobs(slurm: Slurm, reference: tuple[Path, np.ndarray],
                                                 tmp_path: Path) -> None:
     """``python -m daskcl.deploy slurm SPEC --out STORE --maximum N``: jobs from zero, as needed."""
@@ -358,6 +360,7 @@ def test_one_liner_runs_a_spec_on_adaptive_jobs(slurm: Slurm, reference: tuple[P
     assert slurm.wait_no_jobs() == []  # the jobs went with the cluster
 
 
+@pytest.mark.slurm
 def test_a_job_slurm_refuses_is_one_error_not_a_wait(slurm: Slurm, tmp_path: Path) -> None:
     """A partition that does not exist: SLURM is asked before anything is submitted or written
     (before, dask-jobqueue printed its tracebacks and the command waited without end)."""
@@ -388,6 +391,7 @@ def test_without_sbatch_the_command_says_so(tmp_path: Path) -> None:
     assert not (tmp_path / "never.zarr").exists()
 
 
+@pytest.mark.slurm
 def test_batch_script_runs_scheduler_workers_and_sweep(slurm: Slurm,
                                                        reference: tuple[Path, np.ndarray],
                                                        tmp_path: Path) -> None:

@@ -221,6 +221,7 @@ def test_non_integer_warning_like_r():
     np.testing.assert_allclose(out, [0.375, 0.0, 0.375, 0.0], rtol=1e-15)
 
 
+@pytest.mark.r
 def test_choose_warns_of_a_k_more_than_1e_7_from_an_integer_like_r():
     """R's choose and lchoose warn where k is more than 1e-7 from an integer (absolute, not
     R_nonint's 1e-7 relative: choose(50, 30 + 1e-6) warned in R, not here), before computing,
@@ -240,6 +241,7 @@ def test_choose_warns_of_a_k_more_than_1e_7_from_an_integer_like_r():
     np.testing.assert_allclose(lout, r_eval("lchoose", [n, k]), rtol=1e-13)
 
 
+@pytest.mark.r
 def test_bessel_j_beyond_its_range_warns_as_r_and_gives_rs_zero():
     """R's bessel_j gives 0 beyond x = 1e5 and warns "value out of range in 'J_bessel'"; daskcl
     gave the 0 silently.  A negative nu goes through J_-nu, which R skips where -nu is a

@@ -57,6 +57,7 @@ def test_wilcox_large_counts_exact_to_rounding():
     np.testing.assert_allclose(got, want, rtol=1e-14)
 
 
+@pytest.mark.r
 def test_small_tables_on_both_sides_of_a_large_one_in_one_call():
     """A call whose sorted parameters put a large table between small ones: the small ones
     were built a launch group at a time over a run of keys that passed over the large one, so

@@ -40,6 +40,7 @@ def composed(alpha, df, ncp):
     return nmath.pnt(c, df, ncp, lower_tail=False) + nmath.pnt(-c, df, ncp)
 
 
+@pytest.mark.r
 def test_power_kernel_equals_the_composition_bit_for_bit_and_r():
     k = power_kernel()
     df = np.array([1.0, 2.0, 5.0, 18.0, 60.0, 400.0])[:, None]
@@ -182,6 +183,7 @@ def test_a_classified_function_in_a_user_kernel():
     assert np.array_equal(k(x, a, b), nmath.pbeta(x, a, b) - nmath.pbeta(x, b, a, lower_tail=False))
 
 
+@pytest.mark.r
 def test_count_table_functions_in_a_user_kernel():
     k = ElementwiseKernel("double q, double m, double n", "double p, double d",
                           "p = pwilcox(q, m, n, 1, 0); d = dwilcox(q, m, n, 0);", name="wil")

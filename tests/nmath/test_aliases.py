@@ -50,6 +50,7 @@ def r_close(got, want) -> bool:
     return True
 
 
+@pytest.mark.r
 @pytest.mark.parametrize(("name", "csym", "first"), [
     ("dgamma", "dgamma", X), ("pgamma", "pgamma", X), ("qgamma", "qgamma", P),
 ])
@@ -67,6 +68,7 @@ def test_gamma_rate_is_r_scale_one_over_rate(name, csym, first):
         f(first, SHAPE, scale=2.0, rate=0.5)
 
 
+@pytest.mark.r
 def test_gamma_rate_with_flags_and_zero_rate():
     got = nmath.pgamma(X, SHAPE, rate=RATE, lower_tail=False, log_p=True)
     assert r_close(got, r_eval("pgamma", [X, SHAPE, 1.0 / RATE], [0, 1]))
@@ -80,6 +82,7 @@ def test_gamma_rate_with_flags_and_zero_rate():
         assert nmath.dexp(np.array([1.0, 2.0]), rate=np.array([1e-320, 0.5]))[0] == 0.0
 
 
+@pytest.mark.r
 @pytest.mark.parametrize(("name", "first"), [("dexp", X), ("pexp", X), ("qexp", P)])
 def test_exp_rate_is_r(name, first):
     f = getattr(nmath, name)
@@ -94,6 +97,7 @@ def test_exp_rate_is_r(name, first):
     assert not np.allclose(f(first, 2.0, **kw), f(first, rate=2.0, **kw), equal_nan=True)
 
 
+@pytest.mark.r
 @pytest.mark.parametrize(("central", "noncentral", "args"), [
     ("dchisq", "dnchisq", (X, 3.0)), ("pchisq", "pnchisq", (X, 3.0)),
     ("qchisq", "qnchisq", (P, 3.0)),
@@ -116,6 +120,7 @@ def test_ncp_calls_the_noncentral_function_as_r(central, noncentral, args):
         f(*args, 1.0)
 
 
+@pytest.mark.r
 @pytest.mark.parametrize(("name", "first"),
                          [("dnbinom", np.arange(6.0)), ("pnbinom", np.arange(6.0)),
                           ("qnbinom", P)])
@@ -134,6 +139,7 @@ def test_nbinom_mu_is_r(name, first):
         f(first, 4.0)
 
 
+@pytest.mark.r
 @pytest.mark.parametrize("name", ["bessel_i", "bessel_k"])
 def test_expon_scaled_is_r(name):
     f = getattr(nmath, name)
@@ -148,6 +154,7 @@ def test_expon_scaled_is_r(name):
         f(x, nu, expon_scaled="TRUE")
 
 
+@pytest.mark.r
 def test_generators_take_rs_keywords():
     """The same stream: R's keyword gives the variates of the Rmath.h call it stands for."""
     rate = np.array([0.5, 2.0, 4.0])
@@ -171,6 +178,7 @@ def test_generators_take_rs_keywords():
     assert isinstance(lazy, da.Array) and same(lazy.compute(), nmath.rnchisq(20, 3.0, 1.0, seed=5))
 
 
+@pytest.mark.r
 def test_dask_and_bad_values():
     x = da.from_array(X, chunks=2)
     rate = da.from_array(np.array([0.0, 1.0, 2.0, 0.5, 4.0]), chunks=3)

@@ -114,12 +114,14 @@ def test_r_calls_are_r_functions_with_rs_names():
             assert _docs.order_note(row), (name, missing)
 
 
+@pytest.mark.r
 @pytest.mark.parametrize(("name", "k"), CASES, ids=[f"{n}-{k}" for n, k in CASES])
 def test_example_value_is_librmaths(name, k):
     ex = ALL[name].examples[k]
     assert same(ex.value, oracle(name, ex)), (ex, oracle(name, ex))
 
 
+@pytest.mark.r
 def test_r_expressions_give_the_stored_values(tmp_path):
     """Each example's R expression, evaluated by R, prints the stored value (17 digits)."""
     exprs = [(name, ex) for name, row in ALL.items() for ex in row.examples if ex.r]

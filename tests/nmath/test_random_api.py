@@ -251,6 +251,7 @@ def r_draws(name: str, params: tuple[float, ...], k: int = 6) -> list[float]:
     return [f(*params) for _ in range(k)]
 
 
+@pytest.mark.r
 @pytest.mark.parametrize("name", sorted(EDGES))
 def test_domain_rules_as_r(name):
     for params in EDGES[name]:
@@ -282,6 +283,7 @@ def test_rbeta_zero_shapes_are_a_fair_coin():
     assert abs(x.mean() - 0.5) < 4 * 0.5 / math.sqrt(4000)
 
 
+@pytest.mark.r
 def test_infinite_size_negative_binomial_follows_r():
     """R replaces an infinite size by DBL_MAX / 2 (and so returns huge counts for prob < 1)."""
     x = nmath.rnbinom_mu(2000, inf, 3.0, seed=1)             # the Poisson(3) limit

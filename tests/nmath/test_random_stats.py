@@ -39,11 +39,12 @@ def daskcl_or(name: str, fallback: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def rmath(sym: str, nflags: int) -> Callable[..., np.ndarray]:
-    """libRmath's ``sym`` over arrays (a Python loop; fine at these sizes)."""
-    f = getattr(library(), sym)
-    f.restype = ctypes.c_double
+    """libRmath's ``sym`` over arrays (a Python loop; fine at these sizes), looked up when
+    called, so that the module imports where libRmath is missing (``pytest -m "not r"``)."""
 
     def call(x: Any, *params: float) -> np.ndarray:
+        f = getattr(library(), sym)
+        f.restype = ctypes.c_double
         f.argtypes = [ctypes.c_double] * (1 + len(params)) + [ctypes.c_int] * nflags
         flags = (1, 0) if nflags == 2 else (0,)
         return np.array([f(float(v), *params, *flags) for v in np.ravel(x)])

@@ -95,6 +95,7 @@ def _report(case: RCase, args: Sequence[np.ndarray], got: np.ndarray, want: np.n
     return "\n".join(lines)
 
 
+@pytest.mark.r
 @pytest.mark.parametrize(("case", "flags"), list(_runs()))
 def test_agrees_with_r(case: RCase, flags: dict[str, bool]):
     fn = ROW[case.name]
@@ -169,6 +170,7 @@ def test_agrees_with_r(case: RCase, flags: dict[str, bool]):
     )
 
 
+@pytest.mark.r
 def test_qf_of_a_vanishing_df2_is_never_negative():
     """Where R's qf is negative (df2 = 1e-300: its qbeta returns a value just beyond 1, so
     1 / x - 1 < 0), daskcl's is not: an F quantile lies in [0, Inf], and as df2 -> 0 the F
@@ -183,6 +185,7 @@ def test_qf_of_a_vanishing_df2_is_never_negative():
                 assert (r_eval("qf", [p, df1, 1e-300], (int(lower), 0)) < 0).any() or df1 == 10.0
 
 
+@pytest.mark.r
 def test_qf_where_the_beta_quantile_is_1_is_0_also_for_a_vanishing_df1():
     """qf = (1 / qbeta - 1) df2 / df1: where qbeta is exactly 1 the quantile is 0, but df2 / df1
     overflows for df1 = 1e-310 and 0 * Inf was NaN with a warning (R's qbeta steps just above
@@ -194,6 +197,7 @@ def test_qf_where_the_beta_quantile_is_1_is_0_also_for_a_vanishing_df1():
     assert r_eval("qf", [1.36e-219, 1e-310, 0.0398], (0, 0))[()] == -np.inf   # R's
 
 
+@pytest.mark.r
 def test_bessel_j_of_an_order_next_to_zero():
     """J_nu(x) for 0 < |nu| < 1e-15 is J_0(x) + nu (pi / 2) Y_0(x) to first order (DLMF 10.15.3:
     dJ_nu / dnu = (pi / 2) Y_0 at nu = 0; the second-order term is below 1e-30).  R's Cody
@@ -217,6 +221,7 @@ def test_bessel_j_of_an_order_next_to_zero():
                                   np.where(nu.ravel() > 0, 0.0, np.inf))
 
 
+@pytest.mark.r
 def test_subnormal_results_keep_their_last_bits():
     """Where R's result is subnormal, daskcl's is the same number: test_agrees_with_r's relative
     measure stops at DBL_MIN, and a device's log1p lost such values (PoCL's log1p(-5e-324) is
@@ -263,6 +268,7 @@ def test_pnbeta_beyond_its_index_counting_is_nan_with_warning():
                                   "'qnbeta: 1 NaN(s) produced']"), out.stdout
 
 
+@pytest.mark.r
 def test_dnbinom_of_a_zero_size_at_x_within_the_fuzz_of_0_is_log_1_positive_zero():
     """dnbinom(x, 0, prob, log = TRUE) for x within R's fuzz of 0 but not 0 (1e-300, 1e-9) is
     the point mass at 0: log 1 = +0, as R; daskcl gave -0 (0 * log(prob), found by a random
@@ -276,6 +282,7 @@ def test_dnbinom_of_a_zero_size_at_x_within_the_fuzz_of_0_is_log_1_positive_zero
         assert (np.signbit(got) == np.signbit(want)).all(), (give_log, got, want)
 
 
+@pytest.mark.r
 def test_qnbinom_where_the_cornish_fisher_sigma_overflows():
     """The search's start mu + sigma (z + gamma (z^2 - 1) / 6) was +Inf where size P Q
     overflows, and so was the quantile (in R too): qnbinom(0.7, 1e-200, 1e-300) where
@@ -291,6 +298,7 @@ def test_qnbinom_where_the_cornish_fisher_sigma_overflows():
     assert r_eval("qnbinom", [0.7, 1e-200, 1e-300], (1, 0))[()] == np.inf   # R's
 
 
+@pytest.mark.r
 def test_dnf_of_a_large_df1_takes_1_minus_x_as_1_over_1_plus_y():
     """dnf goes through dnbeta at x = y / (1 + y), y = df1 x / df2, and the density depends on
     1 - x through x^(df1/2 + k).  R's 1 - x keeps only what the rounding of x left: about
@@ -308,6 +316,7 @@ def test_dnf_of_a_large_df1_takes_1_minus_x_as_1_over_1_plus_y():
     np.testing.assert_allclose(got, [0.14652519902492447, 0.22043205304637978], rtol=5e-12)
 
 
+@pytest.mark.r
 def test_qnbinom_where_the_skewness_sum_overflows():
     """The start's skewness (Q + P) / sigma overflowed where Q + P does (P = mu / size from
     about 9e307), and the quantile was +Inf without a warning: qnbinom_mu(0.1, 1e-300, 1e8)

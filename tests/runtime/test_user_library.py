@@ -94,6 +94,7 @@ def run(src, kernel: str, x: np.ndarray, nout: int) -> list[np.ndarray]:
 # -- a tree built through its index and run on the device ------------------------------------
 
 
+@pytest.mark.r
 def test_tree_units_build_and_run_against_r(tmp_path):
     tree = logit_tree(tmp_path)
     Library(trees=[tree]).write_index(root=tree)
@@ -274,6 +275,7 @@ def test_cli_refuses_what_is_not_a_root(tmp_path):
 # -- an extract's output as the base ----------------------------------------------------------
 
 
+@pytest.mark.r
 def test_extract_output_is_the_base_of_a_tree(tmp_path):
     ext = tmp_path / "ext"
     r = cli("extract", str(ext), "--names", "pnorm,dbinom")

@@ -229,6 +229,7 @@ def test_published_table_is_sound() -> None:
             assert abs(q - r["q"]) <= r["ulp"], (r, q)
 
 
+@pytest.mark.r
 @pytest.mark.slow
 def test_tukey_sweep_matches_published_table(tmp_path: Path) -> None:
     s = Sweep.from_toml(TUKEY / "tukey.toml")
@@ -266,6 +267,7 @@ def test_tukey_sweep_matches_published_table(tmp_path: Path) -> None:
     assert (np.diff(q, axis=1) > 0).all() and (np.diff(q, axis=2) < 0).all()
 
 
+@pytest.mark.r
 def test_tukey_rows_left_out() -> None:
     """Why the spec starts at df = 3: R's qtukey is NaN at df = 1 and wrong at df = 2."""
     with pytest.warns(RuntimeWarning, match="NaN"):
