@@ -65,9 +65,9 @@ def _client(args: argparse.Namespace) -> object:
             raise ClusterError(f"{args.scheduler_file} is not a dask scheduler file (JSON with "
                                "the scheduler's \"address\", as `dask scheduler "
                                "--scheduler-file` writes it)")
-    from .distributed.cluster import _probe_scheduler
+    from .distributed.join import probe_scheduler
 
-    _probe_scheduler(address if args.scheduler_file else args.scheduler, timeout)
+    probe_scheduler(address if args.scheduler_file else args.scheduler, timeout)
     try:
         if args.scheduler_file:
             return Client(scheduler_file=args.scheduler_file, timeout=timeout)
@@ -79,7 +79,7 @@ def _client(args: argparse.Namespace) -> object:
 
 
 def _worker_devices(args: argparse.Namespace) -> int:
-    from .distributed.cluster import worker_devices
+    from .distributed.plugin import worker_devices
 
     with _client(args) as client:  # type: ignore[attr-defined]
         found = worker_devices(client)
@@ -223,7 +223,7 @@ def _cache(args: argparse.Namespace) -> int:
     import time
 
     from . import glm, nmath
-    from .distributed.cluster import warm
+    from .distributed.plugin import warm
     from .runtime import device
 
     names = _listed(args.names)
@@ -492,7 +492,7 @@ def _worker_usage(args: argparse.Namespace) -> str | None:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from .distributed.cluster import run_workers
+    from .distributed.join import run_workers
 
     usage = _worker_usage(args)
     if usage:
