@@ -123,8 +123,8 @@ def _check_arguments(n_workers: Any, threads_per_worker: Any, host: Any) -> None
     if not isinstance(host, str) or not host:
         raise ClusterError(f"local_cluster: host must be an address such as {_LOOPBACK!r}, "
                           f"got {host!r}")
-    # 0 gave distributed's default (a thread per core), -1 a nanny's traceback; True, 3.0 and
-    # "2" (a device name substring, which "avx512" matched) were taken for what they are not
+    # a whole count: 0 would be distributed's default (a thread per core); True, 3.0 and "2"
+    # (a device name substring, as "avx512" is) are not counts
     if isinstance(threads_per_worker, bool) or not isinstance(threads_per_worker, int) \
             or threads_per_worker < 1:
         raise ClusterError(f"local_cluster: threads_per_worker must be a whole number of "
@@ -177,9 +177,7 @@ def _spawn_env(silence_logs: int | bool) -> dict[str, Any]:
 
 class LocalDaskclCluster(SpecCluster):
     """The cluster :func:`local_cluster` starts: one worker per device slot, chosen when it
-    starts.  It does not scale: distributed's ``scale(n)`` failed inside with "'NoneType' object
-    is not subscriptable" (a worker on which device?), and the client then waited for workers
-    that never came."""
+    starts.  It does not scale: a worker added later would have no device slot."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]   # distributed's, untyped
@@ -213,7 +211,7 @@ def _sigint_deferred() -> Iterator[list[bool]]:
     every worker printing its own traceback).  A worker started later, a restarted one,
     ignores SIGINT from its preload on (:func:`dask_setup`).  A Ctrl-C that comes meanwhile,
     pending on this thread or noted by the handler where another thread took it, is reported
-    once the workers are up (it was lost before)."""
+    once the workers are up."""
     interrupted: list[bool] = []
     if threading.current_thread() is not threading.main_thread():
         yield interrupted

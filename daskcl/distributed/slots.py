@@ -121,8 +121,8 @@ def device_slots(devices: str | int | Sequence[str] | None = None) -> list[Devic
 
 def check_worker_config(warm_names: Sequence[str]) -> None:
     """What the workers' preload would stop on, checked here first: a ``worker.warm`` name
-    that is no function, a value of any config key that the config refuses (each worker failed
-    to start, and distributed said so in a hundred lines of its log)."""
+    that is no function, a value of any config key that the config refuses (each worker would
+    fail to start, said at length in distributed's log)."""
     from .. import nmath
 
     for name in [*(config.get("worker.warm") or ()), *warm_names]:
