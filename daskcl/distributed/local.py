@@ -200,25 +200,20 @@ _NO_SCALE = ("a daskcl local cluster has one worker per device slot, chosen when
 
 @contextlib.contextmanager
 def _sigint_deferred() -> Iterator[list[bool]]:
-    """Hold SIGINT back while the cluster starts its workers (from the main thread only;
-    elsewhere nothing changes), and say afterwards whether one came: the list yielded holds
-    ``True`` then.
+    """Hold SIGINT back while the cluster starts its workers (from the main thread only), and
+    say afterwards whether one came: the list yielded then holds ``True``.
 
-    Meanwhile SIGINT is blocked in this thread and noted, not raised, by its handler.  The
-    threads the cluster starts inherit the block, and so do the worker processes they spawn,
-    which then never see a Ctrl-C: the terminal sends it to the whole process group, and only
-    this process, which closes the cluster and its workers in order, takes it (instead of
-    every worker printing its own traceback).  A worker started later, a restarted one,
-    ignores SIGINT from its preload on (:func:`dask_setup`).  A Ctrl-C that comes meanwhile,
-    pending on this thread or noted by the handler where another thread took it, is reported
-    once the workers are up."""
+    SIGINT is blocked in this thread, so the threads and worker processes started meanwhile
+    inherit the block and never see a Ctrl-C: only this process takes it, and closes the
+    cluster in order (a worker started later ignores SIGINT from its preload,
+    :func:`dask_setup`).  A Ctrl-C that comes meanwhile is reported once the workers are up."""
     interrupted: list[bool] = []
     if threading.current_thread() is not threading.main_thread():
         yield interrupted
         return
     if not (hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigtimedwait")):
-        # no signal masks (Windows) or no sigtimedwait (macOS): ignored meanwhile, as before,
-        # so that the workers still inherit it ignored; a Ctrl-C then is lost
+        # no signal masks (Windows) or no sigtimedwait (macOS): ignored meanwhile, so that the
+        # workers still inherit it ignored; a Ctrl-C then is lost
         old = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             yield interrupted
