@@ -31,11 +31,16 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 from .errors import ClusterError, DaskclError, report_stop, sigterm_raises
 
+if TYPE_CHECKING:
+    from .sweep import Sweep
+
 __all__ = ["main"]
+
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: Seconds to wait for a scheduler (``--timeout``) before giving up.
 _CONNECT_TIMEOUT = 10.0
@@ -65,9 +70,9 @@ def _client(args: argparse.Namespace) -> object:
             raise ClusterError(f"{args.scheduler_file} is not a dask scheduler file (JSON with "
                                "the scheduler's \"address\", as `dask scheduler "
                                "--scheduler-file` writes it)")
-    from .distributed.cluster import _probe_scheduler
+    from .distributed.join import probe_scheduler
 
-    _probe_scheduler(address if args.scheduler_file else args.scheduler, timeout)
+    probe_scheduler(address if args.scheduler_file else args.scheduler, timeout)
     try:
         if args.scheduler_file:
             return Client(scheduler_file=args.scheduler_file, timeout=timeout)
@@ -79,7 +84,7 @@ def _client(args: argparse.Namespace) -> object:
 
 
 def _worker_devices(args: argparse.Namespace) -> int:
-    from .distributed.cluster import worker_devices
+    from .distributed.plugin import worker_devices
 
     with _client(args) as client:  # type: ignore[attr-defined]
         found = worker_devices(client)
@@ -94,6 +99,19 @@ def _worker_devices(args: argparse.Namespace) -> int:
         print(f"{addr:28} {d['host']}: [{d['spec']}] {d['platform']} / {d['name']} "
               f"({d['type']}, driver {d['driver']}{pci}) {ok}")
     return 1 if bad else 0
+
+
+def _add_devices(sub: _Commands) -> None:
+    """``daskcl devices``: the options of the device listing."""
+    p = sub.add_parser("devices", help="list OpenCL devices and the one daskcl would bind")
+    p.add_argument("--device", default=None, help="'P:D' or a name substring (default: DASKCL_DEVICE)")
+    p.add_argument("--scheduler", default=None,
+                   help="show the device of every worker of the cluster at this address")
+    p.add_argument("--scheduler-file", default=None, help="the same, scheduler from a file")
+    p.add_argument("--timeout", type=float, default=_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="give up on a scheduler that does not answer within this time "
+                   "(default %(default)g s)")
+    p.set_defaults(run=_devices)
 
 
 def _devices(args: argparse.Namespace) -> int:
@@ -154,6 +172,34 @@ def _current(diff: Sequence[str], path: str, build: str, detail: str = "") -> in
     return 0
 
 
+def _add_index(sub: _Commands) -> None:
+    """``daskcl index build | check | extract``."""
+    p = sub.add_parser("index", help="the kernel dependency index")
+    p.add_argument("--root", default=None, help="library directory (default: the shipped cl/)")
+    isub = p.add_subparsers(dest="index_cmd", required=True)
+    dirs_help = ("unit trees of your own, and at most one kernel library (an extract's output), "
+                 "read as get_library reads them: a tree is resolved against the library and "
+                 "the trees before it (default: the shipped library's own index)")
+    b = isub.add_parser("build", help="regenerate the index from the annotations")
+    b.add_argument("dirs", nargs="*", metavar="DIR", help=dirs_help)
+    b.add_argument("--verbose", "-v", action="store_true", help="print each pass of the sort")
+    c = isub.add_parser("check", help="exit 1 if the index is stale, showing the difference")
+    c.add_argument("dirs", nargs="*", metavar="DIR", help=dirs_help)
+    e = isub.add_parser("extract", help="copy the units some kernels need, with their index",
+                        description="Copy the units that some functions and kernel files need "
+                        "(and OPENCL.cl, the shims and their index) into DEST, a kernel library "
+                        "of its own.  Files of DEST are not overwritten: where one the copy would "
+                        "write is there with other contents, the command lists them, writes "
+                        "nothing and exits 1, unless --force is given.  The index, generated, "
+                        "is written anew from the units in DEST.")
+    e.add_argument("dest", metavar="DEST", help="the directory to write (made if missing)")
+    e.add_argument("--force", action="store_true",
+                   help="overwrite files of DEST that the copy writes with other contents")
+    e.add_argument("--names", action="append", default=[], help="stems or symbols, comma-separated")
+    e.add_argument("--kernels", action="append", default=[], help="kernel files (stems) in kernels/")
+    p.set_defaults(run=_index)
+
+
 def _index(args: argparse.Namespace) -> int:
     from .runtime.library import Library, split_roots
 
@@ -190,41 +236,71 @@ def _index(args: argparse.Namespace) -> int:
     return status
 
 
-def _cache(args: argparse.Namespace) -> int:
-    from .runtime import program
+def _add_cache(sub: _Commands) -> None:
+    """``daskcl cache info | clear | warm``."""
+    p = sub.add_parser("cache", help="the program cache: info, clear, warm")
+    csub = p.add_subparsers(dest="cache_cmd", required=True)
+    csub.add_parser("info", help="where the cache is and what it holds")
+    csub.add_parser("clear", help="delete its programs, and the NVIDIA driver's code in the "
+                    "directory daskcl made for it (nothing else in the directory)")
+    w = csub.add_parser("warm", help="build programs ahead of time on this device, e.g. once "
+                        "for a cluster whose workers share the cache directory")
+    w.add_argument("--names", action="append", default=[],
+                   help="daskcl.nmath functions (or glm:FAMILY:LINK), comma-separated")
+    w.add_argument("--all", action="store_true", help="every daskcl.nmath function")
+    w.add_argument("--glm", action="store_true", help="every f2_f3 family and link")
+    w.add_argument("--jobs", type=int, default=1,
+                   help="processes building at once (a process builds one program at a time "
+                        "on NVIDIA's OpenCL; default 1)")
+    p.set_defaults(run=_cache)
 
+
+def _cache(args: argparse.Namespace) -> int:
     if args.cache_cmd != "warm" and _no_cache(args.cache_cmd):
         return 1
     if args.cache_cmd == "info":
-        info = program.cache_info()
-        if info["directory"] is None:
-            print("no disk cache (DASKCL_NO_CACHE is set)")
-            return 0
-        print(f"directory   {info['directory']}{'  (shared by a group)' if info['shared'] else ''}")
-        print(f"entries     {info['entries']} programs, {info['bytes'] / 2**20:.1f} MiB")
-        print(f"locks       {info['locks']} (one per program built since the last clear)")
-        if info["driver_bytes"]:
-            print(f"driver      {info['driver_bytes'] / 2**20:.1f} MiB of the NVIDIA driver's "
-                  f"compiled code ({program.DRIVER_CACHE}/)")
-        if info["driver_refused"]:
-            print(f"driver      {program.DRIVER_CACHE}/ is not daskcl's, so it is neither used "
-                  f"nor cleared: {info['driver_refused']}")
-        if info["old_driver"]:
-            print("note        nvidia/ is left alone (daskcl cannot tell it from another "
-                  "program's): if it is the driver cache of an earlier daskcl, delete it "
-                  "yourself")
-        if info["unfinished"]:
-            print(f"unfinished  {info['unfinished']} writes of processes that died")
-        return 0
+        return _cache_info()
     if args.cache_cmd == "clear":
+        from .runtime import program
+
         n = program.clear_disk_cache()
         print(f"deleted {n} files of the program cache at {program.cache_dir()}")
         return 0
+    return _cache_warm(args)
+
+
+def _cache_info() -> int:
+    """``daskcl cache info``: where the program cache is and what it holds."""
+    from .runtime import program
+
+    info = program.cache_info()
+    if info["directory"] is None:
+        print("no disk cache (DASKCL_NO_CACHE is set)")
+        return 0
+    print(f"directory   {info['directory']}{'  (shared by a group)' if info['shared'] else ''}")
+    print(f"entries     {info['entries']} programs, {info['bytes'] / 2**20:.1f} MiB")
+    print(f"locks       {info['locks']} (one per program built since the last clear)")
+    if info["driver_bytes"]:
+        print(f"driver      {info['driver_bytes'] / 2**20:.1f} MiB of the NVIDIA driver's "
+              f"compiled code ({program.DRIVER_CACHE}/)")
+    if info["driver_refused"]:
+        print(f"driver      {program.DRIVER_CACHE}/ is not daskcl's, so it is neither used "
+              f"nor cleared: {info['driver_refused']}")
+    if info["old_driver"]:
+        print("note        nvidia/ is left alone (daskcl cannot tell it from another "
+              "program's): if it is the driver cache of an earlier daskcl, delete it "
+              "yourself")
+    if info["unfinished"]:
+        print(f"unfinished  {info['unfinished']} writes of processes that died")
+    return 0
+
+
+def _cache_warm(args: argparse.Namespace) -> int:
+    """``daskcl cache warm``: build the named programs ahead of time on this device."""
     import time
 
     from . import glm, nmath
-    from .distributed.cluster import warm
-    from .runtime import device
+    from .runtime import device, program
 
     names = _listed(args.names)
     if args.all:
@@ -253,14 +329,7 @@ def _cache(args: argparse.Namespace) -> int:
     if args.jobs > 1 and len(names) > 1:
         built, loaded = _warm_in_processes(names, args.jobs)
     else:
-        before = dict(program.stats)
-        warm(names)
-        program.wait_background()     # the inlined programs of kernels that tier up (GPUs)
-        built = (program.stats["source"] - before["source"]
-                 + program.stats["helper"] - before["helper"])
-        loaded = program.stats["disk"] - before["disk"]
-        unstored = (program.stats["unstored"] - before["unstored"]
-                    + program.stats["object_unstored"] - before["object_unstored"])
+        built, loaded, unstored = _warm_here(names)
         if unstored:     # built, but not into the cache: nothing warmed (the warning says why)
             print(f"error: the cache at {program.cache_dir()} could not store what was "
                   f"built ({unstored} entries not written)", file=sys.stderr)
@@ -270,11 +339,27 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warm_here(names: list[str]) -> tuple[int, int, int]:
+    """``daskcl cache warm`` of ``names`` in this process: the programs built, loaded from the
+    cache, and built but not stored."""
+    from .distributed.plugin import warm
+    from .runtime import program
+
+    before = dict(program.stats)
+    warm(names)
+    program.wait_background()     # the inlined programs of kernels that tier up (GPUs)
+    built = (program.stats["source"] - before["source"]
+             + program.stats["helper"] - before["helper"])
+    loaded = program.stats["disk"] - before["disk"]
+    unstored = (program.stats["unstored"] - before["unstored"]
+                + program.stats["object_unstored"] - before["object_unstored"])
+    return built, loaded, unstored
+
+
 def _no_cache(cmd: str) -> bool:
     """Whether ``daskcl cache CMD`` has no disk cache to work on, said in one line: a directory
-    daskcl does not use (another user's, writable by others, a file, ...: ``warm`` built into
-    no cache and said "built ... at DIR", exit 0, and with ``--jobs`` without any warning), or,
-    but for ``info``, the disk cache turned off (``warm`` and ``clear`` said "at None")."""
+    daskcl does not use (another user's, writable by others, a file, ...), or, but for
+    ``info``, the disk cache turned off."""
     from .runtime import program
 
     refused = program.cache_refused(create=cmd == "warm")
@@ -326,6 +411,15 @@ def _warm_in_processes(names: list[str], jobs: int) -> tuple[int, int]:
     with ThreadPoolExecutor(len(slices)) as pool:
         counts = list(pool.map(one, slices))
     return sum(b for b, _ in counts), sum(d for _, d in counts)
+
+
+def _add_stubs(sub: _Commands) -> None:
+    """``daskcl stubs build | check``."""
+    p = sub.add_parser("stubs", help="the type stub of daskcl.nmath (nmath.pyi)")
+    ssub = p.add_subparsers(dest="stubs_cmd", required=True)
+    ssub.add_parser("build", help="regenerate nmath.pyi from the rows")
+    ssub.add_parser("check", help="exit 1 if nmath.pyi is stale")
+    p.set_defaults(run=_stubs)
 
 
 def _stubs(args: argparse.Namespace) -> int:
@@ -383,6 +477,61 @@ def _clash(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _add_sweep(sub: _Commands) -> None:
+    """``daskcl sweep SPEC --out STORE`` and ``daskcl sweep verify STORE``."""
+    p = sub.add_parser("sweep", help="evaluate a sweep spec (TOML) into a zarr v3 store")
+    p.add_argument("spec", help="the sweep spec (TOML), or 'verify' to check STORE")
+    p.add_argument("store", nargs="?", default=None,
+                   help="with 'verify': the store whose finished chunks to check against their "
+                   "checksums (exit 1, listing them, if any do not match)")
+    p.add_argument("--out", help="the zarr store: a directory or an fsspec URL (s3://...)")
+    p.add_argument("--resume", action="store_true", help="finish a sweep: compute the chunks missing, or no longer matching their checksums")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a store daskcl wrote (anything else there is refused, and kept)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, compute nothing")
+    p.add_argument("--scheduler", default=None, help="run on this dask scheduler (tcp://host:port)")
+    p.add_argument("--scheduler-file", default=None, help="run on the scheduler in this file")
+    p.add_argument("--workers", default=None,
+                   help="local cluster: a worker count, or the devices to use, by name or P:D, "
+                   "comma-separated (default: one per GPU, else one on the CPU)")
+    p.add_argument("--sync", action="store_true", help="compute in this process, no cluster")
+    p.add_argument("--listen", default=None, metavar="HOST",
+                   help="local cluster: listen on HOST instead of 127.0.0.1 (anyone who reaches "
+                   "its ports runs code as you: only on a network you trust)")
+    p.add_argument("--timeout", type=float, default=_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="give up on a --scheduler that does not answer within this time "
+                   "(default %(default)g s)")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print nothing but errors and the result line")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="show the log of dask's workers (hidden otherwise)")
+    p.set_defaults(run=_sweep)
+
+
+def _dry_run(args: argparse.Namespace, sweep: Sweep) -> int:
+    """``daskcl sweep --dry-run``: the plan, and what the run would do with the store."""
+    done = None
+    what = ""
+    if args.out:   # what the run would do with the store, or refuse: decided, not done
+        from .sweep.store import STORE_READ_ERRORS, check_store, local_url, read_done
+
+        url = local_url(args.out)
+        action, sweep, group, _ = check_store(sweep, url, resume=args.resume,
+                                              overwrite=args.overwrite)
+        what = {"create": " (new)", "replace": " (replaced: --overwrite)"}.get(action, "")
+        if action == "resume":
+            try:
+                done = int(read_done(group, sweep.grid).sum())
+            except STORE_READ_ERRORS as exc:
+                print(f"note: the done marks of {args.out} cannot be read "
+                      f"({type(exc).__name__}: {exc}); the plan counts no chunk done",
+                      file=sys.stderr)
+    print(sweep.plan(done, store=url if args.out else None))
+    if args.out:
+        print(f"store     {url}{what}")     # as the run names it: a local path absolute
+    return 0
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from .sweep import Sweep, run
 
@@ -401,26 +550,7 @@ def _sweep(args: argparse.Namespace) -> int:
         return 2
     sweep = Sweep.from_toml(args.spec)
     if args.dry_run:
-        done = None
-        what = ""
-        if args.out:   # what the run would do with the store, or refuse: decided, not done
-            from .sweep.store import STORE_READ_ERRORS, check_store, local_url, read_done
-
-            url = local_url(args.out)
-            action, sweep, group, _ = check_store(sweep, url, resume=args.resume,
-                                                  overwrite=args.overwrite)
-            what = {"create": " (new)", "replace": " (replaced: --overwrite)"}.get(action, "")
-            if action == "resume":
-                try:
-                    done = int(read_done(group, sweep.grid).sum())
-                except STORE_READ_ERRORS as exc:
-                    print(f"note: the done marks of {args.out} cannot be read "
-                          f"({type(exc).__name__}: {exc}); the plan counts no chunk done",
-                          file=sys.stderr)
-        print(sweep.plan(done, store=url if args.out else None))
-        if args.out:
-            print(f"store     {url}{what}")     # as the run names it: a local path absolute
-        return 0
+        return _dry_run(args, sweep)
     if not args.out:
         print("error: --out STORE is needed (a directory path or an fsspec URL)", file=sys.stderr)
         return 2
@@ -454,6 +584,15 @@ def _warning_line(message: Warning | str, category: type[Warning], filename: str
     print(f"warning: {message}", file=file or sys.stderr)
 
 
+def _add_slurm(sub: _Commands) -> None:
+    """``daskcl slurm``: its options are :mod:`daskcl.deploy`'s."""
+    from .deploy import slurm_arguments
+
+    p = slurm_arguments(sub.add_parser(
+        "slurm", help="run a sweep spec on SLURM jobs, one GPU worker per job"))
+    p.set_defaults(run=_slurm)
+
+
 def _slurm(args: argparse.Namespace) -> int:
     from .deploy import run_slurm
 
@@ -462,7 +601,7 @@ def _slurm(args: argparse.Namespace) -> int:
 
 def _worker_usage(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments of ``daskcl worker``, or None: said before anything
-    starts (a count of threads below 1 was every nanny's traceback)."""
+    starts (not as every nanny's traceback)."""
     if not args.scheduler and not args.scheduler_file:
         return "give the scheduler's address (tcp://host:8786) or --scheduler-file FILE"
     if args.scheduler and args.scheduler_file:
@@ -491,113 +630,8 @@ def _worker_usage(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _worker(args: argparse.Namespace) -> int:
-    from .distributed.cluster import run_workers
-
-    usage = _worker_usage(args)
-    if usage:
-        print(f"error: {usage}", file=sys.stderr)
-        return 2
-    spec: str | None = args.devices
-    devices: str | int | None = int(spec) if spec is not None and _digits(spec) else spec
-    return run_workers(args.scheduler, scheduler_file=args.scheduler_file, devices=devices,
-                       nthreads=args.nthreads, name=args.name,
-                       local_directory=args.local_directory, listen=args.listen,
-                       timeout=args.timeout)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="daskcl", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    from ._version import __version__
-
-    parser.add_argument("--version", action="version", version=f"daskcl {__version__}")
-    sub = parser.add_subparsers(dest="cmd")
-    p = sub.add_parser("devices", help="list OpenCL devices and the one daskcl would bind")
-    p.add_argument("--device", default=None, help="'P:D' or a name substring (default: DASKCL_DEVICE)")
-    p.add_argument("--scheduler", default=None,
-                   help="show the device of every worker of the cluster at this address")
-    p.add_argument("--scheduler-file", default=None, help="the same, scheduler from a file")
-    p.add_argument("--timeout", type=float, default=_CONNECT_TIMEOUT, metavar="SECONDS",
-                   help="give up on a scheduler that does not answer within this time "
-                   "(default %(default)g s)")
-    p.set_defaults(run=_devices)
-    p = sub.add_parser("index", help="the kernel dependency index")
-    p.add_argument("--root", default=None, help="library directory (default: the shipped cl/)")
-    isub = p.add_subparsers(dest="index_cmd", required=True)
-    dirs_help = ("unit trees of your own, and at most one kernel library (an extract's output), "
-                 "read as get_library reads them: a tree is resolved against the library and "
-                 "the trees before it (default: the shipped library's own index)")
-    b = isub.add_parser("build", help="regenerate the index from the annotations")
-    b.add_argument("dirs", nargs="*", metavar="DIR", help=dirs_help)
-    b.add_argument("--verbose", "-v", action="store_true", help="print each pass of the sort")
-    c = isub.add_parser("check", help="exit 1 if the index is stale, showing the difference")
-    c.add_argument("dirs", nargs="*", metavar="DIR", help=dirs_help)
-    e = isub.add_parser("extract", help="copy the units some kernels need, with their index",
-                        description="Copy the units that some functions and kernel files need "
-                        "(and OPENCL.cl, the shims and their index) into DEST, a kernel library "
-                        "of its own.  Files of DEST are not overwritten: where one the copy would "
-                        "write is there with other contents, the command lists them, writes "
-                        "nothing and exits 1, unless --force is given.  The index, generated, "
-                        "is written anew from the units in DEST.")
-    e.add_argument("dest", metavar="DEST", help="the directory to write (made if missing)")
-    e.add_argument("--force", action="store_true",
-                   help="overwrite files of DEST that the copy writes with other contents")
-    e.add_argument("--names", action="append", default=[], help="stems or symbols, comma-separated")
-    e.add_argument("--kernels", action="append", default=[], help="kernel files (stems) in kernels/")
-    p.set_defaults(run=_index)
-    p = sub.add_parser("stubs", help="the type stub of daskcl.nmath (nmath.pyi)")
-    ssub = p.add_subparsers(dest="stubs_cmd", required=True)
-    ssub.add_parser("build", help="regenerate nmath.pyi from the rows")
-    ssub.add_parser("check", help="exit 1 if nmath.pyi is stale")
-    p.set_defaults(run=_stubs)
-    p = sub.add_parser("sweep", help="evaluate a sweep spec (TOML) into a zarr v3 store")
-    p.add_argument("spec", help="the sweep spec (TOML), or 'verify' to check STORE")
-    p.add_argument("store", nargs="?", default=None,
-                   help="with 'verify': the store whose finished chunks to check against their "
-                   "checksums (exit 1, listing them, if any do not match)")
-    p.add_argument("--out", help="the zarr store: a directory or an fsspec URL (s3://...)")
-    p.add_argument("--resume", action="store_true", help="finish a sweep: compute the chunks missing, or no longer matching their checksums")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace a store daskcl wrote (anything else there is refused, and kept)")
-    p.add_argument("--dry-run", action="store_true", help="print the plan, compute nothing")
-    p.add_argument("--scheduler", default=None, help="run on this dask scheduler (tcp://host:port)")
-    p.add_argument("--scheduler-file", default=None, help="run on the scheduler in this file")
-    p.add_argument("--workers", default=None,
-                   help="local cluster: a worker count, or the devices to use, by name or P:D, "
-                   "comma-separated (default: one per GPU, else one on the CPU)")
-    p.add_argument("--sync", action="store_true", help="compute in this process, no cluster")
-    p.add_argument("--listen", default=None, metavar="HOST",
-                   help="local cluster: listen on HOST instead of 127.0.0.1 (anyone who reaches "
-                   "its ports runs code as you: only on a network you trust)")
-    p.add_argument("--timeout", type=float, default=_CONNECT_TIMEOUT, metavar="SECONDS",
-                   help="give up on a --scheduler that does not answer within this time "
-                   "(default %(default)g s)")
-    p.add_argument("--quiet", "-q", action="store_true",
-                   help="print nothing but errors and the result line")
-    p.add_argument("--verbose", "-v", action="store_true",
-                   help="show the log of dask's workers (hidden otherwise)")
-    p.set_defaults(run=_sweep)
-    from .deploy import slurm_arguments
-
-    p = slurm_arguments(sub.add_parser(
-        "slurm", help="run a sweep spec on SLURM jobs, one GPU worker per job"))
-    p.set_defaults(run=_slurm)
-    p = sub.add_parser("cache", help="the program cache: info, clear, warm")
-    csub = p.add_subparsers(dest="cache_cmd", required=True)
-    csub.add_parser("info", help="where the cache is and what it holds")
-    csub.add_parser("clear", help="delete its programs, and the NVIDIA driver's code in the "
-                    "directory daskcl made for it (nothing else in the directory)")
-    w = csub.add_parser("warm", help="build programs ahead of time on this device, e.g. once "
-                        "for a cluster whose workers share the cache directory")
-    w.add_argument("--names", action="append", default=[],
-                   help="daskcl.nmath functions (or glm:FAMILY:LINK), comma-separated")
-    w.add_argument("--all", action="store_true", help="every daskcl.nmath function")
-    w.add_argument("--glm", action="store_true", help="every f2_f3 family and link")
-    w.add_argument("--jobs", type=int, default=1,
-                   help="processes building at once (a process builds one program at a time "
-                        "on NVIDIA's OpenCL; default 1)")
-    p.set_defaults(run=_cache)
+def _add_worker(sub: _Commands) -> None:
+    """``daskcl worker``: one dask worker per device of this host."""
     p = sub.add_parser("worker", help="start one dask worker per device of this host")
     p.add_argument("scheduler", nargs="?", default=None, help="scheduler address (tcp://host:port)")
     p.add_argument("--scheduler-file", default=None, help="read the scheduler address from a file")
@@ -613,6 +647,41 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="give up on a scheduler that does not answer within this time, and "
                    "on a --scheduler-file that does not appear within it (default %(default)g s)")
     p.set_defaults(run=_worker)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from .distributed.join import run_workers
+
+    usage = _worker_usage(args)
+    if usage:
+        print(f"error: {usage}", file=sys.stderr)
+        return 2
+    spec: str | None = args.devices
+    devices: str | int | None = int(spec) if spec is not None and _digits(spec) else spec
+    return run_workers(args.scheduler, scheduler_file=args.scheduler_file, devices=devices,
+                       nthreads=args.nthreads, name=args.name,
+                       local_directory=args.local_directory, listen=args.listen,
+                       timeout=args.timeout)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The ``daskcl`` parser: a subcommand each, from the ``_add_*`` builders above."""
+    parser = argparse.ArgumentParser(prog="daskcl", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    from ._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"daskcl {__version__}")
+    sub = parser.add_subparsers(dest="cmd")
+    for add in (_add_devices, _add_index, _add_stubs, _add_sweep, _add_slurm, _add_cache,
+                _add_worker):
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``daskcl`` command with ``argv`` (the process's arguments by default); return
+    its exit status."""
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.cmd is None:
         parser.print_help()
@@ -623,6 +692,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # in its own line.  Worker processes read it from their environment at start.
         level = "info" if getattr(args, "verbose", False) else "critical"
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", level)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command: a :class:`DaskclError` is its one-line error (exit 1); a sweep,
+    SLURM run or worker stops at SIGTERM as at Ctrl-C."""
     shown = warnings.showwarning
     try:
         if args.cmd in ("sweep", "slurm", "worker"):

@@ -220,9 +220,9 @@ def slurm_cluster(
     try:
         cluster = SLURMCluster(**kwargs)
     except (OSError, RuntimeError) as exc:  # "Cluster failed to start": no such interface, ...
-        from .distributed.cluster import _first_cause
+        from .distributed.slots import first_cause
 
-        raise ClusterError(f"the SLURM cluster's scheduler did not start: {_first_cause(exc)}"
+        raise ClusterError(f"the SLURM cluster's scheduler did not start: {first_cause(exc)}"
                            ) from exc
     listen = str(kwargs["scheduler_options"].get("dashboard_address") or "")
     host = listen.rpartition(":")[0].strip("[]") if ":" in listen else ""

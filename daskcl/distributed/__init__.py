@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""dask.distributed integration: one worker per device, bound and warmed
-(:mod:`~daskcl.distributed.cluster`, public as :mod:`daskcl.cluster`).  SLURM, which runs sweeps
-on it, stands above the sweeps: :mod:`daskcl.deploy`."""
+"""dask.distributed integration, public as :mod:`daskcl.cluster`: what runs in a worker
+(:mod:`~daskcl.distributed.plugin`), the device slots of this host
+(:mod:`~daskcl.distributed.slots`), a local cluster (:mod:`~daskcl.distributed.local`) and
+``daskcl worker`` joining a scheduler (:mod:`~daskcl.distributed.join`).  SLURM, which runs
+sweeps on it, stands above the sweeps: :mod:`daskcl.deploy`."""

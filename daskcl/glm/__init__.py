@@ -6,8 +6,9 @@
 :class:`Tuning` is a kernel's launch shape.  The mathematics is in :func:`f2_f3`'s docstring.
 
 Modules: :mod:`~daskcl.glm.tuning` (launch shapes), :mod:`~daskcl.glm.grid` (factorial
-grids), :mod:`~daskcl.glm.posterior` (the data set, the program, :func:`f2_f3`),
-:mod:`~daskcl.glm.mode` (the mode).
+grids), :mod:`~daskcl.glm.family` (families, links and their programs),
+:mod:`~daskcl.glm.checks` (the data set checked), :mod:`~daskcl.glm.posterior` (the data set
+on the device, :func:`f2_f3`), :mod:`~daskcl.glm.mode` (the mode).
 """
 
 from .grid import FactorialGrid

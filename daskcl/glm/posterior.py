@@ -36,149 +36,38 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import numbers
-import os
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import LibraryError, outside_stacklevel, warn_r
 from ..kernels import _transfer
 from ..kernels._elementwise import is_dask_array
 from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import ProgramSource, get_library
 from ..runtime.program import set_args as _set_args
+from .checks import check_chunks, check_data, real
+from .family import FAMILIES, _family_program, kernel_stem, program_source
 from .grid import FactorialGrid
 from .tuning import Tuning, _even
 
 __all__ = ["FAMILIES", "GLM_SLAB", "GRID_MIN_ROWS", "MIN_ROWS", "PIECES", "Posterior", "f2_f3",
            "kernel_stem", "program_source"]
 
-#: (family, link) -> kernel file stem in cl/kernels
-FAMILIES: dict[tuple[str, str], str] = {
-    ("binomial", "logit"): "f2_f3_binomial_logit",
-    ("binomial", "probit"): "f2_f3_binomial_probit",
-    ("binomial", "cloglog"): "f2_f3_binomial_cloglog",
-    ("poisson", "log"): "f2_f3_poisson_log",
-    ("Gamma", "log"): "f2_f3_Gamma_log",
-    ("gaussian", "identity"): "f2_f3_gaussian_identity",
-}
-#: family names that use another family's kernels
-_ALIASES = {"quasibinomial": "binomial", "quasipoisson": "poisson", "gamma": "Gamma"}
-_DRIVER = "f2_f3_driver"
-
-
-def _warn_non_integer_counts(y: np.ndarray, wt: np.ndarray) -> None:
-    """R's glm warns "non-integer #successes in a binomial glm!" where ``y * wt`` is more than
-    1e-3 from an integer; the binomial likelihood here rounds the counts (``round(y * wt)`` of
-    ``round(wt)`` trials), so a proportion that is not a count's, or weights that are not
-    numbers of trials, change the model silently.  The same warning, naming the first row
-    (quasibinomial, which is meant for such data, does not warn, as in R)."""
-    with np.errstate(invalid="ignore"):
-        s = y * wt
-        bad = (np.abs(s - np.round(s)) > 1e-3) | (np.abs(wt - np.round(wt)) > 1e-3)
-    rows = np.flatnonzero(bad & np.isfinite(s) & np.isfinite(wt))
-    if rows.size:
-        i = int(rows[0])
-        warn_r(f"f2_f3: non-integer #successes in a binomial model: {rows.size} row(s), the "
-               f"first y[{i}] * wt[{i}] = {float(y[i])!r} * {float(wt[i])!r}; the likelihood "
-               "counts round(y * wt) successes of round(wt) trials (y is the proportion of "
-               "successes, wt the number of trials; family 'quasibinomial' takes other data "
-               "without this warning)", stacklevel=outside_stacklevel())
-
-
-def _warn_proportions_outside(family: str, y: np.ndarray) -> None:
-    """R's glm stops at binomial data outside [0, 1] ("y values must be 0 <= y <= 1"); here
-    such a y is outside the support, and qf is +Inf at every b, silently: counts given as y
-    (instead of proportions, with the trials as wt) are the likely cause.  A warning naming
-    the first row (the values stay as the density gives them)."""
-    with np.errstate(invalid="ignore"):
-        rows = np.flatnonzero((y < 0) | (y > 1))
-    if rows.size:
-        i = int(rows[0])
-        warn_r(f"f2_f3: {family} y must lie in [0, 1] (R's glm stops: \"y values must be "
-               f"0 <= y <= 1\"): {rows.size} row(s) outside, the first y[{i}] = "
-               f"{float(y[i])!r}, where qf is +Inf for every b (y is the proportion of "
-               "successes, wt the number of trials)", stacklevel=outside_stacklevel())
-
-
-def _supported() -> str:
-    names = [f"{f}/{lk}" for f, lk in FAMILIES]
-    names += [f"{a}/{lk}" for a, f in _ALIASES.items() if a != "gamma" for g, lk in FAMILIES if g == f]
-    return ", ".join(names)
-
-
 #: a call streamed from NumPy is cut into at least this many pieces of at least MIN_ROWS points:
 #: two overlap one piece's upload with the other's kernel, more pay more than they overlap
 #: (``results/glm-pieces-gpu-h100.json``, benchmarks/README.md)
 PIECES = 2
 MIN_ROWS = 8192
-#: doubles of results a streamed piece holds at most (the measurements above were made with it;
-#: the elementwise kernels' pieces, _transfer.SLAB, have since grown to 2^23)
+#: doubles of results a streamed piece holds at most (the size the record above was measured at)
 GLM_SLAB = 1 << 22
 #: grid points per piece at least of a :class:`FactorialGrid` streamed back to NumPy
 GRID_MIN_ROWS = 1 << 18
 
 
-def kernel_stem(family: str, link: str) -> str:
-    """The stem of the kernel file (``cl/kernels/<stem>.cl``) of a family and link.
-
-    Raises
-    ------
-    TypeError
-        ``family`` or ``link`` is not a string.
-    ValueError
-        The pair is not supported (the message lists the supported pairs).
-    """
-    if not isinstance(family, str) or not isinstance(link, str):
-        raise TypeError(
-            f"f2_f3: family and link must be strings, got {type(family).__name__} and "
-            f"{type(link).__name__}; supported: {_supported()}"
-        )
-    fam = _ALIASES.get(family, family)
-    stem = FAMILIES.get((fam, link))
-    if stem is None:
-        raise ValueError(
-            f"f2_f3: family {family!r} with link {link!r} is not supported; supported "
-            f"family/link pairs: {_supported()}"
-        )
-    return stem
-
-
-# -- the program ------------------------------------------------------------------------------
-
-
-@functools.cache
-def _family_program(stem: str, root: str) -> tuple[ProgramSource, int]:
-    """The program of one family file of the library at ``root`` with the driver appended,
-    and the file's F2F3_NOBS."""
-    lib = get_library(root)
-    src = lib.kernel_program_source(stem)
-    m = re.search(r"^#define\s+F2F3_NOBS\s+(\d+)", lib.read(f"kernels/{stem}.cl"), re.M)
-    if m is None:
-        raise LibraryError(f"cl/kernels/{stem}.cl does not define F2F3_NOBS; the kernel "
-                           "library is inconsistent: reinstall daskcl or fix DASKCL_LIBRARY")
-    driver = lib.read(f"kernels/{_DRIVER}.cl")
-    name = f"kernels/{_DRIVER}.cl"
-    start = src.text.count("\n") + 2          # after the "// ==== name ====" line
-    text = src.text + f"// ==== {name} ====\n" + driver
-    return ProgramSource(text, (*src.files, name), (*src.line_map, (start, name))), int(m.group(1))
-
-
-def program_source(family: str, link: str, root: str | os.PathLike[str] | None = None
-                   ) -> ProgramSource:
-    """The OpenCL program the kernels of a family and link are built from: the family's file
-    (``kernels/<stem>.cl``) with the library units it needs, then the driver
-    (``kernels/f2_f3_driver.cl``, the last of ``files``), from the kernel library at ``root``
-    (the shipped one by default)."""
-    return _family_program(kernel_stem(family, link), str(get_library(root).root))[0]
-
-
-# -- the data set -----------------------------------------------------------------------------
+# -- the data set on the device -------------------------------------------------------------
 
 
 @functools.cache
@@ -188,25 +77,6 @@ def _copy_kernel() -> Any:
     from ..kernels._elementwise import ElementwiseKernel
 
     return ElementwiseKernel("double x", "double y", "y = x;", name="dk_f2_f3_copy")
-
-
-def _real(name: str, value: Any) -> np.ndarray:
-    if isinstance(value, np.ma.MaskedArray):
-        raise TypeError(f"f2_f3: {name} is a masked array; its mask would be lost: pass "
-                        f"{name}.filled(...) or the unmasked values")
-    if _transfer.is_device_array(value):
-        raise TypeError(f"f2_f3: {name} is a pyopencl array; the data set (y, x, wt, mu, P) "
-                        f"is copied to each device once, from the host: pass {name}.get()")
-    if is_dask_array(value):
-        raise TypeError(f"f2_f3: {name} is a dask array; the data set (y, x, wt, mu, P) is "
-                        f"copied to each device whole: pass {name}.compute()")
-    try:
-        arr = np.asarray(value)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise TypeError(f"f2_f3: {name} must be an array of real numbers ({exc})") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"f2_f3: {name} must be real numbers, got dtype {arr.dtype}")
-    return np.require(arr.astype(np.float64, copy=False), requirements="C")
 
 
 @dataclass
@@ -243,69 +113,9 @@ class Posterior:
     ) -> None:
         self.stem = kernel_stem(family, link)
         self.family, self.link = family, link
-        x = _real("x", x)
-        if x.ndim != 2:
-            raise ValueError(
-                f"f2_f3: x must be the (l1, l2) design matrix, one row per observation, got "
-                f"shape {x.shape}"
-            )
-        l1, l2 = x.shape
-        if l2 == 0:
-            raise ValueError("f2_f3: x has no columns; at least one coefficient is needed (l2 >= 1)")
-        vecs = {}
-        for name, v, scalar_ok in (("y", y, False), ("alpha", alpha, True), ("wt", wt, True)):
-            a = _real(name, v)
-            if a.ndim == 0 and scalar_ok:
-                a = np.full(l1, float(a))
-            if a.shape != (l1,):
-                raise ValueError(
-                    f"f2_f3: {name} has shape {a.shape} but x has shape {x.shape}: y, alpha and "
-                    f"wt must have shape (l1,) = ({l1},), one value per row of x"
-                    + (" (alpha and wt may also be scalars)" if scalar_ok else "")
-                )
-            vecs[name] = a
-        mu = _real("mu", mu)
-        if mu.shape != (l2,):
-            raise ValueError(
-                f"f2_f3: mu has shape {mu.shape} but x has shape {x.shape}: mu must have shape "
-                f"(l2,) = ({l2},), one prior mean per column of x"
-            )
-        P = _real("P", P)
-        if P.shape != (l2, l2):
-            raise ValueError(
-                f"f2_f3: P has shape {P.shape} but x has shape {x.shape}: P must have shape "
-                f"(l2, l2) = ({l2}, {l2})"
-            )
-        # symmetric to rounding among finite entries; an infinite one equal to its mirror (it
-        # reaches qf as the formula's IEEE value: +Inf where b differs from mu, NaN where it
-        # equals mu, inf * 0); NaN passes (it reaches qf and grad as NaN)
-        finite = np.isfinite(P) & np.isfinite(P.T)
-        scale = float(np.abs(P[finite]).max()) if finite.any() else 0.0
-        with np.errstate(invalid="ignore"):
-            asym = np.abs(P - P.T)
-        bad = np.where(finite, asym > 1e-10 * scale,
-                       np.isinf(P) & (P != P.T))
-        if np.any(bad):
-            k, kk = map(int, np.argwhere(bad)[0])
-            raise ValueError(
-                f"f2_f3: P must be symmetric (a precision matrix); P[{k}, {kk}] = {float(P[k, kk])!r} "
-                f"but P[{kk}, {k}] = {float(P[kk, k])!r}.  Symmetrise it, e.g. (P + P.T) / 2"
-            )
-        if np.isfinite(P).all():
-            eig = np.linalg.eigvalsh(P)
-            if eig.size and eig[0] < -1e-10 * max(1.0, float(np.abs(eig).max())):
-                raise ValueError(
-                    f"f2_f3: P must be positive semidefinite (a precision matrix); its smallest "
-                    f"eigenvalue is {float(eig[0])!r}, so qf has no minimum.  A zero precision "
-                    f"(a flat prior along some directions, e.g. P = 0) is accepted"
-                )
-        if family in ("binomial", "quasibinomial"):
-            _warn_proportions_outside(family, vecs["y"])
-        if family == "binomial":
-            _warn_non_integer_counts(vecs["y"], vecs["wt"])
-        self.x, self.mu, self.P = x, mu, P
-        self.y, self.alpha, self.wt = vecs["y"], vecs["alpha"], vecs["wt"]
-        self.l1, self.l2 = l1, l2
+        self.y, self.x, self.mu, self.P, self.alpha, self.wt = check_data(
+            family, y, x, mu, P, alpha, wt)
+        self.l1, self.l2 = self.x.shape
         self._init_state()
 
     def _init_state(self) -> None:
@@ -473,8 +283,7 @@ class Posterior:
         rows = self._rows(bound, True, m)
         if grid is not None:
             # nothing goes up: pieces overlap only the results' download with the next
-            # kernel, which pays for a piece's own cost (about half a millisecond) only in
-            # large calls
+            # kernel, which pays for a piece's own cost only in large calls
             rows = min(max(rows, GRID_MIN_ROWS), self._rows(bound, False))
         l2 = self.l2
         pieces = [_transfer.Piece([None if flat_b is None else (s * l2, e * l2)],
@@ -594,7 +403,7 @@ class Posterior:
                              "arrays: choose one")
         if chunks is not None:
             m1 = len(b) if isinstance(b, FactorialGrid) else (np.shape(b) or (None,))[0]
-            _check_chunks(chunks, m1)
+            check_chunks(chunks, m1)
         if isinstance(b, FactorialGrid):
             if b.shape[1] != self.l2:
                 raise ValueError(
@@ -606,11 +415,10 @@ class Posterior:
             return self._compute(b, tuning, bool(device))
         if is_dask_array(b):
             if chunks is not None:
-                # the grid axis rechunked as asked (chunks= was silently ignored for a dask b,
-                # the results keeping b's chunks)
+                # the grid axis rechunked as asked: the results follow b's chunks
                 b = b.rechunk({0: chunks})
             return self._dask(b, tuning)
-        barr = _real("b", b)
+        barr = real("b", b)
         self._check_b(barr.shape)
         if chunks is not None:
             import dask.array as da
@@ -666,31 +474,6 @@ def _descriptor(bound: _device.BoundDevice, grid: FactorialGrid) -> tuple[Any, A
     mf = cl.mem_flags
     return tuple(cl.Buffer(bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
                  for a in grid.descriptor())  # type: ignore[return-value]
-
-
-def _check_chunks(chunks: Any, m1: Any) -> None:
-    """``chunks`` along the grid axis of ``m1`` points: ``"auto"``, a positive int (-1: one
-    chunk) or a sequence of non-negative ints that sum to ``m1``.  A ``ValueError`` for an int
-    or sizes out of range; a ``TypeError`` for anything else, a string other than ``"auto"``
-    (``"5"``) included."""
-    if isinstance(chunks, str) and chunks == "auto":
-        return
-    if isinstance(chunks, tuple) and len(chunks) == 1 and isinstance(chunks[0], tuple):
-        chunks = chunks[0]
-    if isinstance(chunks, numbers.Integral) and not isinstance(chunks, bool):
-        if int(chunks) > 0 or int(chunks) == -1:
-            return
-        raise ValueError(f"f2_f3: chunks must be a positive number of grid points per chunk "
-                         f"(or -1 for one chunk), not {int(chunks)}")
-    if isinstance(chunks, (tuple, list)) and all(
-            isinstance(c, numbers.Integral) and not isinstance(c, bool) for c in chunks):
-        sizes = [int(c) for c in chunks]
-        if any(c < 0 for c in sizes) or (m1 is not None and sum(sizes) != m1):
-            raise ValueError(f"f2_f3: chunk sizes {tuple(sizes)} must be non-negative and sum "
-                             f"to the {m1} grid points")
-        return
-    raise TypeError(f"f2_f3: chunks must be 'auto', a positive int or a sequence of ints, "
-                    f"not {chunks!r}")
 
 
 def _stack(qf: np.ndarray, grad: np.ndarray) -> np.ndarray:

@@ -126,7 +126,7 @@ _OPENCL_MACRO = re.compile(
 
 
 @functools.cache
-def _library_macros() -> frozenset[str]:
+def _shipped_object_macros() -> frozenset[str]:
     """The object-like macros the shipped library ``#define``s (``ML_NAN``, ``R_D__0``,
     ``M_LN_SQRT_2PI``, ...), which the preprocessor would replace wherever a kernel's code
     names them (a function-like one, ``pnorm(...)``, only where it is called)."""
@@ -190,7 +190,7 @@ def _params(spec: str | Sequence[str], what: str, kernel: str,
             raise ValueError(f"ElementwiseKernel {kernel}: {name!r} cannot name an argument (a C "
                              "identifier not starting with dk_, not a keyword or type of OpenCL "
                              "C, not i, not a function the kernel around the operation calls)")
-        if name in _library_macros() or _OPENCL_MACRO.fullmatch(name):
+        if name in _shipped_object_macros() or _OPENCL_MACRO.fullmatch(name):
             raise ValueError(f"ElementwiseKernel {kernel}: {name!r} is a macro of OpenCL C or "
                              "of the library (the preprocessor would replace the argument's "
                              "name): choose another name")

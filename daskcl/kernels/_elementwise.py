@@ -64,8 +64,7 @@ from ._codegen import (
 )
 from ._counts import table_program, tables_for
 from ._dask import _dask_call
-from ._kernel import Kernel, LibraryRoots
-from ._kernel import _library_macros as _program_macros
+from ._kernel import Kernel, LibraryRoots, _program_macros
 from ._table import NCLASS
 
 __all__ = [

@@ -289,7 +289,7 @@ _MACRO_LINE = re.compile(r'^[ \t]*#[ \t]*(?:(define|undef)[ \t]+([A-Za-z_]\w*)(\
 
 
 @functools.lru_cache(maxsize=32)
-def _library_macros(src: ProgramSource) -> dict[str, tuple[bool, str, int]]:
+def _program_macros(src: ProgramSource) -> dict[str, tuple[bool, str, int]]:
     """The macros that the library's part of the program ``src`` (every part but the last, the
     kernel's own code) leaves defined for the kernel's code: their names, each with whether it
     is function-like and the file and line of its ``#define``.
@@ -329,7 +329,7 @@ def _refuse_macro_name(name: str, src: ProgramSource) -> None:
     the build fail in a way that names neither (``pnorm``, ``dnorm`` and ``qnorm`` of
     ``OPENCL_END.cl``, function-like: "too few arguments provided to function-like macro
     invocation")."""
-    found = _library_macros(src).get(name)
+    found = _program_macros(src).get(name)
     if found is None:
         return
     function_like, file, line = found

@@ -22,6 +22,10 @@ and on units of earlier trees; they are loaded after the base, tree by tree.
 :func:`get_library` combines a base and trees; the combined :class:`Library` has the same
 interface as a single one.
 
+The parts: :mod:`~daskcl.runtime.units` (the files and their annotations),
+:mod:`~daskcl.runtime.index` (the sort and the index), :mod:`~daskcl.runtime.names` (the names
+a piece of OpenCL C uses); this module combines them and assembles programs.
+
 Example
 -------
 >>> from daskcl.runtime.library import Library
@@ -35,22 +39,39 @@ True
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
-import re
-import stat
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn, TypeAlias
+from typing import NoReturn
 
 from .. import config
 from ..errors import (
-    DependencyCycleError,
     LibraryError,
     MissingDependencyError,
     StaleIndexError,
+)
+from .index import LibraryIndex
+from .names import find_names, object_symbols
+from .units import (
+    _LAYERS,
+    _STEM,
+    INDEX_NAME,
+    Kernel,
+    Unit,
+    _absolute,
+    _check_tags,
+    _differs,
+    _read_file,
+    _read_text,
+    _StrPath,
+    _tree_files,
+    _tree_stamp,
+    _unit_text,
+    closest_names,
+    default_root,
+    parse_annotations,
 )
 
 __all__ = [
@@ -65,91 +86,6 @@ __all__ = [
     "parse_annotations",
     "split_roots",
 ]
-
-_StrPath: TypeAlias = "str | os.PathLike[str]"
-
-INDEX_NAME = "kernel_dependency_index.tsv"
-_LAYERS = ("shims", "nmath")
-_TAG = re.compile(r"^//\s*@([A-Za-z_]+)\s*:(.*)$")
-#: the annotations of a unit (``@source`` is free text)
-_UNIT_TAGS = ("provides", "depends", "source")
-_STEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_Rows: TypeAlias = "list[tuple[str, tuple[str, ...]]]"
-
-
-def default_root() -> Path:
-    """The kernel library shipped with daskcl.
-
-    ``daskcl/cl`` in an installed wheel; ``cl/`` beside the package in a source checkout.
-    The config key ``library`` (``DASKCL_LIBRARY``) overrides both (a directory laid out like
-    ``cl/``).
-    """
-    chosen: Path | None = config.get("library")
-    if chosen is not None:
-        return chosen
-    return _shipped_root()
-
-
-@functools.cache
-def _shipped_root() -> Path:
-    """The shipped library's directory (looked up once: every kernel call asks for it)."""
-    here = Path(__file__).resolve().parents[1]          # the daskcl package
-    for cand in (here / "cl", here.parent / "cl"):
-        if (cand / "OPENCL.cl").is_file():
-            return cand
-    raise LibraryError(
-        f"the kernel library was not found in {here / 'cl'} or {here.parent / 'cl'}; "
-        "reinstall daskcl or set DASKCL_LIBRARY to a directory laid out like cl/"
-    )
-
-
-def parse_annotations(text: str) -> dict[str, list[str]]:
-    """Read the ``// @tag: a, b`` lines of the comment block that opens a file.
-
-    The block ends at the first line that is not a ``//`` comment.  Values are split on commas
-    and stripped; an empty value gives an empty list.
-    """
-    tags: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        s = line.strip()
-        if not s.startswith("//"):
-            break
-        m = _TAG.match(s)
-        if m:
-            values = [v.strip() for v in m.group(2).split(",") if v.strip()]
-            tags.setdefault(m.group(1), []).extend(values)
-    return tags
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One annotated file: of layer 1 (``shims``), of layer 2 (``nmath``), or of a unit tree.
-
-    A unit of a tree has ``layer`` ``"tree"`` and ``tree`` its directory (absolute); it is
-    emitted, as layer 2 is, only where a program needs it.
-    """
-
-    stem: str
-    layer: str
-    path: Path
-    provides: tuple[str, ...]
-    depends: tuple[str, ...]
-    tree: Path | None = None
-
-    @property
-    def name(self) -> str:
-        """How programs and messages name the file: relative to the library root for the base
-        (``nmath/pnorm.cl``), the absolute path for a unit of a tree."""
-        return str(self.path) if self.tree is not None else f"{self.layer}/{self.stem}.cl"
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """A layer-3 file: ``__kernel`` entry points and the nmath names they call."""
-
-    stem: str
-    path: Path
-    depends_nmath: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -170,7 +106,7 @@ class ProgramSource:
         return where
 
 
-class Library:
+class Library(LibraryIndex):
     """A kernel library directory, with any unit trees of the user's own beside it.
 
     Parameters
@@ -284,293 +220,6 @@ class Library:
             return str(self.root)
         return f"{self.root} or its unit trees {', '.join(map(str, self.trees))}"
 
-    def _root_of(self, root: _StrPath | None) -> Path:
-        """The root of this library that ``root`` names (the base for None)."""
-        if root is None:
-            return self.root
-        want = _absolute(root)
-        for r in self.roots:
-            if _absolute(r) == want:
-                return r
-        raise LibraryError(
-            f"{root} is not a root of this library (its roots: "
-            f"{', '.join(map(str, self.roots))})"
-        )
-
-    def _tree_stems(self, tree: Path) -> list[str]:
-        return [s for s, u in self.units.items() if u.tree == tree]
-
-    # -- sorting and the index ----------------------------------------------------------------
-
-    @property
-    def index_path(self) -> Path:
-        """The base's index, ``nmath/kernel_dependency_index.tsv``."""
-        return self.root / "nmath" / INDEX_NAME
-
-    def index_file(self, root: _StrPath | None = None) -> Path:
-        """The index file of ``root``, one of :attr:`roots` (the base by default)."""
-        r = self._root_of(root)
-        return self.index_path if r == self.root else r / INDEX_NAME
-
-    def index_command(self, root: _StrPath | None = None) -> str:
-        """The command that writes the index of ``root`` (the base by default): for a tree,
-        it names the base where that is not the default one, and the trees before it."""
-        r = self._root_of(root)
-        try:
-            usual = _absolute(self.root) == _absolute(default_root())
-        except LibraryError:
-            usual = False
-        if r == self.root:
-            return "daskcl index build" + ("" if usual else f" {self.root}")
-        dirs = ([] if usual else [self.root]) + list(self.trees[: self.trees.index(r) + 1])
-        return "daskcl index build " + " ".join(map(str, dirs))
-
-    def _missing(self, unit: Unit, missing: Sequence[str], where: str) -> MissingDependencyError:
-        """The error for ``unit``'s dependencies ``missing``, with what is known of each."""
-        hints = []
-        for d in missing:
-            other = self.units.get(d)
-            if other is not None and other.tree is not None:
-                hints.append(f"{d} is a unit of the tree {other.tree}, "
-                             + ("and the library may not depend on its unit trees"
-                                if unit.tree is None else "which comes later among the roots: "
-                                "give it before " + str(unit.tree)))
-            elif other is not None:
-                hints.append(f"{d} is not in {self.index_path}: run '{self.index_command()}'")
-            elif d in self.symbols:
-                hints.append(f"{d} is a symbol of {self.units[self.symbols[d]].name}: @depends "
-                             "names stems")
-            else:
-                close = closest_names(d, self.units)
-                if close:
-                    hints.append(f"did you mean {' or '.join(close)}?")
-        return MissingDependencyError(
-            f"{unit.name} depends on {', '.join(missing)}, which no file in {where} provides "
-            "(a stem is a file name without .cl)" + "".join(f"; {h}" for h in hints)
-        )
-
-    def _check_known(self) -> None:
-        base = {s for s, u in self.units.items() if u.tree is None}
-        for unit in self.units.values():
-            if unit.tree is not None:
-                continue
-            missing = [d for d in unit.depends if d not in base]
-            if missing:
-                raise self._missing(unit, missing, f"{self.root}/shims or {self.root}/nmath")
-            if unit.layer == "shims":
-                up = [d for d in unit.depends if self.units[d].layer != "shims"]
-                if up:
-                    raise LibraryError(
-                        f"{unit.name} is a shim but depends on nmath units {', '.join(up)}; "
-                        "layer 1 may only depend on layer 1"
-                    )
-
-    def _check_tree_known(self, tree: Path, known: Collection[str]) -> None:
-        own = set(self._tree_stems(tree))
-        for s in own:
-            unit = self.units[s]
-            missing = [d for d in unit.depends if d not in known and d not in own]
-            if missing:
-                before = self.trees[: self.trees.index(tree)]
-                where = " or ".join([str(self.root), *map(str, before), str(tree)])
-                raise self._missing(unit, missing, where)
-
-    def _passes(self, pending: list[str], done: set[str], order: list[str], npass: int,
-                verbose: bool) -> int:
-        """Emit ``pending`` in passes after ``done``; append to ``order``; the last pass."""
-        while pending:
-            ready = [s for s in pending if set(self.units[s].depends) <= done]
-            if not ready:
-                stuck = "; ".join(
-                    f"{self.units[s].name} waits for "
-                    + ", ".join(sorted(set(self.units[s].depends) - done))
-                    for s in pending
-                )
-                raise DependencyCycleError(
-                    f"dependency cycle: {len(pending)} file(s) can never be emitted "
-                    f"after pass {npass}: {stuck}. Break the cycle by splitting a unit into "
-                    "a cycle-free core and a dependent part."
-                )
-            npass += 1
-            if verbose:
-                print(f"Pass {npass}: emitting {', '.join(s + '.cl' for s in ready)}")
-            order.extend(ready)
-            done.update(ready)
-            pending = [s for s in pending if s not in done]
-        return npass
-
-    def sort(self, verbose: bool = False) -> list[str]:
-        """All stems in load order: the shims, the nmath units, then each tree's units.
-
-        A pass emits, in name order, every file whose dependencies have all been emitted.
-
-        Parameters
-        ----------
-        verbose
-            Print each pass, ``Pass 1: emitting a.cl, b.cl``.
-
-        Raises
-        ------
-        MissingDependencyError
-            A file depends on a stem that does not exist (or, for a tree, that comes later).
-        DependencyCycleError
-            Some files can never be emitted; the message names each and what it still waits for.
-        """
-        order, npass = self._base_order(verbose)
-        done = set(order)
-        for tree in self.trees:
-            self._check_tree_known(tree, done)
-            npass = self._passes(self._tree_stems(tree), done, order, npass, verbose)
-        return order
-
-    def _base_order(self, verbose: bool) -> tuple[list[str], int]:
-        """The base's stems in load order, and the number of passes that took."""
-        self._check_known()
-        order: list[str] = []
-        done: set[str] = set()
-        npass = 0
-        for layer in _LAYERS:
-            pending = [s for s, u in self.units.items() if u.tree is None and u.layer == layer]
-            npass = self._passes(sorted(pending), done, order, npass, verbose)
-        return order, npass
-
-    @staticmethod
-    def _closures(order: Sequence[str], depends: dict[str, tuple[str, ...]],
-                  before: dict[str, tuple[str, ...]]) -> _Rows:
-        """The rows of ``order``: each stem's transitive dependencies, in the load order of
-        ``before`` (stems already indexed, with theirs) then ``order``."""
-        pos = {s: i for i, s in enumerate([*before, *order])}
-        closure: dict[str, set[str]] = {}
-        for s in order:
-            acc: set[str] = set()
-            for d in depends[s]:
-                acc.add(d)
-                acc.update(before[d] if d in before else closure[d])
-            closure[s] = acc
-        return [(s, tuple(sorted(closure[s], key=pos.__getitem__))) for s in order]
-
-    def _base_rows(self, verbose: bool = False) -> _Rows:
-        order, _ = self._base_order(verbose)
-        return self._closures(order, {s: self.units[s].depends for s in order}, {})
-
-    def _tree_rows(self, tree: Path, before: dict[str, tuple[str, ...]],
-                   verbose: bool = False) -> _Rows:
-        """The index rows of ``tree``, resolved against ``before`` (the rows of everything
-        loaded before it)."""
-        self._check_tree_known(tree, before)
-        order: list[str] = []
-        self._passes(self._tree_stems(tree), set(before), order, 0, verbose)
-        return self._closures(order, {s: self.units[s].depends for s in order}, before)
-
-    def _rows_of(self, root: Path, verbose: bool = False) -> _Rows:
-        """What the index of ``root`` should hold: the base's from its annotations; a tree's
-        from its annotations, against the base's index on disk and the trees before it."""
-        if root == self.root:
-            return self._base_rows(verbose)
-        before = dict(self._base_index())
-        for tree in self.trees:
-            rows = self._tree_rows(tree, before, verbose and tree == root)
-            if tree == root:
-                return rows
-            before.update(rows)
-        raise AssertionError(root)      # _root_of returned a root of this library
-
-    def build_index(self, verbose: bool = False) -> list[tuple[str, tuple[str, ...]]]:
-        """Each stem, in load order, with its transitive dependencies in load order: the
-        base's rows, then each tree's, all from the annotations (:meth:`sort`)."""
-        order = self.sort(verbose=verbose)
-        return self._closures(order, {s: self.units[s].depends for s in order}, {})
-
-    @staticmethod
-    def format_index(rows: Iterable[tuple[str, Sequence[str]]]) -> str:
-        """The text of an index file holding ``rows``."""
-        lines = ["stem\tall_depends"] + [f"{s}\t{','.join(deps)}" for s, deps in rows]
-        return "\n".join(lines) + "\n"
-
-    def write_index(self, verbose: bool = False, root: _StrPath | None = None) -> Path:
-        """Regenerate the index of ``root`` from the annotations and return its path.
-
-        Parameters
-        ----------
-        verbose
-            Print each pass of the sort.
-        root
-            One of :attr:`roots`: the base (by default; ``nmath/kernel_dependency_index.tsv``)
-            or a tree (its ``kernel_dependency_index.tsv``, resolved against the base's index
-            on disk and the trees before it).
-        """
-        r = self._root_of(root)
-        path = self.index_file(r)
-        text = self.format_index(self._rows_of(r, verbose))
-        tmp = path.with_suffix(".tsv.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-        _read_index.cache_clear()
-        self._combined = None
-        return path
-
-    def check_index(self, root: _StrPath | None = None) -> list[str]:
-        """The differences between the index of ``root`` (the base by default) on disk and
-        its annotations, as a unified diff (empty if current)."""
-        r = self._root_of(root)
-        path = self.index_file(r)
-        want = self.format_index(self._rows_of(r)).splitlines()
-        have = (_read_file(path).decode(errors="replace").splitlines()
-                if path.exists() else [])
-        return list(difflib.unified_diff(have, want, str(path), "annotations", lineterm=""))
-
-    def _base_index(self) -> dict[str, tuple[str, ...]]:
-        if not self.index_path.exists():
-            raise StaleIndexError(
-                f"{self.index_path} does not exist; run '{self.index_command()}'"
-            )
-        return _read_index(str(self.index_path), self.index_path.stat().st_mtime_ns)
-
-    def read_index(self) -> dict[str, tuple[str, ...]]:
-        """The index: stem -> all_depends, in load order (dict order is load order).
-
-        The base's index as it is on disk, then each tree's, which is checked against the
-        tree's annotations (a tree is small; the base is checked by ``daskcl index check``).
-
-        Raises
-        ------
-        StaleIndexError
-            An index file is missing, or a tree's does not match its annotations; the message
-            gives the command that rewrites it.
-        MissingDependencyError, DependencyCycleError
-            A tree's units name a stem that is not loaded before them, or form a cycle.
-        """
-        base = self._base_index()
-        if not self.trees:
-            return base
-        stamp = tuple(_stamp(p) for p in (self.index_path, *(t / INDEX_NAME for t in self.trees)))
-        if self._combined is not None and self._combined[0] == stamp:
-            return self._combined[1]
-        combined = dict(base)
-        for tree in self.trees:
-            path = tree / INDEX_NAME
-            if not path.is_file():
-                # a cycle or a missing dependency is why the index could not be built: say so
-                # rather than give the command that fails on it
-                self._tree_rows(tree, combined)
-                raise StaleIndexError(
-                    f"the unit tree {tree} has no index {INDEX_NAME}; run "
-                    f"'{self.index_command(tree)}'"
-                )
-            try:
-                have = _read_index(str(path), path.stat().st_mtime_ns)
-            except StaleIndexError as exc:
-                raise StaleIndexError(f"{exc}; run '{self.index_command(tree)}'") from None
-            want = self._tree_rows(tree, combined)
-            if list(have.items()) != want:
-                raise StaleIndexError(
-                    f"{path} does not match the annotations of its units "
-                    f"({_difference(have, dict(want))}); run '{self.index_command(tree)}'"
-                )
-            combined.update(want)
-        self._combined = (stamp, combined)
-        return combined
-
     # -- minimal subsets ------------------------------------------------------------------------
 
     def stem_of(self, name: str) -> str | None:
@@ -648,38 +297,12 @@ class Library:
         ...     "power = pnt(c, df, ncp, 0, 0) + pnt(-c, df, ncp, 1, 0);")
         ('qt', 'pnt')
         """
-        found: dict[str, None] = {}
-        objects = self._object_symbols
-        for m in _TOKEN.finditer(_strip(text)):
-            name, called = m.group(1), m.group(2) is not None
-            if name is None or name in found:
-                continue
-            if name in self.symbols:
-                if called or name in objects:
-                    found[name] = None
-            elif called and name in self.units and not _builtin(name):
-                found[name] = None
-        return tuple(found)
+        return find_names(text, self.symbols, self.units, self._object_symbols)
 
     @functools.cached_property
     def _object_symbols(self) -> frozenset[str]:
-        """The provided symbols that are not functions: a symbol is a function where its unit
-        defines it as a function-like macro (``#define s(``) or writes ``s(`` outside the
-        preprocessor (its definition, a declaration, a call)."""
-        out: set[str] = set()
-        for unit in self.units.values():
-            if not unit.provides:
-                continue
-            code = _strip(self.read(unit.name)).replace("\\\n", " ")
-            lines = code.splitlines()
-            pre = "\n".join(ln for ln in lines if ln.lstrip().startswith("#"))
-            body = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))
-            for sym in unit.provides:
-                s = re.escape(sym)
-                if not (re.search(rf"#\s*define\s+{s}\(", pre)
-                        or re.search(rf"(?<![\w.]){s}\s*\(", body)):
-                    out.add(sym)
-        return frozenset(out)
+        """The provided symbols that are not functions (see :func:`.names.object_symbols`)."""
+        return object_symbols(self.units.values(), self.read)
 
     def read(self, name: str) -> str:
         """The text of the library file ``name`` (e.g. ``kernels/elementwise.cl``, relative to
@@ -805,202 +428,6 @@ class Library:
         sub = Library(dest)
         sub.write_index()
         return sub
-
-
-def closest_names(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
-    """The names of ``choices`` nearest to ``name``, at most ``n``, best first: what "did you
-    mean" offers in daskcl's errors about a name it does not know (difflib's close matches)."""
-    return difflib.get_close_matches(name, sorted(set(choices)), n)
-
-
-def _differs(path: Path, data: bytes) -> bool:
-    """Whether writing ``data`` as ``path`` would overwrite something other than the same
-    bytes (``path`` is there, and is not a regular file holding ``data``)."""
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        return False
-    return not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or path.read_bytes() != data
-
-
-#: OpenCL C keywords, types, qualifiers and built-in functions (OpenCL C 1.2 and 2.0, 6.1-6.13)
-_OPENCL_RESERVED = frozenset("""
-    auto break case char const continue default do double else enum extern float for goto if
-    inline int long register restrict return short signed sizeof static struct switch typedef
-    union unsigned void volatile while bool half uchar ushort uint ulong size_t ptrdiff_t
-    intptr_t uintptr_t true false __global global __local local __constant constant __private
-    private __generic generic __kernel kernel __read_only read_only __write_only write_only
-    __read_write read_write __attribute__ uniform pipe
-    acos acosh acospi asin asinh asinpi atan atan2 atanh atanpi atan2pi cbrt ceil copysign
-    cos cosh cospi erfc erf exp exp2 exp10 expm1 fabs fdim floor fma fmax fmin fmod fract
-    frexp hypot ilogb ldexp lgamma lgamma_r log log2 log10 log1p logb mad maxmag minmag modf
-    nan nextafter pow pown powr remainder remquo rint rootn round rsqrt sin sincos sinh sinpi
-    sqrt tan tanh tanpi tgamma trunc
-    abs abs_diff add_sat hadd rhadd clamp clz ctz mad_hi mad_sat max min mul_hi rotate sub_sat
-    upsample popcount mad24 mul24
-    degrees mix radians step smoothstep sign
-    cross dot distance length normalize fast_distance fast_length fast_normalize
-    isequal isnotequal isgreater isgreaterequal isless islessequal islessgreater isfinite
-    isinf isnan isnormal isordered isunordered signbit any all bitselect select
-    barrier mem_fence read_mem_fence write_mem_fence work_group_barrier
-    async_work_group_copy async_work_group_strided_copy wait_group_events prefetch
-    get_work_dim get_global_size get_global_id get_local_size get_local_id get_num_groups
-    get_group_id get_global_offset get_enqueued_local_size get_global_linear_id
-    get_local_linear_id shuffle shuffle2 printf vec_step
-""".split())
-#: prefixes of families of built-ins (native_exp, half_exp, convert_int_rte, as_double, ...)
-_OPENCL_PREFIXES = ("native_", "half_", "convert_", "as_", "vload", "vstore", "atomic_",
-                    "atom_", "read_image", "write_image", "get_image_", "work_group_",
-                    "sub_group_", "get_sub_group_")
-
-#: comments and string or character literals
-_NOISE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
-#: member names and numbers (no group), or an identifier and the ( of a call after it
-_TOKEN = re.compile(r"(?:\.|->)\s*[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|([A-Za-z_]\w*)(\s*\()?")
-
-
-def _strip(text: str) -> str:
-    """``text`` without comments (newlines kept) and with empty string literals."""
-    def blank(m: re.Match[str]) -> str:
-        s = m.group(0)
-        return s[0] * 2 if s[0] in "\"'" else " " + "\n" * s.count("\n")
-    return _NOISE.sub(blank, text)
-
-
-def _builtin(name: str) -> bool:
-    return name in _OPENCL_RESERVED or name.startswith(_OPENCL_PREFIXES)
-
-
-def _difference(have: dict[str, tuple[str, ...]], want: dict[str, tuple[str, ...]]) -> str:
-    """The first difference between an index on disk and what it should hold, in words."""
-    extra = [s for s in have if s not in want]
-    if extra:
-        return f"it lists {', '.join(extra)}, which the tree does not have"
-    absent = [s for s in want if s not in have]
-    if absent:
-        return f"it lacks {', '.join(absent)}"
-    for s, deps in want.items():
-        if have[s] != deps:
-            return (f"{s} depends on {','.join(deps) or 'nothing'}, it says "
-                    f"{','.join(have[s]) or 'nothing'}")
-    return "its rows are not in load order"
-
-
-def _absolute(path: _StrPath) -> Path:
-    return Path(os.path.abspath(path))
-
-
-def _unit_text(path: Path) -> str:
-    """The text of the unit ``path``, read as UTF-8 (whatever the locale), without a byte
-    order mark (which would stop its annotations being read, and land amid a program); a
-    :class:`LibraryError` naming the file, line and column of a byte that is not UTF-8."""
-    data = _read_file(path)
-    try:
-        text = data.decode()
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - data.rfind(b"\n", 0, exc.start)
-        raise LibraryError(f"{path}:{line}:{col}: the file is not UTF-8 text (byte "
-                           f"0x{data[exc.start]:02x}): save it as UTF-8 (or ASCII)") from None
-    return text.removeprefix("\ufeff")
-
-
-def _check_tags(path: Path, text: str) -> None:
-    """A :class:`LibraryError` naming the file and line of an annotation of the unit ``path``
-    that is misspelt (``// @dpends:``, ``// @depends_nmath:``, which would be ignored) or has
-    no colon (``// @depends pnorm``)."""
-    for n, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
-        if not s.startswith("//"):
-            break
-        m = re.match(r"//\s*@([A-Za-z_]+)\s*(:?)", s)
-        if m is None:
-            continue
-        tag, colon = m.groups()
-        if tag in _UNIT_TAGS:
-            if not colon:
-                raise LibraryError(f"{path}:{n}: {s!r} has no colon: write '// @{tag}: ...'")
-            continue
-        near = closest_names(tag.lower(), _UNIT_TAGS, 1)
-        if near:
-            raise LibraryError(
-                f"{path}:{n}: @{tag} is not an annotation of a unit (they are @provides, "
-                f"@depends and @source): did you mean @{near[0]}?")
-
-
-def _tree_files(tree: Path) -> list[Path]:
-    """The units of a unit tree, checking that it is one."""
-    if not tree.is_dir():
-        raise LibraryError(f"the unit tree {tree} is not a directory")
-    if (tree / "OPENCL.cl").is_file():
-        raise LibraryError(
-            f"{tree} is a kernel library (it has OPENCL.cl), not a unit tree; give it as the "
-            "base (the first root) of the library"
-        )
-    paths = sorted(p for p in tree.glob("*.cl") if not p.name.startswith("."))
-    if not paths:
-        raise LibraryError(
-            f"{tree} holds no .cl units: a unit tree has its annotated units directly in it "
-            "(a directory laid out like cl/ is a kernel library and needs OPENCL.cl)"
-        )
-    return paths
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return st.st_mtime_ns, st.st_size
-
-
-def _tree_stamp(tree: Path) -> tuple[tuple[str, int, int], ...]:
-    """What identifies the state of a tree's files: names, times and sizes of its units and
-    its index."""
-    out = []
-    with os.scandir(tree) as it:
-        for e in it:
-            if e.name.endswith(".cl") or e.name == INDEX_NAME:
-                st = e.stat()
-                out.append((e.name, st.st_mtime_ns, st.st_size))
-    return tuple(sorted(out))
-
-
-@functools.lru_cache(maxsize=16)
-def _read_index(path: str, mtime_ns: int) -> dict[str, tuple[str, ...]]:
-    try:
-        lines = _read_file(Path(path)).decode().splitlines()
-    except UnicodeDecodeError as exc:
-        raise StaleIndexError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
-                              ) from None
-    if not lines or lines[0] != "stem\tall_depends":
-        raise StaleIndexError(f"{path} does not start with the header 'stem<TAB>all_depends'")
-    out: dict[str, tuple[str, ...]] = {}
-    for n, line in enumerate(lines[1:], start=2):
-        stem, sep, deps = line.partition("\t")
-        if not sep:
-            raise StaleIndexError(f"{path}:{n}: expected 'stem<TAB>all_depends', got {line!r}")
-        out[stem] = tuple(d for d in deps.split(",") if d)
-    return out
-
-
-@functools.lru_cache(maxsize=512)
-def _read_text(path: str) -> str:
-    return _read_file(Path(path)).decode()
-
-
-def _read_file(path: Path) -> bytes:
-    """The bytes of the library file ``path``, a regular file: a FIFO, socket or device named
-    ``*.cl`` is a :class:`LibraryError` naming it (opening never blocks, links are followed)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise LibraryError(f"{path} is not a regular file: a kernel library holds regular "
-                               "files only; move it away")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read()
-    finally:
-        os.close(fd)
 
 
 def split_roots(

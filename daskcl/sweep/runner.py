@@ -97,7 +97,7 @@ class SweepResult:
 
 
 def _device_label() -> str:
-    from ..distributed.cluster import describe
+    from ..distributed.plugin import describe
 
     d = describe()
     pci = f" pci {d['pci']}" if "pci" in d else ""
@@ -419,15 +419,16 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
         raise SweepError("listen is for the local cluster only: a cluster you bring (or 'sync') "
                          "listens where it was started")
     if sync:    # every config value a local cluster's workers refuse, refused here too
-        from ..distributed.cluster import _check_config
+        from ..distributed.plugin import check_config
 
-        _check_config()
+        check_config()
     if client is None:
         import logging
 
         from distributed import Client
 
-        from ..distributed.cluster import device_slots, local_cluster
+        from ..distributed.local import local_cluster
+        from ..distributed.slots import device_slots
 
         device_slots(workers)   # the workers asked for exist
         # What the store would refuse is said before the cluster starts (nothing is written);
@@ -656,7 +657,7 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
         client.replicate([payload])
     names = _warm_names(sweep)
     if names:
-        from ..distributed.cluster import warm
+        from ..distributed.plugin import warm
 
         client.run(warm, names)
     width = max(8, _WINDOW_PER_THREAD * sum(client.nthreads().values()))

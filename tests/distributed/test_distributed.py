@@ -53,7 +53,7 @@ def test_a_ctrl_c_while_the_workers_start_closes_the_cluster(monkeypatch: Any) -
     """SIGINT is held back while the workers start (so that they inherit it ignored); one that
     comes meanwhile was dropped, and the sweep went on.  Now it closes the cluster once the
     workers are up and raises KeyboardInterrupt, and Ctrl-C works as before afterwards."""
-    from daskcl.distributed import cluster as cluster_module
+    from daskcl.distributed import local as cluster_module
 
     started: list[Any] = []
     real = cluster_module.LocalDaskclCluster
@@ -450,7 +450,7 @@ def test_the_cause_of_a_failed_start_is_said_whole() -> None:
     """multiprocessing's "if __name__ == '__main__'" hint was cut after its first line."""
     from multiprocessing import process, spawn
 
-    from daskcl.distributed.cluster import _first_cause
+    from daskcl.distributed.slots import first_cause
 
     me = process.current_process()
     me._inheriting = True  # type: ignore[attr-defined]
@@ -462,7 +462,7 @@ def test_the_cause_of_a_failed_start_is_said_whole() -> None:
         pytest.fail("multiprocessing raised nothing")
     finally:
         del me._inheriting  # type: ignore[attr-defined]
-    said = _first_cause(_chained(hint))
+    said = first_cause(_chained(hint))
     lines = said.splitlines()
     assert lines[:2] == ["RuntimeError: An attempt has been made to start a new process before "
                          "the", "current process has finished its bootstrapping phase."], said
@@ -471,12 +471,12 @@ def test_the_cause_of_a_failed_start_is_said_whole() -> None:
     assert "" not in lines and "[...]" not in said and "Traceback" not in said
     assert len(lines) == len([ln for ln in str(hint).splitlines() if ln.strip()]) <= 15
     # bounded: 15 lines, 1500 characters, the cut marked
-    said = _first_cause(_chained(ValueError("\n".join(f"line {i}" for i in range(40)))))
+    said = first_cause(_chained(ValueError("\n".join(f"line {i}" for i in range(40)))))
     assert said.splitlines() == ["ValueError: line 0", *(f"line {i}" for i in range(1, 14)),
                                  "line 14 [...]"]
-    said = _first_cause(_chained(OSError("x" * 5000)))
+    said = first_cause(_chained(OSError("x" * 5000)))
     assert said == "OSError: " + "x" * 1500 + " [...]"
-    assert _first_cause(_chained(KeyError())) == "KeyError"
+    assert first_cause(_chained(KeyError())) == "KeyError"
 
 
 def test_a_worker_whose_plugin_cannot_bind_fails_its_tasks(client2: Any) -> None:

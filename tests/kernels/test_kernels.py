@@ -22,7 +22,7 @@ from support.rmath_oracle import r_eval
 from daskcl import ElementwiseKernel, RawKernel, nmath
 from daskcl.cluster import warm
 from daskcl.errors import BuildError, MissingDependencyError
-from daskcl.kernels._kernel import _library_macros, kernel_params
+from daskcl.kernels._kernel import _program_macros, kernel_params
 from daskcl.runtime import device
 from daskcl.runtime.library import get_library
 
@@ -515,7 +515,7 @@ def test_raw_kernel_names_that_are_library_macros_are_refused():
     y = np.zeros(1)
     k(1, None, np.array([40.0]), y)
     assert y[0] == -804.6084420137538                  # R: pnorm(40, lower=FALSE, log=TRUE)
-    macros = _library_macros(k.source())
+    macros = _program_macros(k.source())
     assert macros["pnorm"][:2] == (True, "OPENCL_END.cl") and "log" not in macros
 
 

@@ -404,7 +404,7 @@ def test_noinline_auto_tiers_up_where_it_can(monkeypatch, cache):
 def test_a_worker_in_the_users_process_takes_long_lived_back(monkeypatch):
     """A dask worker in the user's own process (``LocalCluster(processes=False)``) tiers up
     while it serves, and the process is a plain one again once the worker is gone."""
-    from daskcl.distributed.cluster import DaskclPlugin
+    from daskcl.cluster import DaskclPlugin
 
     monkeypatch.delenv("DASKCL_NOINLINE", raising=False)
     monkeypatch.setenv("DASKCL_NO_CACHE", "1")

@@ -19,7 +19,8 @@ import psutil
 import pytest
 from support.procs import run_python, stop
 
-from daskcl.distributed import cluster
+from daskcl import cluster
+from daskcl.distributed.join import _route_to
 from daskcl.errors import DaskclError, NoMatchingDeviceError
 from daskcl.runtime import device
 from daskcl.sweep import Sweep, SweepError, open_result, run
@@ -104,10 +105,10 @@ def test_local_cluster_host_must_be_an_address() -> None:
 def test_daskcl_worker_listens_where_the_scheduler_is(tmp_path: Path) -> None:
     # The default of `daskcl worker`: this host's address on the route to the scheduler, so a
     # scheduler on loopback gets workers on loopback (dask's default would be every interface).
-    assert cluster._route_to("tcp://127.0.0.1:8786", None) == "127.0.0.1"
+    assert _route_to("tcp://127.0.0.1:8786", None) == "127.0.0.1"
     sched_file = tmp_path / "scheduler.json"
     sched_file.write_text('{"address": "tcp://127.0.0.1:8786"}')
-    assert cluster._route_to(None, str(sched_file)) == "127.0.0.1"
+    assert _route_to(None, str(sched_file)) == "127.0.0.1"
     env = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "warning"}
     sched = subprocess.Popen(
         [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",

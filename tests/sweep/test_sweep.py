@@ -194,7 +194,7 @@ def test_a_store_is_refused_before_the_local_cluster_starts_and_kept_when_it_fai
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the store would refuse is said without starting a cluster; with --overwrite, a
     cluster that does not start leaves the old store as it was (it was deleted first)."""
-    from daskcl.distributed import cluster
+    from daskcl.distributed import local as cluster
     from daskcl.errors import ClusterError
 
     s = Sweep.from_dict(_spec())
@@ -255,7 +255,7 @@ def test_the_local_cluster_examples_of_the_docs_run_as_scripts(tmp_path: Path, p
     else:
         import ast
 
-        from daskcl.distributed.cluster import describe
+        from daskcl.cluster import describe
 
         devices = ast.literal_eval(proc.stdout.strip())     # worker address -> its device
         here = describe()
