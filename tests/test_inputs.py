@@ -23,8 +23,8 @@ from test_random_philox import stream_words
 from daskcl import ElementwiseKernel, nmath
 from daskcl.glm import FactorialGrid, Posterior, f2_f3
 from daskcl.kernels import _elementwise as ew
+from daskcl.kernels import _plan, _transfer
 from daskcl.kernels import _random as drandom
-from daskcl.kernels import _transfer
 
 
 def same(a, b):
@@ -199,7 +199,7 @@ def test_costly_generators_launch_few_elements():
     generators keep the full launch."""
     bound = drandom._device.current()
     units = max(1, bound.info.compute_units)
-    full = ew.launch_elements(bound)
+    full = _plan.launch_elements(bound)
     per = _cap(nmath.rsignrank, (100,), [2.0**28])
     assert units <= per <= max(units, drandom._WORK_OTHER * units // 2**22)
     mixed = np.array([3.0, np.nan, np.inf, -1.0] * 25)      # NaN, Inf, -1 cost nothing
@@ -243,7 +243,7 @@ def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkey
         (rng.normal(0, 2, (70, 130)), np.zeros((70, 1)), 1.0),
     ]
     want = [nmath.pnorm(*c, log_p=True) for c in cases]
-    monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
+    monkeypatch.setattr(_plan, "max_alloc", lambda bound: LIMIT)
     monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
     calls: list = []
     spy(monkeypatch, calls)
@@ -260,8 +260,8 @@ def test_launches_are_bounded_for_ctrl_c(monkeypatch):
     """Elementwise calls are launched in at most LAUNCH_CPU elements (LAUNCH_OTHER off CPUs)."""
     q = np.linspace(-4, 4, 5003)
     want = nmath.pnorm(q, 0.5, 2.0)
-    monkeypatch.setattr(ew, "LAUNCH_CPU", 1000)
-    monkeypatch.setattr(ew, "LAUNCH_OTHER", 1000)
+    monkeypatch.setattr(_plan, "LAUNCH_CPU", 1000)
+    monkeypatch.setattr(_plan, "LAUNCH_OTHER", 1000)
     calls: list = []
     spy(monkeypatch, calls)
     assert same(nmath.pnorm(q, 0.5, 2.0), want)
@@ -276,7 +276,7 @@ def test_random_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch, mod
     mean = np.arange(130.0)
     want = [nmath.rnorm((90, 130), mean, sd, seed=9, offset=5),
             nmath.rnorm((3, 20000), seed=9), nmath.rnorm(50000, seed=2)]
-    monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
+    monkeypatch.setattr(_plan, "max_alloc", lambda bound: LIMIT)
     monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
     calls: list = []
     spy(monkeypatch, calls)

@@ -5,16 +5,15 @@ kernel (its NumPy path) on whichever worker runs them."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import every_r_warning
-from . import _elementwise as _ew
-from ._call import _c_strides, is_dask_array
+from ._call import _c_strides, called_as, called_name, is_dask_array
 
-if TYPE_CHECKING:
-    from ._elementwise import ElementwiseKernel
+#: an elementwise kernel (:class:`._elementwise.ElementwiseKernel`, which calls this module)
+ElementwiseKernel = Any
 
 __all__: list[str] = []
 
@@ -24,7 +23,7 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
     """One dask block, on a worker; an operation that reads ``i`` gets the indices of the
     block's elements in the whole array (its location and the array's C-order strides);
     ``called``: the function the user called, where R's keywords sent the call on to this
-    kernel (its warnings' name, :func:`._elementwise.called_as`)."""
+    kernel (its warnings' name, :func:`._call.called_as`)."""
     counter = None
     if kernel.definition.index and block_info is not None and None in block_info:
         info = block_info[None]
@@ -33,7 +32,7 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
             shape, where = shape[:-1], where[:-1]
         strides = _c_strides(tuple(shape))
         counter = (0, sum(lo * st for (lo, _), st in zip(where, strides)), strides)
-    with _ew.called_as(called), every_r_warning():
+    with called_as(called), every_r_warning():
         res = kernel.compute(blocks, ints, counter=counter)
     arrays = [np.asarray(r, dtype=np.float64) for r in res]
     if nout == 1 and arrays[0].ndim == 0:
@@ -54,7 +53,7 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
     for a in arrays:
         pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
     nout = len(kernel.definition.outputs)
-    called = _ew.called_name()     # the blocks' warnings name the function called
+    called = called_name()     # the blocks' warnings name the function called
     if kernel.definition.index:
         # map_blocks, which gives each block its place in the whole array (block_info, for
         # i), over the arrays with their chunks unified as blockwise unifies them
