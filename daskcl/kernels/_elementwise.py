@@ -197,7 +197,7 @@ class ElementwiseKernel(Kernel):
         """Start the background builds of the inlined programs that calls asked for
         (:meth:`program`).  Started once a call's result is there, not before: NVIDIA's OpenCL
         builds one program of a process at a time, so an inlined build begun first held back the
-        out-of-line one, and the first result with it (pbeta 17 s instead of 4 on an H200)."""
+        out-of-line one, and the first result with it."""
         with _TIER_LOCK:
             later = list(self._tier_later)
             self._tier_later.clear()
@@ -595,19 +595,13 @@ class ElementwiseKernel(Kernel):
         status = _transfer.status_buffer(bound)
         cpu = bound.info.type == "CPU"
         # streamed: large host arrays (every host array on CPU devices, which read them in place)
-        resident: list[Any] = []
-        streamed: list[np.ndarray | None] = []
-        for o in call.operands:
-            if o.host is not None and (cpu or o.host.nbytes > _plan.RESIDENT_BYTES
-                                       or o.host.nbytes > _plan.max_alloc(bound)):
-                streamed.append(o.host.reshape(-1))
-                resident.append(None)
-            elif o.host is not None:
-                streamed.append(None)
-                resident.append(_transfer.upload(bound, o.host.reshape(-1)))
-            else:
-                streamed.append(None)
-                resident.append(None)
+        streamed: list[np.ndarray | None] = [
+            o.host.reshape(-1) if o.host is not None and (
+                cpu or o.host.nbytes > min(_plan.RESIDENT_BYTES, _plan.max_alloc(bound)))
+            else None for o in call.operands]
+        resident: list[Any] = [
+            _transfer.upload(bound, o.host.reshape(-1)) if o.host is not None and s is None
+            else None for o, s in zip(call.operands, streamed)]
         dummy = _plan.dummy(bound)
         strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
         fixed = self._cap(call, bound, True)

@@ -270,7 +270,8 @@ def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> An
                 return NO        # the general path says why, or handles the strides
     elif n > 1 and (n * (2 + len(kinds)) > c.launch
                     or (c.cpu and n > _plan.cost_cap(k, bound))
-                    or (not c.cpu and (n > _transfer.SLAB or 8 * n > _plan.RESIDENT_BYTES))):
+                    or (_transfer.mode(bound) != "host"
+                        and (n > _transfer.SLAB or 8 * n > _plan.RESIDENT_BYTES))):
         return NO                # in pieces, or streamed: the general path
     key = (tuple(kinds), len(ints))
     prep = c.fast.get(key)

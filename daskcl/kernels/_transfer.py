@@ -32,8 +32,7 @@ device, its kernel runs, and its outputs come back.  How depends on the device:
       the mode measured best for the device (``benchmarks/bench_transfer.py``; recorded in
       ``benchmarks/README.md``): ``pinned`` on GPUs.
 
-  A pageable copy is the driver's own copy into its staging memory on one thread (about 10
-  GB/s on an H200's host); copies into pinned memory on several threads run at the host's
+  A pageable copy is the driver's own copy into its staging memory on one thread; copies into pinned memory on several threads run at the host's
   memory bandwidth, and the DMA from there at the link's (``transfer.threads``: ``auto`` is up
   to 8, half the host's cores).
 
@@ -50,7 +49,6 @@ import concurrent.futures
 import ctypes
 import math
 import os
-import sys
 import threading
 import time
 import warnings
@@ -63,6 +61,7 @@ import numpy as np
 
 from .. import config
 from ..runtime import device as _device
+from ._device_arrays import DeviceOperand, after_other_queues, device_operand, is_device_array
 
 __all__ = [
     "ALONE_COPY_MAX",
@@ -89,11 +88,9 @@ __all__ = [
 ]
 
 #: elements of float64 per piece of a streamed call on devices with their own memory, at most
-#: (a slot's buffers hold a piece of every input and output).  Measured on an H100 (from NumPy,
-#: two runs each, benchmarks/README.md, "The host path's own costs"): pieces of 2^23 against
-#: 2^22 took 13.2-15.0 against 15.6-15.8 ms (pnorm at 2^25 elements) and 48.0-48.2 against
-#: 55.9-57.3 (pnorm at 2^27); 2^21 and 2^20 were slower still.  Each piece costs a few tenths
-#: of a millisecond of its own (its threads' hand-offs, the driver's calls).
+#: (a slot's buffers hold a piece of every input and output); smaller pieces were slower
+#: (benchmarks/README.md, "The host path's own costs"): each costs a few tenths of a
+#: millisecond of its own (its threads' hand-offs, the driver's calls).
 SLAB = 1 << 23
 #: elements per piece at least: a call of fewer than :data:`PIECES_MIN` slabs is cut into that
 #: many pieces down to this size, so that its uploads, kernels and downloads still overlap (at
@@ -144,10 +141,8 @@ def _threads() -> int:
 
 
 #: elements of a host copy's part, at least: each part is handed to a thread (tens of
-#: microseconds), so a copy is cut into no more parts than it has of this size.  On an H100's
-#: host, into pinned memory: 1 MB in one part 17-25 GB/s, in eight 2 GB/s; 4.2 MB in one, four,
-#: eight parts 10, 16, 7-8 GB/s; 12.8 MB in eight 19 GB/s; 67 MB in eight 36-49 GB/s
-#: (benchmarks/README.md, "The host path's own costs")
+#: microseconds), so a copy is cut into no more parts than it has of this size (small copies
+#: in many parts were slower: benchmarks/README.md, "The host path's own costs")
 _PAR_COPY_MIN = 1 << 17
 
 _copiers: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
@@ -361,9 +356,8 @@ def _give_slots(bound: _device.BoundDevice, taken: list[int]) -> None:
     """Give back slots of :func:`_take_slots` (their work done).  The free list stays sorted,
     so that a call takes the lowest free slots: calls one after another use the same slots and
     their buffers, where a list in the order of return handed each call of one piece the next
-    slot, and three calls made three slots' staging and device buffers (a pinned block of 32
-    MB took 16-27 ms on an H200's host: benchmarks/README.md, "Where a call from NumPy spends
-    its time")."""
+    slot, and three calls made three slots' staging and device buffers (a pinned block takes
+    milliseconds to make: benchmarks/README.md, "Where a call from NumPy spends its time")."""
     with _slot_freed:
         _streaming[0] -= 1
         free = bound.resources.free_slots
@@ -513,10 +507,9 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
 def _slot_threads(bound: _device.BoundDevice) -> concurrent.futures.ThreadPoolExecutor:
     """The device's threads that run the slots' pieces: one per slot (the slots of every call
     at once), all started when the pool is made.  A pool starts a thread when work finds none
-    idle, and ``submit`` returns only once it runs: on an H100, a call's ``submit`` of its third
-    slot waited there about a second while its other slots' pieces ran (a thread dump:
-    ``Thread.start`` in ``submit``), and Ctrl-C arriving then left those slots running the
-    rest of the call (3 s more in the Ctrl-C test's call, against 0.1 s)."""
+    idle, and ``submit`` returns only once it runs: a call's ``submit`` of a later slot could
+    wait there while its other slots' pieces ran, and Ctrl-C arriving then left those slots
+    running the rest of the call."""
     with _lock:
         ex: concurrent.futures.ThreadPoolExecutor | None = bound.resources.slot_threads
         if ex is None:
@@ -554,9 +547,8 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
                for j, (lo, hi) in enumerate(p.outs)]
     # The events are kept until the piece is done: NVIDIA's OpenCL returns from releasing the
     # event of a copy or kernel still running only when it has finished, and pyopencl releases
-    # an event as its last reference goes, holding the interpreter's lock.  Dropped at once,
-    # each upload's event stopped every thread of the process for its DMA (1.4-2 ms a piece of
-    # 2^23 doubles on an H100, benchmarks/README.md, "The host path's own costs").
+    # an event as its last reference goes, holding the interpreter's lock: dropped at once,
+    # each upload's event would stop every thread of the process for its DMA.
     s.held.append(launch(p, dev_in, dev_out, q))
     for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
         if hi <= lo:
@@ -581,9 +573,8 @@ def _copy_threads(nthreads: int, n: int) -> int:
     """Threads for a piece's staging copy of ``n`` elements: ``nthreads``, or one beside
     another streamed call (a dask array's chunks) for up to :data:`ALONE_COPY_MAX` elements.
     Such calls already copy side by side, and small parts handed to the copy threads cost more
-    than they gained: on an H100's host, dask chunks of 2^20 elements took 3.3 ms a copy in
-    eight parts, three calls at a time, and whole computes 8-20% less time in one part; chunks
-    of 2^22 were 10-25% slower in one (benchmarks/README.md, "Dask arrays")."""
+    than they gained; larger chunks gain from the threads (benchmarks/README.md, "Dask
+    arrays")."""
     return 1 if _streaming[0] > 1 and n <= ALONE_COPY_MAX else nthreads
 
 
@@ -708,10 +699,9 @@ def device_pool(bound: _device.BoundDevice) -> Any:
 
     Its allocator is pyopencl's ``DeferredAllocator``, not the ``ImmediateAllocator`` that
     makes each new buffer resident at once with a ``clEnqueueMigrateMemObjects`` on the queue:
-    on NVIDIA's driver (580.159.04, an H200) those migrations, enqueued while other threads
-    launched on and read from the same queue, crashed the process (a segmentation fault in 1
-    to 4 of 16 runs of ``test_sorted_launches_from_several_threads``, and a hang), and with
-    the deferred allocator none did (``benchmarks/README.md``, "Threads on one queue")."""
+    on NVIDIA's driver those migrations, enqueued while other threads launched on and read
+    from the same queue, crashed the process now and then (``benchmarks/README.md``, "Threads
+    on one queue")."""
     with _lock:
         pool = bound.resources.pool
         if pool is None:
@@ -730,8 +720,7 @@ def empty_pinned(shape: int | Sequence[int]) -> np.ndarray:
     device, where it has its own memory (otherwise ordinary memory).
 
     Inputs in pinned memory reach the device by DMA at the link's full speed instead of
-    through the driver's pageable copies (on an H200: 55 GB/s against 9.6,
-    ``benchmarks/README.md``); the results of daskcl's functions come in pinned memory
+    through the driver's pageable copies (``benchmarks/README.md``); the results of daskcl's functions come in pinned memory
     already, so chains of calls from NumPy get this without asking.  The memory returns to
     the device's pool when the last view of the array is gone; beyond
     ``transfer.pinned_limit`` bytes in use, ordinary memory is returned.
@@ -747,102 +736,3 @@ def empty_pinned(shape: int | Sequence[int]) -> np.ndarray:
     dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     bound = _device.current()
     return np.empty(dims) if mode(bound) == "host" else _pinned_array(_pool(bound), dims)
-
-
-# -- device arrays -----------------------------------------------------------------------------
-
-
-def is_device_array(x: Any) -> bool:
-    """Whether ``x`` is a ``pyopencl.array.Array`` (checked without importing it)."""
-    cla = sys.modules.get("pyopencl.array")
-    return cla is not None and isinstance(x, cla.Array)
-
-
-@dataclass(frozen=True)
-class DeviceOperand:
-    """A float64 device array as a kernel reads it: its buffer, the offset of its first element
-    and its element strides (C order over its shape)."""
-
-    buffer: Any
-    offset: int
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    array: Any = None     # the pyopencl array (a float64 copy where the input was converted)
-
-    def get(self) -> np.ndarray:
-        """The values, copied to the host."""
-        return np.asarray(self.array.get())
-
-
-def after_other_queues(queue: Any, arrays: Sequence[Any]) -> None:
-    """Order the launches that follow on ``queue`` after the work that the contents of
-    ``arrays`` (``pyopencl.array.Array``) still wait on from other queues of the context:
-    pyopencl records it in each array's ``events`` (a conversion by ``astype``, an operation
-    the user queued on a queue of their own), and one in-order queue does not order another's."""
-    import pyopencl as cl
-
-    pending = [e for a in arrays if a is not None for e in getattr(a, "events", ())
-               if e.command_queue != queue]
-    if pending:
-        barrier = cl.enqueue_barrier(queue, wait_for=pending)
-        done = cl.command_execution_status.COMPLETE
-        with _lock:   # kept until done, as a piece's events are (see _piece)
-            _barriers[:] = [e for e in _barriers if e.command_execution_status != done]
-            _barriers.append(barrier)
-
-
-#: the barriers of :func:`after_other_queues`, which nobody waits for, kept until they are done
-_barriers: list[Any] = []
-
-
-def _as_float64(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> Any:
-    """A device array of real numbers of another dtype converted to float64 on the device, as
-    a view of the same shape and element strides.  The span of the base buffer it covers is
-    converted as one contiguous run (pyopencl's ``astype`` copies in memory order and gives C
-    strides: a transposed or Fortran-ordered view came back scrambled, a strided one was
-    refused); bool is read as its bytes (0 or 1)."""
-    import pyopencl.array as cla
-
-    dt = np.dtype(x.dtype)
-    if dt.kind not in "biuf":
-        raise TypeError(f"{fname}: argument {name!r} must be real numbers, got a device array "
-                        f"of dtype {x.dtype}")
-    if dt == np.float16 or dt.itemsize > 8:
-        raise TypeError(f"{fname}: argument {name!r} is a device array of {dt}, which OpenCL "
-                        "does not convert here: pass it as float32 or float64")
-    size = dt.itemsize
-    if any(s % size or s < 0 for s in x.strides) or x.offset % size:
-        raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "
-                         f"{x.offset} that are not non-negative whole elements")
-    queue = bound.queue
-    if x.size == 0:
-        return cla.empty(queue, x.shape, np.float64)
-    after_other_queues(queue, [x])       # what the user's queue still writes into it
-    span = 1 + sum((n - 1) * (s // size) for n, s in zip(x.shape, x.strides))
-    run = cla.Array(queue, (span,), np.uint8 if dt.kind == "b" else dt, data=x.base_data,
-                    offset=x.offset)
-    with _device.quiet_compiler():       # pyopencl warns whenever a compiler prints anything
-        converted = run.astype(np.float64)
-    return cla.Array(queue, x.shape, np.float64, strides=tuple(8 * (s // size) for s in x.strides),
-                     data=converted.base_data, offset=converted.offset,
-                     events=list(converted.events))
-
-
-def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> DeviceOperand:
-    """Check a ``pyopencl.array.Array`` argument: on the bound device's context (else a
-    ``ValueError``: daskcl never copies between contexts silently), real numbers (other dtypes
-    are converted on the device to float64), strides that are whole elements."""
-    if x.context != bound.context:
-        raise ValueError(
-            f"{fname}: argument {name!r} is a pyopencl array of another OpenCL context; daskcl "
-            f"computes on {bound.info.describe()} in its own context "
-            "(daskcl.runtime.device.current().context): create the array there, or pass "
-            "x.get() to copy it through the host"
-        )
-    if x.dtype != np.float64:
-        x = _as_float64(fname, name, x, bound)
-    if any(s % 8 or s < 0 for s in x.strides) or x.offset % 8:
-        raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "
-                         f"{x.offset} that are not non-negative whole elements")
-    return DeviceOperand(x.base_data, x.offset // 8, tuple(x.shape),
-                         tuple(s // 8 for s in x.strides), x)
