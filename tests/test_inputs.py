@@ -188,6 +188,37 @@ def test_ctrl_c_stops_a_slow_function_within_a_second_or_two():
     assert waited < 3.0, waited
 
 
+DASK_CHILD = textwrap.dedent("""
+    import time
+    import numpy as np
+    import dask.array as da
+    from daskcl import nmath
+    nmath.qtukey(0.95, 1.0, 3.0, 10.0)                  # built, and its cost measured
+    p = da.full(100_000, 0.95, chunks=10_000)           # minutes of work in ten chunks
+    print("ready", flush=True)
+    try:
+        nmath.qtukey(p, 1.0, 3.0, 10.0).compute(scheduler="threads")
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        t = time.perf_counter()
+        nmath.qtukey(np.full(4, 0.95), 1.0, 3.0, 10.0)
+        print("interrupted", time.perf_counter() - t, flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_dask_computes_chunks():
+    """SIGINT a second into a dask compute of a slow function: dask's scheduler raises at once,
+    and the chunks its worker threads were computing stop after their current piece, so the
+    next call does not wait for them and the process ends (its exit joins those threads)
+    within about a second."""
+    if drandom._device.current().info.type != "CPU":
+        pytest.skip("launches sized by their measured cost on CPU devices")
+    _, out, err, waited = _interrupt_a_second_in(DASK_CHILD)
+    assert out.startswith("interrupted"), (out, err[-2000:])
+    assert float(out.split()[1]) < 2.0, out
+    assert waited < 3.0, waited
+
+
 def _cap(gen, shape, values):
     call = gen.prepare(values, (), shape, (1, 0, None))
     gen.extend(call)
@@ -262,6 +293,8 @@ def test_launches_are_bounded_for_ctrl_c(monkeypatch):
     want = nmath.pnorm(q, 0.5, 2.0)
     monkeypatch.setattr(_plan, "LAUNCH_CPU", 1000)
     monkeypatch.setattr(_plan, "LAUNCH_OTHER", 1000)
+    # not cut smaller by the measured pace (a loaded machine's)
+    monkeypatch.setattr(_plan, "cost_cap", lambda k, bound: 1 << 30)
     calls: list = []
     spy(monkeypatch, calls)
     assert same(nmath.pnorm(q, 0.5, 2.0), want)

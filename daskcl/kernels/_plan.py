@@ -6,6 +6,7 @@ call's index space is cut into such launches, and the per-device buffers the lau
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 from collections.abc import Callable, Iterator
@@ -15,8 +16,9 @@ from ..runtime import device as _device
 from ._table import NCLASS
 
 __all__ = ["FIRST_PER_UNIT", "GROWTH", "LAUNCH_CPU", "LAUNCH_OTHER", "PIECE_SECONDS",
-           "RESIDENT_BYTES", "SORT_LAUNCH", "cost_cap", "dummy", "launch_elements", "max_alloc",
-           "pieces", "record_cost", "sort_lock", "sort_scratch", "sorting", "span"]
+           "RESIDENT_BYTES", "SORT_LAUNCH", "Interrupted", "chunk", "cost_cap", "dummy",
+           "interrupt_chunks", "launch_elements", "max_alloc", "pieces", "record_cost",
+           "sort_lock", "sort_scratch", "sorting", "span", "stopper"]
 
 #: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
 #: _transfer.slab() for streamed NumPy data).  A larger call is computed in launches of at most
@@ -119,6 +121,51 @@ def record_cost(k: Any, bound: _device.BoundDevice, n: int, seconds: float) -> N
     # a power of two: launches of few distinct sizes (PoCL compiles a kernel again for each
     # work-group size it picks, and picks it from the launch's size)
     k.__dict__["_piece"] = (bound, 1 << (size.bit_length() - 1))
+
+
+# -- the chunks of an interrupted dask compute ---------------------------------------------------
+
+
+class Interrupted(RuntimeError):
+    """Raised between the pieces of a dask chunk whose compute was interrupted (Ctrl-C)."""
+
+
+#: bumped by :func:`interrupt_chunks`: a chunk begun under an older value stops
+_generation = [0]
+_chunk = threading.local()
+
+
+@contextlib.contextmanager
+def chunk() -> Iterator[None]:
+    """The calls in the block (a dask chunk, on a worker's thread) stop between their pieces,
+    raising :class:`Interrupted`, once :func:`interrupt_chunks` is called."""
+    before = getattr(_chunk, "generation", None)
+    _chunk.generation = _generation[0]
+    try:
+        yield
+    finally:
+        _chunk.generation = before
+
+
+def interrupt_chunks() -> None:
+    """Stop the chunks running now (:func:`chunk`) after their current piece: a dask compute
+    was interrupted, and its scheduler no longer waits for them.  Chunks of other computes
+    running at that moment stop too."""
+    _generation[0] += 1
+
+
+def stopper() -> Callable[[], None] | None:
+    """For a call in a :func:`chunk`: a function, callable from any thread, that raises
+    :class:`Interrupted` once the chunk is to stop; ``None`` outside chunks."""
+    began = getattr(_chunk, "generation", None)
+    if began is None:
+        return None
+
+    def check() -> None:
+        if _generation[0] != began:
+            raise Interrupted("the dask compute this chunk belongs to was interrupted")
+
+    return check
 
 
 # -- buffers the launches share ------------------------------------------------------------------

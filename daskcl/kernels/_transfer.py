@@ -61,6 +61,7 @@ import numpy as np
 
 from .. import config
 from ..runtime import device as _device
+from . import _plan
 from ._device_arrays import DeviceOperand, after_other_queues, device_operand, is_device_array
 
 __all__ = [
@@ -400,13 +401,14 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece]
     either way :meth:`Status.read` then gives the call's counts.  On CPU devices ``pieces``
     may be an iterator, asked for each piece once the one before is done, and ``timed(n,
     seconds)`` is told each piece's elements and time."""
+    stop = _plan.stopper()       # in a dask chunk: stop between pieces once interrupted
     if mode(bound) == "host":
-        _stream_host(bound, pieces, ins, outs, launch, status, timed)
+        _stream_host(bound, pieces, ins, outs, launch, status, timed, stop)
         return
     pieces = list(pieces)
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
     try:
-        _stream_device(bound, pieces, ins, outs, launch, taken)
+        _stream_device(bound, pieces, ins, outs, launch, taken, stop)
     finally:
         _give_slots(bound, taken)
 
@@ -414,7 +416,8 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece]
 def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
                  ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
                  launch: Launch, status: Status | None = None,
-                 timed: Callable[[int, float], None] | None = None) -> None:
+                 timed: Callable[[int, float], None] | None = None,
+                 stop: Callable[[], None] | None = None) -> None:
     """CPU devices: buffers over the NumPy memory, one piece finished before the next (so that
     Ctrl-C stops a call within one launch).  A piece's commands (its kernels, the mapping of
     its outputs, after the last piece the read of ``status``) are enqueued without waiting
@@ -426,6 +429,8 @@ def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
     ctx, queue = bound.context, bound.queue
     mf = cl.mem_flags
     for p in pieces:
+        if stop is not None:
+            stop()
         t0 = time.perf_counter()
         dev_in = [None if r is None or a is None else
                   cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=_nonempty(a, r))
@@ -456,7 +461,8 @@ def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
 
 def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                   launch: Launch, taken: list[int]) -> None:
+                   launch: Launch, taken: list[int],
+                   interrupted: Callable[[], None] | None = None) -> None:
     """Piece ``k`` runs on the ``k % len(taken)``-th slot taken; each slot's pieces run in
     order on a thread of its own, so that whatever a driver call blocks on (NVIDIA's OpenCL
     returns from some non-blocking copies only when they are done) holds up one slot, not the
@@ -477,6 +483,8 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                 _drain(s)              # the slot's previous piece is done with its buffers
                 if stop.is_set():
                     return
+                if interrupted is not None:
+                    interrupted()
                 _piece(bound, s, p, ins, outs, launch, how, pool, stage, nthreads)
         finally:
             _drain(s)
