@@ -393,12 +393,12 @@ def test_a_piece_keeps_its_upload_and_kernel_events_until_it_is_drained(monkeypa
     held = []
     real_drain = _transfer._drain
 
-    def drain(slot):
+    def drain(slot, *timed):
         events = []
         for e in slot.held:
             events += e if isinstance(e, list) else [e]
         held.append(events)
-        real_drain(slot)
+        real_drain(slot, *timed)
         assert slot.held == []
 
     monkeypatch.setattr(_transfer, "_drain", drain)

@@ -302,6 +302,33 @@ def test_launches_are_bounded_for_ctrl_c(monkeypatch):
     assert sorted(n for what, n in calls if what == "launch") == [3] + [1000] * 5
 
 
+@pytest.mark.parametrize("mode", ["pinned", "direct"])
+def test_streamed_pieces_follow_the_measured_pace(monkeypatch, mode):
+    """On devices with their own memory (the slots' path, here on PoCL) each piece's kernels
+    are timed from their profile, and a call's pieces are planned at the pace measured."""
+    k = ElementwiseKernel("double x", "double y", "y = pnorm(x, 0.5, 2.0, 1, 0);",
+                          name="paced")
+    q = np.linspace(-4, 4, 5003)
+    want = k(q)
+    bound = drandom._device.current()
+    monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
+    monkeypatch.setattr(_plan, "RESIDENT_BYTES", 4000)          # q streamed
+    k.__dict__.pop("_piece", None)
+    timed: list = []
+    record = _plan.record_cost
+    monkeypatch.setattr(_plan, "record_cost",
+                        lambda kk, b, n, t: (timed.append((n, t)), record(kk, b, n, t)))
+    assert same(k(q), want)
+    assert sum(n for n, _ in timed) == q.size and all(t > 0 for _, t in timed)
+    assert _plan.measured_cap(k, bound) is not None
+    k.__dict__["_piece"] = (bound, 1024)      # as if a piece of 1024 took a tenth of a second
+    monkeypatch.setattr(_plan, "record_cost", lambda *a: None)
+    calls: list = []
+    spy(monkeypatch, calls)
+    assert same(k(q), want)
+    assert sorted(n for what, n in calls if what == "launch") == [907] + [1024] * 4
+
+
 @pytest.mark.parametrize("mode", ["host", "direct"])
 def test_random_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch, mode):
     rng = np.random.default_rng(4)

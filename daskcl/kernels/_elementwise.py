@@ -609,6 +609,9 @@ class ElementwiseKernel(Kernel):
         if _transfer.mode(bound) == "host":
             # each piece is done before the next: sized by the kernel's measured cost
             cap = lambda: min(fixed, _plan.cost_cap(self, bound))     # noqa: E731
+        elif _plan.measured_cap(self, bound) is not None:
+            # pieces planned ahead (they overlap on the slots): by the pace known now
+            cap = fixed = min(fixed, _plan.cost_cap(self, bound))
 
         def plan_of() -> Iterator[_transfer.Piece]:
             for start, dims, offs in _plan.pieces(call.dims, strides, cap):

@@ -17,7 +17,7 @@ from ._table import NCLASS
 
 __all__ = ["FIRST_PER_UNIT", "GROWTH", "LAUNCH_CPU", "LAUNCH_OTHER", "PIECE_SECONDS",
            "RESIDENT_BYTES", "SORT_LAUNCH", "Interrupted", "chunk", "cost_cap", "dummy",
-           "interrupt_chunks", "launch_elements", "max_alloc", "pieces", "record_cost",
+           "interrupt_chunks", "launch_elements", "max_alloc", "measured_cap", "pieces", "record_cost",
            "sort_lock", "sort_scratch", "sorting", "span", "stopper"]
 
 #: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
@@ -104,6 +104,12 @@ def cost_cap(k: Any, bound: _device.BoundDevice) -> int:
     if size is None or size[0] is not bound:
         return FIRST_PER_UNIT * max(1, bound.info.compute_units)
     return int(size[1])
+
+
+def measured_cap(k: Any, bound: _device.BoundDevice) -> int | None:
+    """:func:`cost_cap` once a launch of ``k`` on ``bound`` was timed, else ``None``."""
+    size = k.__dict__.get("_piece")
+    return None if size is None or size[0] is not bound else int(size[1])
 
 
 def record_cost(k: Any, bound: _device.BoundDevice, n: int, seconds: float) -> None:

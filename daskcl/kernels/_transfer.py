@@ -323,6 +323,8 @@ class _Slot:
     #: the events of its last piece's uploads and kernels, released only once the piece is done
     #: (see :func:`_piece`)
     held: list[Any] = field(default_factory=list)
+    #: its last piece's elements and first and last kernel events (their profile: its pace)
+    timing: tuple[int, Any, Any] | None = None
 
 
 def _slots(bound: _device.BoundDevice) -> list[_Slot]:
@@ -330,8 +332,9 @@ def _slots(bound: _device.BoundDevice) -> list[_Slot]:
 
     slots: list[_Slot] | None = bound.resources.slots
     if slots is None:
-        slots = bound.resources.slots = [_Slot(cl.CommandQueue(bound.context))
-                                         for _ in range(SLOTS)]
+        slots = bound.resources.slots = [_Slot(cl.CommandQueue(
+            bound.context, properties=cl.command_queue_properties.PROFILING_ENABLE))
+            for _ in range(SLOTS)]
     return slots
 
 
@@ -399,8 +402,9 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece]
     launches count into; on CPU devices its read is enqueued behind the last piece and waited
     for with the outputs, elsewhere :meth:`Status.read` reads it once the slots have drained:
     either way :meth:`Status.read` then gives the call's counts.  On CPU devices ``pieces``
-    may be an iterator, asked for each piece once the one before is done, and ``timed(n,
-    seconds)`` is told each piece's elements and time."""
+    may be an iterator, asked for each piece once the one before is done.  ``timed(n,
+    seconds)`` is told each piece's elements and time (elsewhere its kernels', from their
+    profile, once its slot drains)."""
     stop = _plan.stopper()       # in a dask chunk: stop between pieces once interrupted
     if mode(bound) == "host":
         _stream_host(bound, pieces, ins, outs, launch, status, timed, stop)
@@ -408,7 +412,7 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece]
     pieces = list(pieces)
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
     try:
-        _stream_device(bound, pieces, ins, outs, launch, taken, stop)
+        _stream_device(bound, pieces, ins, outs, launch, taken, stop, timed)
     finally:
         _give_slots(bound, taken)
 
@@ -462,7 +466,8 @@ def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
 def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
                    launch: Launch, taken: list[int],
-                   interrupted: Callable[[], None] | None = None) -> None:
+                   interrupted: Callable[[], None] | None = None,
+                   timed: Callable[[int, float], None] | None = None) -> None:
     """Piece ``k`` runs on the ``k % len(taken)``-th slot taken; each slot's pieces run in
     order on a thread of its own, so that whatever a driver call blocks on (NVIDIA's OpenCL
     returns from some non-blocking copies only when they are done) holds up one slot, not the
@@ -480,14 +485,14 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
         s = slots[j]
         try:
             for p in pieces[j:: len(slots)]:
-                _drain(s)              # the slot's previous piece is done with its buffers
+                _drain(s, timed)       # the slot's previous piece is done with its buffers
                 if stop.is_set():
                     return
                 if interrupted is not None:
                     interrupted()
                 _piece(bound, s, p, ins, outs, launch, how, pool, stage, nthreads)
         finally:
-            _drain(s)
+            _drain(s, timed)
 
     used = range(min(len(slots), len(pieces)))
     if len(used) <= 1:
@@ -557,7 +562,10 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
     # event of a copy or kernel still running only when it has finished, and pyopencl releases
     # an event as its last reference goes, holding the interpreter's lock: dropped at once,
     # each upload's event would stop every thread of the process for its DMA.
-    s.held.append(launch(p, dev_in, dev_out, q))
+    events = launch(p, dev_in, dev_out, q)
+    s.held.append(events)
+    if p.outs and isinstance(events, list) and events:
+        s.timing = (p.outs[0][1] - p.outs[0][0], events[0], events[-1])
     for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
         if hi <= lo:
             continue
@@ -590,16 +598,28 @@ def _copier(dst: np.ndarray, src: np.ndarray, nthreads: int) -> Callable[[], Non
     return lambda: copy_parallel(dst, src, nthreads)
 
 
-def _drain(slot: _Slot) -> None:
-    """Wait for the slot's outstanding work and finish it (staged copies out)."""
+def _drain(slot: _Slot, timed: Callable[[int, float], None] | None = None) -> None:
+    """Wait for the slot's outstanding work and finish it (staged copies out); ``timed(n,
+    seconds)`` is told its last piece's elements and kernels' time (their profile)."""
     busy, slot.busy = slot.busy, []
     held, slot.held = slot.held, []
+    timing, slot.timing = slot.timing, None
     for ev, finish in busy:
         ev.wait()
         if finish is not None:
             finish()
     if busy:
         slot.queue.finish()
+    if timed is not None and timing is not None:
+        import pyopencl as cl
+
+        n, first, last = timing
+        try:
+            seconds = (last.profile.end - first.profile.start) * 1e-9
+        except cl.Error:      # a queue without profiling (made before), or a driver's refusal
+            seconds = None
+        if seconds is not None and seconds > 0:
+            timed(n, seconds)
     del held                           # released now that they are done
 
 
