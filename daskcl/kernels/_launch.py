@@ -345,8 +345,10 @@ class _Scratch:
         self.bound = bound
         self.size = size
         self.buffer = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, size * 8)
+        #: the thread's queue (the scratch is the thread's: its calls wait for their own work)
+        self.queue = _transfer.thread_queue(bound)
         zero = np.zeros(_HEAD, dtype=np.float64)
-        cl.enqueue_copy(bound.queue, self.buffer, zero, is_blocking=True)
+        cl.enqueue_copy(self.queue, self.buffer, zero, is_blocking=True)
         #: the raw counts at the last reading (the kernels add to them, never reset)
         self.head = zero.tobytes()
         self.dummy = _plan.dummy(bound)
@@ -381,7 +383,7 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
     s = getattr(_local, "scratch", None)
     if s is None or s.bound is not bound or s.size < _HEAD + n * (1 + len(kinds)):
         s = _scratch(bound, _HEAD + n * (1 + len(kinds)))
-    buf, queue, dummy = s.buffer, bound.queue, s.dummy
+    buf, queue, dummy = s.buffer, s.queue, s.dummy
     ins, at, arrays = [], _HEAD + n, []
     for v, kind in zip(inputs, kinds):
         if kind:

@@ -85,6 +85,7 @@ __all__ = [
     "slab",
     "status_buffer",
     "stream",
+    "thread_queue",
     "upload",
 ]
 
@@ -417,6 +418,24 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece]
         _give_slots(bound, taken)
 
 
+_thread = threading.local()
+
+
+def thread_queue(bound: _device.BoundDevice) -> Any:
+    """An in-order queue of the calling thread on ``bound`` for calls from NumPy on CPU devices:
+    the device's own queue on the main thread, a queue of their own on others (a dask
+    compute's workers), so that one thread's wait for its piece does not wait for another's
+    work too."""
+    if threading.current_thread() is threading.main_thread():
+        return bound.queue
+    have = getattr(_thread, "queue", None)
+    if have is None or have[0] is not bound:
+        import pyopencl as cl
+
+        have = _thread.queue = (bound, cl.CommandQueue(bound.context))
+    return have[1]
+
+
 def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
                  ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
                  launch: Launch, status: Status | None = None,
@@ -430,7 +449,7 @@ def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
     (benchmarks/README.md, "A small call on a CPU device")."""
     import pyopencl as cl
 
-    ctx, queue = bound.context, bound.queue
+    ctx, queue = bound.context, thread_queue(bound)
     mf = cl.mem_flags
     for p in pieces:
         if stop is not None:
