@@ -4,7 +4,8 @@ device arrays, and R's counts read where a call waits anyway.
 
 A *prepared launch* (:class:`Prepared`) holds what the calls of one kernel with one signature
 need beyond their data: the program, a kernel object of its own with its argument list and
-argument types, the launch shape.  It is made by the first such call and kept while the
+argument types (for launches sorted by class, ``binning``, the class, scan and place kernels
+too), the launch shape.  It is made by the first such call and kept while the
 configuration (:func:`daskcl.config.stamp`), the bound device and the kernel's library
 (a unit tree edited since is read again) are those it was made under; a call then sets only its
 buffers, offsets, sizes and scalar values.  The signature of :func:`fast`: which inputs are
@@ -13,9 +14,10 @@ broadcast), the kernel reading no count tables and no counter.  Other calls take
 path of :mod:`._elementwise`, whose programs are prepared likewise (:func:`prepared`).
 
 * From NumPy, up to :data:`SMALL` elements: one write of the array inputs into a scratch
-  buffer of the calling thread, one launch, one read of the result and R's counts together;
-  scalars travel as kernel arguments.
-* On device arrays: launches of at most the device's launch size, and no wait.
+  buffer of the calling thread, one launch, one read of the result and R's counts together,
+  on the thread's queue (:func:`._transfer.thread_queue`); scalars travel as kernel arguments.
+* On device arrays: launches of at most the device's launch size, and no wait; the result is
+  made from the attributes of the first of its shape, not by pyopencl's constructor.
 
 R's warnings of calls on device arrays (config key ``warnings``, ``DASKCL_WARNINGS``): with
 ``deferred``, the default, a call on device arrays does not wait for its counts; they add up on
