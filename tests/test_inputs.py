@@ -219,6 +219,22 @@ def test_ctrl_c_stops_a_dask_computes_chunks():
     assert waited < 3.0, waited
 
 
+def test_a_dask_compute_failing_otherwise_stops_no_chunks():
+    """Only Ctrl-C (KeyboardInterrupt) stops the running chunks of daskcl: an error of the
+    compute leaves those of other computes alone."""
+    import dask.array as da
+
+    def fails(block):
+        raise ValueError("not this chunk")
+
+    x = da.from_array(np.linspace(-1, 1, 10), chunks=5)
+    before = _plan._generation[0]
+    with pytest.raises(ValueError, match="not this chunk"):
+        (nmath.pnorm(x) + x.map_blocks(fails)).compute(scheduler="threads")
+    assert _plan._generation[0] == before
+    assert same(nmath.pnorm(x).compute(scheduler="threads"), nmath.pnorm(x.compute()))
+
+
 def _cap(gen, shape, values):
     call = gen.prepare(values, (), shape, (1, 0, None))
     gen.extend(call)
