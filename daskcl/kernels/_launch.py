@@ -153,13 +153,18 @@ class Prepared:
     def _sorted(self, bound: _device.BoundDevice, queue: Any, n: int, base: int,
                 nout: int) -> Any:
         """Enqueue a sorted launch (class, scan, place, compute) of the arguments set, as
-        :meth:`ElementwiseKernel._enqueue` does; hold ``self.lock``."""
+        :meth:`ElementwiseKernel._enqueue` does, or for a few elements the computation alone,
+        in their order (:data:`._plan.UNSORTED_MAX`); hold ``self.lock``."""
         import pyopencl as cl
 
         bins, args = self.bins, self.args
         wg, epi = bins.work_group, bins.elements_per_item
         nblocks = -(-n // (wg * epi))
         enqueue = cl.enqueue_nd_range_kernel
+        if n <= _plan.UNSORTED_MAX:
+            args[-1] = _plan.identity(bound)
+            self.kernel.set_args(*args)
+            return enqueue(queue, self.kernel, (-(-n // wg) * wg,), (wg,))
         k_class, k_scan, k_place = self.sort
         lock, cls, counts, perm = _plan.sorting(bound, queue, n, nblocks)
         # the scratch buffers are the queue's: another launch on it must not come between

@@ -16,9 +16,10 @@ from ..runtime import device as _device
 from ._table import NCLASS
 
 __all__ = ["FIRST_PER_UNIT", "GROWTH", "LAUNCH_CPU", "LAUNCH_OTHER", "PIECE_SECONDS",
-           "RESIDENT_BYTES", "SORT_LAUNCH", "Interrupted", "chunk", "cost_cap", "dummy",
-           "interrupt_chunks", "launch_elements", "max_alloc", "measured_cap", "pieces", "record_cost",
-           "sort_lock", "sort_scratch", "sorting", "span", "stopper"]
+           "RESIDENT_BYTES", "SORT_LAUNCH", "UNSORTED_MAX", "Interrupted", "chunk", "cost_cap",
+           "dummy", "identity", "interrupt_chunks", "launch_elements", "max_alloc",
+           "measured_cap", "pieces", "record_cost", "sort_lock", "sort_scratch", "sorting",
+           "span", "stopper"]
 
 #: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
 #: _transfer.slab() for streamed NumPy data).  A larger call is computed in launches of at most
@@ -33,6 +34,10 @@ SORT_LAUNCH = 1 << 26
 #: own memory (larger ones are streamed piece by piece, through pinned staging: an upload
 #: whole is a new buffer and a pageable copy, slower for large arrays)
 RESIDENT_BYTES = 1 << 20
+#: elements of a sorted launch at most that are computed in their own order, unsorted: the
+#: lanes of one warp run every class its elements take whatever their order, and sorting costs
+#: three launches (results do not depend on the order)
+UNSORTED_MAX = 32
 #: seconds a launch lasts at most, about (from the kernel's measured pace), so that Ctrl-C
 #: stops a call of a costly function soon
 PIECE_SECONDS = 0.1
@@ -184,6 +189,21 @@ def dummy(bound: _device.BoundDevice) -> Any:
     buf = bound.resources.dummy
     if buf is None:
         buf = bound.resources.dummy = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
+    return buf
+
+
+def identity(bound: _device.BoundDevice) -> Any:
+    """The permutation 0, 1, ..., :data:`UNSORTED_MAX` - 1 (int32) on ``bound``: the order of a
+    sorted launch of at most that many elements, computed without sorting."""
+    buf = bound.resources.identity
+    if buf is None:
+        import numpy as np
+        import pyopencl as cl
+
+        mf = cl.mem_flags
+        buf = bound.resources.identity = cl.Buffer(
+            bound.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
+            hostbuf=np.arange(UNSORTED_MAX, dtype=np.int32))
     return buf
 
 
