@@ -536,6 +536,8 @@ def test_calls_one_after_another_reuse_the_first_slot_and_its_staging(monkeypatc
     from daskcl.kernels import _transfer
 
     monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    # one piece a call: not cut by the measured pace of a slow (CPU) device
+    monkeypatch.setattr(_plan, "measured_cap", lambda k, bound: None)
     made: list[int] = []
     real_new = _transfer.PinnedPool._new
     monkeypatch.setattr(_transfer.PinnedPool, "_new",
