@@ -10,10 +10,15 @@ and, where CuPy imports, CuPy's ``asarray -> f -> asnumpy`` and its kernels on d
 (``cupyx.scipy.special``, timed with a synchronize).  ``calls`` is the Python function calls
 (C functions included) of one daskcl call, counted with ``sys.setprofile``; ``x_scipy`` and
 ``x_cupy`` are daskcl's time over theirs (below 1: daskcl faster); ``rel_diff`` the largest
-relative difference from scipy's values (a check that both computed the same thing).
+relative difference from scipy's values (a check that both computed the same thing).  On
+device arrays ``floor_us`` is pyopencl's own floor: a result allocated from a memory pool and
+one launch of a kernel with its arguments set beforehand that copies the first input, with
+the same ``finish``; ``x_floor`` is daskcl's time over it.
 
 Run:  python3 benchmarks/bench_small.py [--n 1,1024,65536,1048576] [--functions pnorm,...]
       [--out FILE.json]
+(on a GPU: DASKCL_DEVICE=NVIDIA python3 benchmarks/bench_small.py; CuPy is used where it
+imports and finds a GPU; sorted launches, binning, are the GPU default)
 """
 
 from __future__ import annotations
@@ -115,10 +120,37 @@ def _cupy() -> tuple[Any, Any] | None:
     return cp, csp
 
 
+def floor(queue: Any, x: Any, repeat: int) -> float:
+    """Median seconds of pyopencl's own floor of a call on the device array ``x`` (see the
+    module)."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+    import pyopencl.tools as clt
+
+    prg = cl.Program(queue.context, """__kernel void copy(__global const double *x,
+        __global double *y, const long n) { long i = get_global_id(0); if (i < n) y[i] = x[i]; }
+        """).build()
+    kernel = cl.Kernel(prg, "copy")
+    pool = clt.MemoryPool(clt.ImmediateAllocator(queue))
+    n = x.size
+
+    def once() -> None:
+        y = cla.empty(queue, x.shape, np.float64, allocator=pool)
+        kernel.set_args(x.base_data, y.base_data, np.int64(n))
+        cl.enqueue_nd_range_kernel(queue, kernel, (n,), None)
+        queue.finish()
+
+    return per_call(once, repeat)
+
+
 def _row(fn: str, n: int, path: str, ours: float, calls: float, scipy_s: float | None,
-         cupy_s: float | None, rel: float | None) -> dict[str, Any]:
+         cupy_s: float | None, rel: float | None, floor_s: float | None = None
+         ) -> dict[str, Any]:
     row: dict[str, Any] = {"function": fn, "n": n, "path": path, "daskcl_us": ours * 1e6,
                            "calls": calls}
+    if floor_s is not None:
+        row["floor_us"] = floor_s * 1e6
+        row["x_floor"] = ours / floor_s
     if scipy_s is not None:
         row["scipy_us"] = scipy_s * 1e6
         row["x_scipy"] = ours / scipy_s
@@ -174,7 +206,8 @@ def _one(name: str, n: int, repeat: int, queue: Any, cupy: tuple[Any, Any] | Non
              python_calls(lambda: ours(*args)), per_call(lambda: theirs(*call_args), repeat),
              cupy_np, rel),
         _row(name, n, "device", per_call(lambda: (ours(*dev), queue.finish()), repeat),
-             python_calls(lambda: ours(*dev)), None, cupy_dev, None),
+             python_calls(lambda: ours(*dev)), None, cupy_dev, None,
+             floor(queue, dev[0], repeat)),
     ]
 
 
@@ -219,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_functions(args.functions.split(","), sizes, args.repeat)
     rows += run_f2_f3(args.repeat)
     cols = ["function", "n", "path", "daskcl_us", "calls", "scipy_us", "x_scipy", "cupy_us",
-            "x_cupy"]
+            "x_cupy", "floor_us", "x_floor"]
     print()
     print(table(rows, [c for c in cols if any(c in r for r in rows)]))
     res = {"machine": machine(), "device": device.current().info.describe(),

@@ -5,10 +5,12 @@ axes collapsed (:class:`Call`)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +18,35 @@ import numpy as np
 
 from . import _transfer
 
-__all__ = ["Call", "Operand", "collapse_axes", "flag_value", "is_dask_array", "real_array"]
+__all__ = ["Call", "Operand", "called_as", "called_name", "collapse_axes", "flag_value",
+           "is_dask_array", "real_array", "warning_name"]
+
+_called_as = threading.local()
+
+
+@contextlib.contextmanager
+def called_as(name: str | None) -> Iterator[None]:
+    """Warnings of the calls in the block (on this thread) name ``name``: the function the
+    user called, where R's keywords send the call on to another (``pchisq(..., ncp=1)`` is
+    ``pnchisq``'s, and R's warning says "In pchisq(...)").  The outermost name holds; ``None``
+    changes nothing."""
+    before = getattr(_called_as, "name", None)
+    _called_as.name = before or name
+    try:
+        yield
+    finally:
+        _called_as.name = before
+
+
+def called_name() -> str | None:
+    """The function called, where a :func:`called_as` block on this thread says it."""
+    return getattr(_called_as, "name", None)
+
+
+def warning_name(own: str) -> str:
+    """The name a kernel's warnings give: the function called (:func:`called_as`), else
+    ``own``."""
+    return called_name() or own
 
 
 def is_dask_array(x: Any) -> bool:

@@ -73,7 +73,7 @@ class Binning:
         return ()
 
 
-#: the sorted launch on GPUs (benchmarks/tune_nmath.py, NVIDIA H100 and H200)
+#: the sorted launch on GPUs (tuned by benchmarks/tune_nmath.py)
 DEFAULT_BINNING = Binning(work_group=256, elements_per_item=32, max_registers=64)
 
 

@@ -267,6 +267,41 @@ def _buffer(ctx: Any, flags: Any, words: int, hostbuf: np.ndarray | None = None)
     return cl.Buffer(ctx, flags, hostbuf=hostbuf)
 
 
+def _plan_groups(fam: str, tkeys: list[tuple[float, ...]], sizes: list[tuple[int, int]],
+                 works: list[int], limit: int
+                 ) -> tuple[list[list[int]], list[int], np.ndarray, int]:
+    """The launches of :func:`_build`: the groups of small keys, the large keys, each key's
+    scratch offset (and limbs, wilcox) and the scratch's words."""
+    small = [i for i in range(len(tkeys)) if works[i] <= SMALL_WORK]
+    large = [i for i in range(len(tkeys)) if works[i] > SMALL_WORK]
+    # consecutive small parameters in groups of bounded work and scratch, each its own launch
+    # with scratch offsets relative to the start of the (shared) scratch buffer; a group is a
+    # run of consecutive keys (its launch builds keys g[0], g[0] + 1, ...), so a large key
+    # between small ones ends one (wilcox's work grows with m * n, which the sorted keys do
+    # not follow: (100, 10) and (101, 10) are small, (100, 200) between them large; a group
+    # across it left the keys after it unbuilt and built the large one at scratch offset 0,
+    # over the others' scratch)
+    cap = max([sizes[i][1] for i in range(len(tkeys))] + [min(SMALL_GROUP_SCRATCH, limit)])
+    soffs = np.zeros((len(tkeys), 2), dtype=np.int64)   # scratch offset, limbs (wilcox)
+    groups: list[list[int]] = []
+    gwork = gscr = 0
+    for i in small:
+        if (not groups or groups[-1][-1] != i - 1 or gwork + works[i] > SMALL_GROUP_WORK
+                or gscr + sizes[i][1] > cap):
+            groups.append([])
+            gwork = gscr = 0
+        groups[-1].append(i)
+        soffs[i, 0] = gscr
+        gwork += works[i]
+        gscr += sizes[i][1]
+    for i in range(len(tkeys)):
+        if fam == "wilcox":
+            soffs[i, 1] = limbs(*tkeys[i])
+    scr_words = max([sum(sizes[i][1] for i in g) for g in groups]
+                    + [sizes[i][1] for i in large] + [1])
+    return groups, large, soffs, scr_words
+
+
 def _build(bound: _device.BoundDevice, family: _Family, keys: np.ndarray,
            limit: int) -> _Tables:
     """The tables of ``keys``: small ones a work-group each (in launches of bounded work),
@@ -282,33 +317,7 @@ def _build(bound: _device.BoundDevice, family: _Family, keys: np.ndarray,
     for i, (t, _s) in enumerate(sizes):
         offs[i] = tab_total
         tab_total += t
-    small = [i for i in range(len(keys)) if works[i] <= SMALL_WORK]
-    large = [i for i in range(len(keys)) if works[i] > SMALL_WORK]
-    # consecutive small parameters in groups of bounded work and scratch, each its own launch
-    # with scratch offsets relative to the start of the (shared) scratch buffer; a group is a
-    # run of consecutive keys (its launch builds keys g[0], g[0] + 1, ...), so a large key
-    # between small ones ends one (wilcox's work grows with m * n, which the sorted keys do
-    # not follow: (100, 10) and (101, 10) are small, (100, 200) between them large; a group
-    # across it left the keys after it unbuilt and built the large one at scratch offset 0,
-    # over the others' scratch)
-    cap = max([sizes[i][1] for i in range(len(keys))] + [min(SMALL_GROUP_SCRATCH, limit)])
-    soffs = np.zeros((len(keys), 2), dtype=np.int64)   # scratch offset, limbs (wilcox)
-    groups: list[list[int]] = []
-    gwork = gscr = 0
-    for i in small:
-        if (not groups or groups[-1][-1] != i - 1 or gwork + works[i] > SMALL_GROUP_WORK
-                or gscr + sizes[i][1] > cap):
-            groups.append([])
-            gwork = gscr = 0
-        groups[-1].append(i)
-        soffs[i, 0] = gscr
-        gwork += works[i]
-        gscr += sizes[i][1]
-    for i in range(len(keys)):
-        if fam == "wilcox":
-            soffs[i, 1] = limbs(*tkeys[i])
-    scr_words = max([sum(sizes[i][1] for i in g) for g in groups]
-                    + [sizes[i][1] for i in large] + [1])
+    groups, large, soffs, scr_words = _plan_groups(fam, tkeys, sizes, works, limit)
     ctx, queue = bound.context, bound.queue
     mf = cl.mem_flags
     keys_c = np.ascontiguousarray(keys, dtype=np.float64).ravel()

@@ -5,16 +5,18 @@ kernel (its NumPy path) on whichever worker runs them."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+import sys
+import threading
+from typing import Any
 
 import numpy as np
 
 from ..errors import every_r_warning
-from . import _elementwise as _ew
-from ._call import _c_strides, is_dask_array
+from . import _plan
+from ._call import _c_strides, called_as, called_name, is_dask_array
 
-if TYPE_CHECKING:
-    from ._elementwise import ElementwiseKernel
+#: an elementwise kernel (:class:`._elementwise.ElementwiseKernel`, which calls this module)
+ElementwiseKernel = Any
 
 __all__: list[str] = []
 
@@ -24,7 +26,7 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
     """One dask block, on a worker; an operation that reads ``i`` gets the indices of the
     block's elements in the whole array (its location and the array's C-order strides);
     ``called``: the function the user called, where R's keywords sent the call on to this
-    kernel (its warnings' name, :func:`._elementwise.called_as`)."""
+    kernel (its warnings' name, :func:`._call.called_as`)."""
     counter = None
     if kernel.definition.index and block_info is not None and None in block_info:
         info = block_info[None]
@@ -33,12 +35,36 @@ def _block(*blocks: np.ndarray, kernel: ElementwiseKernel, ints: tuple[int, ...]
             shape, where = shape[:-1], where[:-1]
         strides = _c_strides(tuple(shape))
         counter = (0, sum(lo * st for (lo, _), st in zip(where, strides)), strides)
-    with _ew.called_as(called), every_r_warning():
+    with called_as(called), every_r_warning(), _plan.chunk():
         res = kernel.compute(blocks, ints, counter=counter)
     arrays = [np.asarray(r, dtype=np.float64) for r in res]
     if nout == 1 and arrays[0].ndim == 0:
         return arrays[0][()]     # a NumPy scalar, as the NumPy call and dask's arithmetic give
     return arrays[0] if nout == 1 else np.stack(arrays, axis=-1)
+
+
+_watch_lock = threading.Lock()
+_watching: list[Any] = []
+
+
+def _watch() -> None:
+    """Register, once, a callback of dask's local schedulers that stops the running chunks of
+    a compute interrupted by Ctrl-C (:func:`._plan.interrupt_chunks`): its scheduler raises at
+    once, but its worker threads would compute their chunks to the end, holding the device and
+    the process's exit."""
+    with _watch_lock:
+        if not _watching:
+            from dask.callbacks import Callback
+
+            cb = Callback(finish=_finished)
+            cb.register()
+            _watching.append(cb)
+
+
+def _finished(dsk: Any, state: Any, errored: bool) -> None:
+    # called in the scheduler's ``finally``: the exception it raises is the one handled
+    if errored and isinstance(sys.exc_info()[1], KeyboardInterrupt):
+        _plan.interrupt_chunks()
 
 
 def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int, ...]) -> Any:
@@ -47,6 +73,7 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
     import dask.array as da
     from dask.base import tokenize
 
+    _watch()
     arrays = [a if is_dask_array(a) else np.asarray(a, dtype=np.float64) for a in args]
     ndim = max(np.ndim(a) for a in arrays)
     out_ind = tuple(range(ndim))
@@ -54,7 +81,7 @@ def _dask_call(kernel: ElementwiseKernel, args: tuple[Any, ...], ints: tuple[int
     for a in arrays:
         pairs += [a, tuple(range(ndim - np.ndim(a), ndim))]
     nout = len(kernel.definition.outputs)
-    called = _ew.called_name()     # the blocks' warnings name the function called
+    called = called_name()     # the blocks' warnings name the function called
     if kernel.definition.index:
         # map_blocks, which gives each block its place in the whole array (block_info, for
         # i), over the arrays with their chunks unified as blockwise unifies them

@@ -14,8 +14,8 @@ as it is (made C-contiguous float64, its own size) and is read through its own e
 over the broadcast shape (stride 0 along broadcast axes); scalars travel as kernel arguments.
 Axes that every input traverses contiguously are collapsed first; one program serves up to four
 collapsed axes (:mod:`._call`).  This module plans a call's launches (:func:`pieces`, of at
-most :func:`launch_elements`, on CPU devices sized by the kernel's measured cost), which
-:mod:`._transfer` streams through the device; device arrays (``pyopencl.array.Array``) in give
+most :func:`._plan.launch_elements`, on CPU devices sized by the kernel's measured cost),
+which :mod:`._transfer` streams through the device; device arrays (``pyopencl.array.Array``) in give
 device arrays out, and dask arrays in give a lazy dask array out (:mod:`._dask`).  Calls that
 need no broadcasting take a prepared launch (:mod:`._launch`), which also says when R's
 warnings of calls on device arrays appear.
@@ -23,7 +23,6 @@ warnings of calls on device arrays appear.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -37,7 +36,7 @@ from ..runtime import device as _device
 from ..runtime import program as _program
 from ..runtime.library import Library, ProgramSource
 from ..runtime.program import set_args as _set_args
-from . import _launch, _transfer
+from . import _launch, _plan, _transfer
 from ._call import (
     Call,
     Operand,
@@ -46,10 +45,13 @@ from ._call import (
     _device_strides,
     _fits_together,
     _shape_of,
+    called_as,
+    called_name,
     collapse_axes,
     flag_value,
     is_dask_array,
     real_array,
+    warning_name,
 )
 from ._codegen import (
     DEFAULT_BINNING,
@@ -68,111 +70,15 @@ from ._kernel import Kernel, LibraryRoots, _program_macros
 from ._table import NCLASS
 
 __all__ = [
-    "DEFAULT_BINNING", "LAUNCH_CPU", "LAUNCH_OTHER", "SORT_LAUNCH", "Binning", "Call",
-    "ElementwiseDef", "ElementwiseKernel", "Operand", "binning", "collapse_axes", "flag_value",
-    "is_dask_array", "launch_elements", "max_alloc", "pieces", "real_array", "span",
-    "table_calls",
+    "DEFAULT_BINNING", "Binning", "Call", "ElementwiseDef", "ElementwiseKernel", "Operand",
+    "binning", "called_as", "called_name", "collapse_axes", "flag_value", "is_dask_array",
+    "real_array", "table_calls", "warning_name",
 ]
 
-#: elements per kernel launch on CPU devices (on others: LAUNCH_OTHER for device arrays, and
-#: _transfer.slab() for streamed NumPy data).  A larger call is computed in launches of at most
-#: this many elements, so that the host returns to Python between them and Ctrl-C
-#: (KeyboardInterrupt) stops a call within one launch; no launch needs a buffer above the
-#: device's maximum allocation either.
-LAUNCH_CPU = 1 << 22
-LAUNCH_OTHER = 1 << 26
-#: elements per sorted launch: a larger piece is sorted and computed in launches of this size
-SORT_LAUNCH = 1 << 26
-#: host arrays up to this many bytes are uploaded whole once per call on devices with their
-#: own memory (larger ones are streamed piece by piece, through pinned staging).  An upload
-#: whole is a new buffer and the driver's pageable copy: on an H100, pbeta from NumPy at 2^21
-#: elements (three inputs of 16 MB, uploaded whole under the 16 MB this was) took 36-47 ms
-#: against 7.7-9.3 at 2^22, streamed (benchmarks/README.md, "The host path's own costs")
-RESIDENT_BYTES = 1 << 20
 #: guards the kernels' sets of inlined programs to build later (ElementwiseKernel._tier_up)
 _TIER_LOCK = threading.Lock()
 #: collapsed axes one program handles (more: a program for that many)
 DIMS = 4
-
-_called_as = threading.local()
-
-
-@contextlib.contextmanager
-def called_as(name: str | None) -> Iterator[None]:
-    """Warnings of the calls in the block (on this thread) name ``name``: the function the
-    user called, where R's keywords send the call on to another (``pchisq(..., ncp=1)`` is
-    ``pnchisq``'s, and R's warning says "In pchisq(...)").  The outermost name holds; ``None``
-    changes nothing."""
-    before = getattr(_called_as, "name", None)
-    _called_as.name = before or name
-    try:
-        yield
-    finally:
-        _called_as.name = before
-
-
-def called_name() -> str | None:
-    """The function called, where a :func:`called_as` block on this thread says it."""
-    return getattr(_called_as, "name", None)
-
-
-def warning_name(own: str) -> str:
-    """The name a kernel's warnings give: the function called (:func:`called_as`), else
-    ``own``."""
-    return called_name() or own
-
-
-# -- shapes --------------------------------------------------------------------------------------
-
-
-def pieces(
-    dims: tuple[int, ...], strides: list[tuple[int, ...]], cap: int | Callable[[], int]
-) -> Iterator[tuple[int, tuple[int, ...], list[int]]]:
-    """Cut the C-order index space ``dims`` into blocks of at most ``cap`` elements.
-
-    Yields ``(start, sub_dims, offsets)``: the block's first flat index, its dimensions (as many
-    as ``dims``, leading ones of length 1 where the cut is deeper) and, for each stride vector
-    of ``strides``, the offset of the block's first element.  Whole rows of the leading axis
-    are taken together where they fit, otherwise each row is cut along the next axis.  A block
-    spans at most ``cap`` consecutive elements of any compact array read through ``strides``
-    (strides no larger than the C-order strides of ``dims``).  ``cap`` may be a function,
-    asked before each block (launches sized by their measured cost).
-    """
-    limit = cap if callable(cap) else lambda: cap
-    total = math.prod(dims)
-    if total <= limit():
-        yield 0, dims, [0] * len(strides)
-        return
-    inner = math.prod(dims[1:])
-    if inner <= limit():
-        a = 0
-        while a < dims[0]:
-            b = min(a + max(1, limit() // inner), dims[0])
-            yield a * inner, (b - a, *dims[1:]), [a * s[0] for s in strides]
-            a = b
-        return
-    for a in range(dims[0]):
-        for start, sub, offs in pieces(dims[1:], [s[1:] for s in strides], cap):
-            yield (a * inner + start, (1, *sub),
-                   [a * s[0] + o for s, o in zip(strides, offs)])
-
-
-def span(dims: tuple[int, ...], strides: tuple[int, ...]) -> int:
-    """Elements of a compact array that a block ``dims`` reads through ``strides``."""
-    return sum((d - 1) * s for d, s in zip(dims, strides)) + 1
-
-
-def max_alloc(bound: _device.BoundDevice) -> int:
-    """Bytes of the largest buffer the bound device allocates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``,
-    asked once per device).  Tests replace this function to exercise the pieces of large calls."""
-    return bound.max_alloc
-
-
-def launch_elements(bound: _device.BoundDevice) -> int:
-    """Elements of float64 one launch computes at most on the bound device: its launch size
-    (:data:`LAUNCH_CPU`, :data:`LAUNCH_OTHER`) within its maximum allocation."""
-    cap = LAUNCH_CPU if bound.info.type == "CPU" else LAUNCH_OTHER
-    return max(1, min(cap, max_alloc(bound) // 8))
 
 
 class ElementwiseKernel(Kernel):
@@ -290,7 +196,7 @@ class ElementwiseKernel(Kernel):
         """Start the background builds of the inlined programs that calls asked for
         (:meth:`program`).  Started once a call's result is there, not before: NVIDIA's OpenCL
         builds one program of a process at a time, so an inlined build begun first held back the
-        out-of-line one, and the first result with it (pbeta 17 s instead of 4 on an H200)."""
+        out-of-line one, and the first result with it."""
         with _TIER_LOCK:
             later = list(self._tier_later)
             self._tier_later.clear()
@@ -648,8 +554,8 @@ class ElementwiseKernel(Kernel):
         k_class, lock_class = program.kernel(kname + "_class")
         k_scan, lock_scan = program.kernel(kname + "_scan")
         k_place, lock_place = program.kernel(kname + "_place")
-        with _sort_lock(bound, queue):
-            cls, counts, perm = _sort_scratch(bound, queue, n, nblocks)
+        with _plan.sort_lock(bound, queue):
+            cls, counts, perm = _plan.sort_scratch(bound, queue, n, nblocks)
             events = []
             with lock_class:
                 _set_args(k_class, np.int32(n), np.int32(bins.elements_per_item), cls, counts,
@@ -669,11 +575,11 @@ class ElementwiseKernel(Kernel):
             return events
 
     def _cap(self, call: Call, bound: _device.BoundDevice, streamed: bool) -> int:
-        cap = launch_elements(bound)
+        cap = _plan.launch_elements(bound)
         if streamed and _transfer.mode(bound) != "host":
             cap = min(cap, _transfer.slab(call.size))
         if self._variant(len(call.dims))[1] is not None:
-            cap = min(cap, SORT_LAUNCH)
+            cap = min(cap, _plan.SORT_LAUNCH)
         if call.cap is not None:
             cap = min(cap, call.cap)
         return max(1, cap)
@@ -688,32 +594,29 @@ class ElementwiseKernel(Kernel):
         status = _transfer.status_buffer(bound)
         cpu = bound.info.type == "CPU"
         # streamed: large host arrays (every host array on CPU devices, which read them in place)
-        resident: list[Any] = []
-        streamed: list[np.ndarray | None] = []
-        for o in call.operands:
-            if o.host is not None and (cpu or o.host.nbytes > RESIDENT_BYTES
-                                       or o.host.nbytes > max_alloc(bound)):
-                streamed.append(o.host.reshape(-1))
-                resident.append(None)
-            elif o.host is not None:
-                streamed.append(None)
-                resident.append(_transfer.upload(bound, o.host.reshape(-1)))
-            else:
-                streamed.append(None)
-                resident.append(None)
-        dummy = _dummy(bound)
+        streamed: list[np.ndarray | None] = [
+            o.host.reshape(-1) if o.host is not None and (
+                cpu or o.host.nbytes > min(_plan.RESIDENT_BYTES, _plan.max_alloc(bound)))
+            else None for o in call.operands]
+        resident: list[Any] = [
+            _transfer.upload(bound, o.host.reshape(-1)) if o.host is not None and s is None
+            else None for o, s in zip(call.operands, streamed)]
+        dummy = _plan.dummy(bound)
         strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
         fixed = self._cap(call, bound, True)
         cap: int | Callable[[], int] = fixed
         if _transfer.mode(bound) == "host":
             # each piece is done before the next: sized by the kernel's measured cost
-            cap = lambda: min(fixed, _launch.cost_cap(self, bound))     # noqa: E731
+            cap = lambda: min(fixed, _plan.cost_cap(self, bound))     # noqa: E731
+        elif _plan.measured_cap(self, bound) is not None:
+            # pieces planned ahead (they overlap on the slots): by the pace known now
+            cap = fixed = min(fixed, _plan.cost_cap(self, bound))
 
         def plan_of() -> Iterator[_transfer.Piece]:
-            for start, dims, offs in pieces(call.dims, strides, cap):
+            for start, dims, offs in _plan.pieces(call.dims, strides, cap):
                 n = math.prod(dims)
                 ins = [None if a is None else
-                       (offs[j], offs[j] + span(dims, call.operands[j].strides))
+                       (offs[j], offs[j] + _plan.span(dims, call.operands[j].strides))
                        for j, a in enumerate(streamed)]
                 yield _transfer.Piece(ins, [(start, start + n)] * nout, (start, dims, offs))
 
@@ -737,7 +640,7 @@ class ElementwiseKernel(Kernel):
                                  status.buffer, queue)
 
         _transfer.stream(bound, plan, streamed, [r.reshape(-1) for r in results], launch,
-                         status=status, timed=lambda n, t: _launch.record_cost(self, bound, n, t))
+                         status=status, timed=lambda n, t: _plan.record_cost(self, bound, n, t))
         # every slot is drained: the launches are done
         counts = status.read(bound.queue)
         _transfer.release_status(bound, status)
@@ -799,14 +702,14 @@ class ElementwiseKernel(Kernel):
                 bufs.append(o.dev.buffer)
                 base_off.append(o.dev.offset)
             elif o.host is not None:
-                if o.host.nbytes > max_alloc(bound):
+                if o.host.nbytes > _plan.max_alloc(bound):
                     raise ValueError(f"{self.name}: a host input of {o.host.nbytes} bytes exceeds "
                                      "the device's largest buffer; pass NumPy arrays only (the "
                                      "host path streams them) or upload it in parts")
                 bufs.append(_transfer.upload(bound, o.host.reshape(-1)))
                 base_off.append(0)
             else:
-                bufs.append(_dummy(bound))
+                bufs.append(_plan.dummy(bound))
                 base_off.append(0)
         strides = [o.strides for o in call.operands] + [call.cstrides or (0,) * len(call.dims)]
         out_bufs = [o.base_data for o in outs]
@@ -819,7 +722,7 @@ class ElementwiseKernel(Kernel):
         _transfer.after_other_queues(
             queue, [*(o.dev.array for o in call.operands if o.dev is not None), *outs])
         events: list[Any] = []
-        for start, dims, offs in pieces(call.dims, strides, self._cap(call, bound, False)):
+        for start, dims, offs in _plan.pieces(call.dims, strides, self._cap(call, bound, False)):
             events.extend(self._enqueue(call, dims, [b + o for b, o in zip(base_off, offs)], bufs,
                                         offs[-1], out_bufs, ooff + start, start, status, queue))
         if not events:
@@ -852,37 +755,3 @@ def _elementwise(in_params: Any, out_params: Any, operation: str, name: str, pre
                  roots: tuple[str, ...] | None, options: tuple[str, ...]) -> ElementwiseKernel:
     return ElementwiseKernel(in_params, out_params, operation, name, preamble=preamble,
                              library=roots, options=options)
-
-
-def _dummy(bound: _device.BoundDevice) -> Any:
-    """A one-element buffer for the pointer parameter of a scalar input."""
-    import pyopencl as cl
-
-    buf = bound.resources.dummy
-    if buf is None:
-        buf = bound.resources.dummy = cl.Buffer(bound.context, cl.mem_flags.READ_ONLY, 8)
-    return buf
-
-
-def _sort_lock(bound: _device.BoundDevice, queue: Any) -> threading.Lock:
-    """The lock of ``queue``'s sort scratch (:func:`_sort_scratch`): held while a sorted launch
-    enqueues its four kernels."""
-    lock: threading.Lock = bound.resources.sort_locks.setdefault(id(queue), threading.Lock())
-    return lock
-
-
-def _sort_scratch(bound: _device.BoundDevice, queue: Any, n: int, nblocks: int
-                  ) -> tuple[Any, Any, Any]:
-    """The class, count and permutation buffers of sorted launches on ``queue`` (kept per queue:
-    launches on one in-order queue reuse them one after the other)."""
-    import pyopencl as cl
-
-    have = bound.resources.sort.get(id(queue))
-    if have is None or have[0] < n or have[1] < nblocks:
-        mf = cl.mem_flags
-        cap, capb = max(n, have[0] if have else 0), max(nblocks, have[1] if have else 0)
-        have = (cap, capb, cl.Buffer(bound.context, mf.READ_WRITE, cap),
-                cl.Buffer(bound.context, mf.READ_WRITE, 4 * NCLASS * capb),
-                cl.Buffer(bound.context, mf.READ_WRITE, 4 * cap), queue)
-        bound.resources.sort[id(queue)] = have
-    return have[2], have[3], have[4]

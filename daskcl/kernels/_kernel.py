@@ -507,31 +507,16 @@ class RawKernel(Kernel):
         arrays: list[tuple[Any, bool]] = []     # the device arrays, and whether const
         #: device-array views passed through a buffer of their own: (array, buffer, const)
         staged: list[tuple[Any, Any, bool]] = []
-        mf = cl.mem_flags
         for k, ((kind, typ, const), pname, a) in enumerate(zip(self.params, self.param_names,
                                                                 args)):
             where = f"RawKernel {self.name}: argument {k}" + (f" ({pname})" if pname else "")
-            want = _SCALAR_TYPES.get(typ)       # None: a type of the user's own, not checked
             if kind == "scalar":
                 kargs.append(_scalar_arg(where, typ, a))
             elif kind == "local":
                 kargs.append(a)
             elif _transfer.is_device_array(a):
-                if a.context != bound.context:
-                    raise _another_context(where, "a pyopencl array", bound)
-                if want is not None and a.dtype != np.dtype(want):
-                    raise TypeError(f"{where} points to {typ}: the pyopencl array has dtype "
-                                    f"{a.dtype}; pass one of dtype {np.dtype(want)} "
-                                    f"(a.astype(numpy.{np.dtype(want).name}))")
-                if not a.flags.c_contiguous:
-                    raise ValueError(f"{where}: the pyopencl array is not C-contiguous "
-                                     f"(strides {a.strides}); a kernel reads a pointer's "
-                                     "elements one after another: pass a C-contiguous array "
-                                     "(a contiguous copy, or the array the view is of, with "
-                                     "the kernel indexing it by the view's offset and strides)")
-                buf = _view_buffer(where, a, bound)
-                if buf is None:
-                    buf = cl.Buffer(bound.context, mf.READ_WRITE, a.nbytes)
+                buf, own = _device_array_arg(where, typ, a, bound)
+                if own:
                     staged.append((a, buf, const))
                 kargs.append(buf)
                 arrays.append((a, const))
@@ -540,19 +525,9 @@ class RawKernel(Kernel):
                     raise _another_context(where, f"a pyopencl {type(a).__name__}", bound)
                 kargs.append(a)
             elif isinstance(a, np.ndarray):
-                if want is not None and a.dtype != np.dtype(want):
-                    if a.dtype.newbyteorder("=") != np.dtype(want):
-                        raise TypeError(f"{where} points to {typ}: the NumPy array has dtype "
-                                        f"{a.dtype}; pass one of dtype {np.dtype(want)} "
-                                        f"(a.astype(numpy.{np.dtype(want).name}))")
-                    host = np.ascontiguousarray(a, dtype=want)     # byte order swapped
-                else:
-                    host = np.ascontiguousarray(a)
-                buf = cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR,
-                                hostbuf=host if host.size else np.zeros(1, host.dtype))
-                kargs.append(buf)
+                kargs.append(_host_array_arg(where, typ, a, bound))
                 if not const and a.flags.writeable and a.size:
-                    back.append((buf, a))
+                    back.append((kargs[-1], a))
             else:
                 raise TypeError(f"{where} is a pointer: pass a NumPy array, a pyopencl array "
                                 f"or buffer, not {type(a).__name__}")
@@ -562,8 +537,24 @@ class RawKernel(Kernel):
         if lsize is not None and len(lsize) != len(gsize):
             raise ValueError(f"RawKernel {self.name}: local_size {lsize} and global_size "
                              f"{gsize} must have as many dimensions")
-        kernel, lock = self.program().kernel(self.name)
         _transfer.after_other_queues(queue, [a for a, _ in arrays])
+        ev = self._launch(bound, kargs, gsize, lsize, staged)
+        for a, const in arrays:
+            if not const and not any(a is s for s, _, _ in staged):
+                a.add_event(ev)  # what the array's contents now wait on, as pyopencl records it
+        _copy_back(queue, ev, staged, back)
+        if wait or back:
+            queue.finish()
+        return ev
+
+    def _launch(self, bound: _device.BoundDevice, kargs: list[Any], gsize: tuple[int, ...],
+                lsize: tuple[int, ...] | None, staged: list[tuple[Any, Any, bool]]) -> Any:
+        """Enqueue the launch of :meth:`__call__` (after the staged views' copies into their
+        own buffers); its event."""
+        import pyopencl as cl
+
+        queue = bound.queue
+        kernel, lock = self.program().kernel(self.name)
         # a staged view's contents, in its own buffer: what the kernel reads, and what it
         # leaves of an output where it writes only some elements
         copied = [cl.enqueue_copy(queue, buf, a.base_data, src_offset=a.offset,
@@ -571,8 +562,8 @@ class RawKernel(Kernel):
         with lock:
             _set_args(kernel, *kargs)
             try:
-                ev = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize,
-                                                wait_for=copied or None)
+                return cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize,
+                                                  wait_for=copied or None)
             except cl.LogicError as e:
                 if e.code != cl.status_code.INVALID_WORK_GROUP_SIZE or lsize is None:
                     raise
@@ -582,23 +573,69 @@ class RawKernel(Kernel):
                     "work-items a group, and on OpenCL 1.2 each global size a multiple of the "
                     "local one): round global_size up to a multiple of local_size and test the "
                     "index in the kernel (if (i < n)), or pass local_size=None") from None
-        for a, const in arrays:
-            if not const and not any(a is s for s, _, _ in staged):
-                a.add_event(ev)  # what the array's contents now wait on, as pyopencl records it
-        for a, buf, const in staged:
-            if not const:       # the results into the view, after the launch
-                a.add_event(cl.enqueue_copy(queue, a.base_data, buf, dst_offset=a.offset,
-                                            byte_count=a.nbytes, wait_for=[ev]))
-        for buf, a in back:
-            if a.flags.c_contiguous and a.dtype.isnative:
-                cl.enqueue_copy(queue, a, buf)
-            else:
-                tmp = np.empty(a.shape, a.dtype.newbyteorder("="))
-                cl.enqueue_copy(queue, tmp, buf)
-                a[...] = tmp
-        if wait or back:
-            queue.finish()
-        return ev
+
+
+def _device_array_arg(where: str, typ: str, a: Any, bound: _device.BoundDevice
+                      ) -> tuple[Any, bool]:
+    """The buffer a pointer parameter of type ``typ`` takes for the device array ``a``, and
+    whether it is a buffer of its own (a view whose offset is not aligned: its contents are
+    copied in before the launch)."""
+    import pyopencl as cl
+
+    want = _SCALAR_TYPES.get(typ)       # None: a type of the user's own, not checked
+    if a.context != bound.context:
+        raise _another_context(where, "a pyopencl array", bound)
+    if want is not None and a.dtype != np.dtype(want):
+        raise TypeError(f"{where} points to {typ}: the pyopencl array has dtype "
+                        f"{a.dtype}; pass one of dtype {np.dtype(want)} "
+                        f"(a.astype(numpy.{np.dtype(want).name}))")
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{where}: the pyopencl array is not C-contiguous "
+                         f"(strides {a.strides}); a kernel reads a pointer's "
+                         "elements one after another: pass a C-contiguous array "
+                         "(a contiguous copy, or the array the view is of, with "
+                         "the kernel indexing it by the view's offset and strides)")
+    buf = _view_buffer(where, a, bound)
+    if buf is None:
+        return cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, a.nbytes), True
+    return buf, False
+
+
+def _host_array_arg(where: str, typ: str, a: np.ndarray, bound: _device.BoundDevice) -> Any:
+    """A new buffer holding the NumPy array ``a`` for a pointer parameter of type ``typ``."""
+    import pyopencl as cl
+
+    want = _SCALAR_TYPES.get(typ)
+    if want is not None and a.dtype != np.dtype(want):
+        if a.dtype.newbyteorder("=") != np.dtype(want):
+            raise TypeError(f"{where} points to {typ}: the NumPy array has dtype "
+                            f"{a.dtype}; pass one of dtype {np.dtype(want)} "
+                            f"(a.astype(numpy.{np.dtype(want).name}))")
+        host = np.ascontiguousarray(a, dtype=want)     # byte order swapped
+    else:
+        host = np.ascontiguousarray(a)
+    mf = cl.mem_flags
+    return cl.Buffer(bound.context, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                     hostbuf=host if host.size else np.zeros(1, host.dtype))
+
+
+def _copy_back(queue: Any, ev: Any, staged: list[tuple[Any, Any, bool]],
+               back: list[tuple[Any, np.ndarray]]) -> None:
+    """After the launch ``ev``: the staged views' results into the views, and the NumPy
+    arrays' (not waited for)."""
+    import pyopencl as cl
+
+    for a, buf, const in staged:
+        if not const:       # the results into the view, after the launch
+            a.add_event(cl.enqueue_copy(queue, a.base_data, buf, dst_offset=a.offset,
+                                        byte_count=a.nbytes, wait_for=[ev]))
+    for buf, a in back:
+        if a.flags.c_contiguous and a.dtype.isnative:
+            cl.enqueue_copy(queue, a, buf)
+        else:
+            tmp = np.empty(a.shape, a.dtype.newbyteorder("="))
+            cl.enqueue_copy(queue, tmp, buf)
+            a[...] = tmp
 
 
 def _another_context(where: str, what: str, bound: _device.BoundDevice) -> ValueError:

@@ -4,7 +4,8 @@ device arrays, and R's counts read where a call waits anyway.
 
 A *prepared launch* (:class:`Prepared`) holds what the calls of one kernel with one signature
 need beyond their data: the program, a kernel object of its own with its argument list and
-argument types, the launch shape.  It is made by the first such call and kept while the
+argument types (for launches sorted by class, ``binning``, the class, scan and place kernels
+too), the launch shape.  It is made by the first such call and kept while the
 configuration (:func:`daskcl.config.stamp`), the bound device and the kernel's library
 (a unit tree edited since is read again) are those it was made under; a call then sets only its
 buffers, offsets, sizes and scalar values.  The signature of :func:`fast`: which inputs are
@@ -13,9 +14,10 @@ broadcast), the kernel reading no count tables and no counter.  Other calls take
 path of :mod:`._elementwise`, whose programs are prepared likewise (:func:`prepared`).
 
 * From NumPy, up to :data:`SMALL` elements: one write of the array inputs into a scratch
-  buffer of the calling thread, one launch, one read of the result and R's counts together;
-  scalars travel as kernel arguments.
-* On device arrays: launches of at most the device's launch size, and no wait.
+  buffer of the calling thread, one launch, one read of the result and R's counts together,
+  on the thread's queue (:func:`._transfer.thread_queue`); scalars travel as kernel arguments.
+* On device arrays: launches of at most the device's launch size, and no wait; the result is
+  made from the attributes of the first of its shape, not by pyopencl's constructor.
 
 R's warnings of calls on device arrays (config key ``warnings``, ``DASKCL_WARNINGS``): with
 ``deferred``, the default, a call on device arrays does not wait for its counts; they add up on
@@ -32,22 +34,21 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .. import config
 from ..runtime import device as _device
 from ..runtime import program as _program
-from . import _elementwise as _ew
-from . import _transfer
+from . import _call, _plan, _transfer
+from ._table import NCLASS
 
-if TYPE_CHECKING:
-    from ._elementwise import ElementwiseKernel
+__all__ = ["NO", "SMALL", "Prepared", "defer", "deferring", "fast", "prepared", "raise_counts",
+           "synchronize", "take_counts"]
 
-__all__ = ["FIRST_PER_UNIT", "GROWTH", "NO", "PIECE_SECONDS", "SMALL", "Prepared", "cost_cap", "defer",
-           "deferring", "fast", "prepared", "raise_counts", "record_cost", "synchronize",
-           "take_counts"]
+#: an elementwise kernel (:class:`._elementwise.ElementwiseKernel`, which calls this module)
+ElementwiseKernel = Any
 
 #: elements of a call from NumPy at most that take the small path (one write, one launch, one
 #: read through a scratch buffer); larger ones are streamed (:func:`._transfer.stream`)
@@ -58,22 +59,14 @@ _MAX_PREPARED = 64
 NO: Any = object()
 #: doubles before a scratch buffer's outputs: R's counts (three 32-bit ints) and padding
 _HEAD = 2
-#: seconds a launch of a call from NumPy on a CPU device lasts at most, about (from the
-#: kernel's measured pace), so that Ctrl-C stops a call of a costly function soon
-PIECE_SECONDS = 0.1
-#: elements per compute unit of a kernel's first launch on a CPU device, before its pace is
-#: measured (a launch has at least one element per compute unit)
-FIRST_PER_UNIT = 4
-#: a launch is at most this many times the elements of the one before it (a short launch's
-#: time is mostly its own cost, not its elements': it says little about larger ones)
-GROWTH = 64
 
 
 class Prepared:
     """The program of one variant of a kernel on the bound device, and for a signature of
     :func:`fast` its own kernel object with the argument list filled in but for the data."""
 
-    __slots__ = ("args", "final", "kernel", "local", "lock", "program", "slots")
+    __slots__ = ("args", "bins", "final", "held", "kernel", "local", "lock", "program", "slots",
+                 "sort")
 
     def __init__(self, program: _program.BuiltProgram, final: bool) -> None:
         self.program = program
@@ -86,16 +79,22 @@ class Prepared:
         #: positions in ``args``: n, status, outputs, ooff, base, then per input (its flag,
         #: scalar, buffer, offset)
         self.slots: tuple[int, ...] = ()
+        #: the binning of a sorted launch, and its class, scan and place kernels
+        self.bins: Any = None
+        self.sort: tuple[Any, ...] = ()
+        self.held: tuple[Any, ...] = ()
 
-    def bind(self, k: ElementwiseKernel, ndims: int, kinds: tuple[int, ...], nints: int,
+    def bind(self, k: ElementwiseKernel, variant: Any, kinds: tuple[int, ...], nints: int,
              bound: _device.BoundDevice) -> None:
-        """The kernel object and the argument list of a call of ``kinds`` (per input: 0 a
+        """The kernel objects and the argument list of a call of ``kinds`` (per input: 0 a
         scalar, 1 an array) over one contiguous axis, as :meth:`ElementwiseKernel._args`
-        gives them."""
+        gives them; with ``variant``'s binning, the sorted launch's four kernels."""
         import pyopencl as cl
 
+        ndims, bins = variant
         nout = len(k.definition.outputs)
-        self.kernel = cl.Kernel(self.program.program, k.definition.kernel_name)
+        name, program = k.definition.kernel_name, self.program.program
+        self.kernel = cl.Kernel(program, name)
         i64, i32, f64 = np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.float64)
         args: list[Any] = [0, None, *([None] * nout), 0, 0, 1, *([1] * (ndims - 1))]
         types: list[Any] = [i64, None, *([None] * nout), i64, i64, i32, *([i64] * (ndims - 1))]
@@ -106,16 +105,26 @@ class Prepared:
             types += [i32, f64, None, i64, *([i64] * ndims)]
         args += [0] * nints
         types += [i32] * nints
+        self.slots = tuple(inputs)
+        if bins is not None:
+            self.bins = bins
+            self.sort = tuple(cl.Kernel(program, name + s) for s in ("_class", "_scan", "_place"))
+            self.sort[0].set_scalar_arg_dtypes([i32, i32, None, None, i32, i64, *types[4 + nout:]])
+            self.sort[1].set_scalar_arg_dtypes([i32, None])
+            self.sort[2].set_scalar_arg_dtypes([i32, i32, None, None, i32, None])
+            args.append(None)
+            types.append(None)
+            self.local = (bins.work_group,)
+        elif bound.info.type == "GPU":
+            self.local = (k.gpu_wg,)
         self.kernel.set_scalar_arg_dtypes(types)
         self.args = args
-        self.slots = tuple(inputs)
-        if bound.info.type == "GPU":
-            self.local = (k.gpu_wg,)
 
     def run(self, queue: Any, n: int, status: Any, outs: Sequence[Any], ooff: int, base: int,
-            ins: Sequence[tuple[float, Any, int]], ints: Sequence[int]) -> Any:
+            ins: Sequence[tuple[float, Any, int]], ints: Sequence[int],
+            bound: _device.BoundDevice) -> Any:
         """Set the call's data (``ins``: per input its scalar, buffer and offset) and enqueue
-        the launch of ``n`` elements; its event."""
+        the launch of ``n`` elements; its (last kernel's) event."""
         import pyopencl as cl
 
         gsize = n
@@ -134,33 +143,82 @@ class Prepared:
                 args[at + 2] = buf
                 args[at + 3] = off
             if ints:
-                args[len(args) - len(ints):] = ints
+                end = len(args) - (self.bins is not None)
+                args[end - len(ints): end] = ints
+            if self.bins is not None:
+                return self._sorted(bound, queue, n, base, nout)
             self.kernel.set_args(*args)
             return cl.enqueue_nd_range_kernel(queue, self.kernel, (gsize,), self.local)
+
+    def _sorted(self, bound: _device.BoundDevice, queue: Any, n: int, base: int,
+                nout: int) -> Any:
+        """Enqueue a sorted launch (class, scan, place, compute) of the arguments set, as
+        :meth:`ElementwiseKernel._enqueue` does, or for a few elements the computation alone,
+        in their order (:data:`._plan.UNSORTED_MAX`); hold ``self.lock``."""
+        import pyopencl as cl
+
+        bins, args = self.bins, self.args
+        wg, epi = bins.work_group, bins.elements_per_item
+        nblocks = -(-n // (wg * epi))
+        enqueue = cl.enqueue_nd_range_kernel
+        if n <= _plan.UNSORTED_MAX:
+            args[-1] = _plan.identity(bound)
+            self.kernel.set_args(*args)
+            return enqueue(queue, self.kernel, (-(-n // wg) * wg,), (wg,))
+        k_class, k_scan, k_place = self.sort
+        lock, cls, counts, perm = _plan.sorting(bound, queue, n, nblocks)
+        # the scratch buffers are the queue's: another launch on it must not come between
+        with lock:
+            k_class.set_args(n, epi, cls, counts, nblocks, base, *args[4 + nout: -1])
+            k_scan.set_args(NCLASS * nblocks, counts)
+            k_place.set_args(n, epi, cls, counts, nblocks, perm)
+            # their events kept until the next sorted launch (see ElementwiseKernel._enqueue)
+            self.held = (enqueue(queue, k_class, (nblocks * wg,), (wg,)),
+                         enqueue(queue, k_scan, (wg,), (wg,)),
+                         enqueue(queue, k_place, (nblocks * wg,), (wg,)))
+            args[-1] = perm
+            self.kernel.set_args(*args)
+            return enqueue(queue, self.kernel, (-(-n // wg) * wg,), (wg,))
 
 
 class _Cache:
     """A kernel's prepared launches and what they were made under: the configuration's stamp,
     the device, the library where it has unit trees (read again once edited); its usual
-    variant on the device."""
+    variant on the device, and what its calls on device arrays read of the configuration."""
 
-    __slots__ = ("bound", "by_key", "lib", "stamp", "variant")
+    __slots__ = ("arrays", "bound", "by_key", "cap", "cpu", "defer", "dummy", "fast", "launch",
+                 "lib", "pool", "stamp", "variant")
 
     def __init__(self, k: ElementwiseKernel, stamp: Any, bound: Any) -> None:
         lib = k.library
         self.stamp, self.bound, self.lib = stamp, bound, lib if lib.trees else None
         self.variant = k._variant(1)
         self.by_key: dict[Any, Prepared] = {}
+        #: the prepared launches of :func:`fast`'s signatures of the usual variant
+        self.fast: dict[Any, Prepared] = {}
+        self.defer = deferring()
+        #: elements of one launch at most, and of one on device arrays (sorted or not)
+        self.launch = self.cap = _plan.launch_elements(bound)
+        if self.variant[1] is not None:
+            self.cap = min(self.cap, _plan.SORT_LAUNCH)
+        #: whether the device is a CPU (where host arrays are read in place)
+        self.cpu = bound.info.type == "CPU"
+        self.pool = _transfer.device_pool(bound)
+        self.dummy = _plan.dummy(bound)
+        #: shape -> the attributes of a result of that shape (:func:`_result`)
+        self.arrays: dict[tuple[int, ...], dict[str, Any]] = {}
 
 
 _cache_lock = threading.Lock()
 
 
 def _cache(k: ElementwiseKernel, bound: _device.BoundDevice) -> _Cache:
-    """``k``'s prepared launches, started again where the configuration, the device or a unit
-    tree of its library changed, or the programs in memory were forgotten."""
+    """``k``'s prepared launches, started again where the configuration, the device, the
+    launch sizes or a unit tree of its library changed, or the programs in memory were
+    forgotten."""
     c: _Cache | None = k.__dict__.get("_prepared")
-    stamp = (config.stamp(), _program.memory_generation())
+    stamp = (config.stamp(), _program.memory_generation(), _plan.LAUNCH_CPU,
+             _plan.LAUNCH_OTHER, _plan.SORT_LAUNCH, _plan.max_alloc)
     if c is None or c.stamp != stamp or c.bound is not bound or (
             c.lib is not None and k.library is not c.lib):
         c = k.__dict__["_prepared"] = _Cache(k, stamp, bound)
@@ -187,41 +245,12 @@ def prepared(k: ElementwiseKernel, variant: Any, key: Any = None,
     prep = Prepared(program, final)
     if key is not None:
         kinds, nints = key
-        prep.bind(k, variant[0], kinds, nints, bound)
+        prep.bind(k, variant, kinds, nints, bound)
     with _cache_lock:
         if len(c.by_key) >= _MAX_PREPARED:
             c.by_key.clear()
         c.by_key[full] = prep
     return prep
-
-
-# -- launches sized by their cost ---------------------------------------------------------------
-
-
-def cost_cap(k: Any, bound: _device.BoundDevice) -> int:
-    """Elements of the next launch of ``k`` on ``bound`` (:func:`record_cost`);
-    :data:`FIRST_PER_UNIT` per compute unit before any launch was timed."""
-    size = k.__dict__.get("_piece")
-    if size is None or size[0] is not bound:
-        return FIRST_PER_UNIT * max(1, bound.info.compute_units)
-    return int(size[1])
-
-
-def record_cost(k: Any, bound: _device.BoundDevice, n: int, seconds: float) -> None:
-    """A launch of ``n`` elements of ``k`` took ``seconds``: the next launch has as many
-    elements as last :data:`PIECE_SECONDS` at that pace (the launch's own cost counted in),
-    at most :data:`GROWTH` times these, at least one per compute unit, rounded down to a power
-    of two.  A launch shorter than half of :data:`PIECE_SECONDS` (a small call, a call's last
-    piece) never lowers the size."""
-    if n <= 0:
-        return
-    units = max(1, bound.info.compute_units)
-    size = max(units, min(GROWTH * n, int(n * PIECE_SECONDS / max(seconds, 1e-9))))
-    if seconds < PIECE_SECONDS / 2:
-        size = max(size, cost_cap(k, bound))
-    # a power of two: launches of few distinct sizes (PoCL compiles a kernel again for each
-    # work-group size it picks, and picks it from the launch's size)
-    k.__dict__["_piece"] = (bound, 1 << (size.bit_length() - 1))
 
 
 # -- the fast path -----------------------------------------------------------------------------
@@ -232,7 +261,44 @@ def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> An
     :data:`NO`."""
     if not k._fast_kind:
         return NO
+    kinds, shape, where = _kinds(inputs)
+    if where is None or (shape and len(kinds) != k._fast_kind):
+        return NO
+    n = math.prod(shape) if shape else 1
+    if n == 0 or (where == "host" and n > SMALL):
+        return NO
+    bound = _device.current()
+    c = _cache(k, bound)
+    if where == "device":
+        ctx, cs = bound.context, _c_strides8(shape)
+        for v, kind in zip(inputs, kinds):
+            if kind and ((v.context is not ctx and v.context != ctx)
+                         or (v.strides != cs and not v.flags.c_contiguous)):
+                return NO        # the general path says why, or handles the strides
+    elif n > 1 and (n * (2 + len(kinds)) > c.launch
+                    or (c.cpu and n > _plan.cost_cap(k, bound))
+                    or (_transfer.mode(bound) != "host"
+                        and (n > _transfer.SLAB or 8 * n > _plan.RESIDENT_BYTES))):
+        return NO                # in pieces, or streamed: the general path
+    key = (tuple(kinds), len(ints))
+    prep = c.fast.get(key)
+    if prep is None or not prep.final:
+        prep = c.fast[key] = prepared(k, c.variant, key, c)
+    if where == "device":
+        outs = _on_device(k, c, prep, inputs, kinds, ints, shape, n, bound)
+    else:
+        outs = _small(k, prep, inputs, kinds, ints, shape, n, bound)
+    if k._tier_later:
+        k._tier_up()
+    return outs
+
+
+def _kinds(inputs: Sequence[Any]) -> tuple[list[int], tuple[int, ...], str | None]:
+    """Per input 0 (a scalar) or 1 (an array), the arrays' common shape, and where they are:
+    ``"host"`` (NumPy or scalars only), ``"device"``, or ``None`` where :func:`fast` does not
+    take the call (a dtype, layout or mix of shapes or places that needs the general path)."""
     cla = sys.modules.get("pyopencl.array")
+    array_type = cla.Array if cla is not None else None
     shape: tuple[int, ...] | None = None
     host = dev = False
     kinds = []
@@ -243,51 +309,37 @@ def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> An
             continue
         if t is np.ndarray:
             if v.dtype != np.float64 or not v.flags.c_contiguous:
-                return NO
+                return kinds, (), None
             host = True
-        elif cla is not None and t is cla.Array:
-            if v.dtype != np.float64 or not v.flags.c_contiguous or v.offset % 8:
-                return NO
+        elif t is array_type:
+            if v.dtype != np.float64 or v.offset % 8:
+                return kinds, (), None
             dev = True
         else:
-            return NO
+            return kinds, (), None
         if shape is None:
             shape = v.shape
+            if not shape:
+                return kinds, (), None
         elif v.shape != shape:
-            return NO
+            return kinds, (), None
         kinds.append(1)
-    if shape is None:
-        shape, n = (), 1
-    elif not shape or (host and dev) or len(kinds) != k._fast_kind:
-        return NO
-    else:
-        n = math.prod(shape)
-        if n == 0 or (not dev and n > SMALL):
-            return NO
-    bound = _device.current()
-    if dev:
-        if any(t and v.context != bound.context for t, v in zip(kinds, inputs)):
-            return NO            # the general path says why
-    elif n > 1 and (n * (2 + len(kinds)) > _ew.launch_elements(bound)
-                    or (bound.info.type == "CPU" and n > cost_cap(k, bound))
-                    or (_transfer.mode(bound) != "host"
-                        and (n > _transfer.SLAB or 8 * n > _ew.RESIDENT_BYTES))):
-        return NO                # in pieces, or streamed: the general path
-    c = _cache(k, bound)
-    variant = c.variant
-    if variant[1] is not None:
-        return NO
-    key = (tuple(kinds), len(ints))
-    prep = c.by_key.get((variant, key))
-    if prep is None or not prep.final:
-        prep = prepared(k, variant, key, c)
-    if dev:
-        outs = _on_device(k, prep, inputs, kinds, ints, shape, n, bound)
-    else:
-        outs = _small(k, prep, inputs, kinds, ints, shape, n, bound)
-    if k._tier_later:
-        k._tier_up()
-    return outs
+    if host and dev:
+        return kinds, (), None
+    return kinds, shape or (), "device" if dev else "host"
+
+
+#: shape -> the byte strides of a C-contiguous float64 array of that shape
+_STRIDES: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def _c_strides8(shape: tuple[int, ...]) -> tuple[int, ...]:
+    cs = _STRIDES.get(shape)
+    if cs is None:
+        cs = tuple(8 * math.prod(shape[a + 1:]) for a in range(len(shape)))
+        if len(_STRIDES) < 256:
+            _STRIDES[shape] = cs
+    return cs
 
 
 class _Scratch:
@@ -300,11 +352,13 @@ class _Scratch:
         self.bound = bound
         self.size = size
         self.buffer = cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, size * 8)
+        #: the thread's queue (the scratch is the thread's: its calls wait for their own work)
+        self.queue = _transfer.thread_queue(bound)
         zero = np.zeros(_HEAD, dtype=np.float64)
-        cl.enqueue_copy(bound.queue, self.buffer, zero, is_blocking=True)
+        cl.enqueue_copy(self.queue, self.buffer, zero, is_blocking=True)
         #: the raw counts at the last reading (the kernels add to them, never reset)
         self.head = zero.tobytes()
-        self.dummy = _ew._dummy(bound)
+        self.dummy = _plan.dummy(bound)
 
     def counts(self, head: np.ndarray) -> np.ndarray:
         """The counts since the last reading, from the raw head of the buffer."""
@@ -336,7 +390,7 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
     s = getattr(_local, "scratch", None)
     if s is None or s.bound is not bound or s.size < _HEAD + n * (1 + len(kinds)):
         s = _scratch(bound, _HEAD + n * (1 + len(kinds)))
-    buf, queue, dummy = s.buffer, bound.queue, s.dummy
+    buf, queue, dummy = s.buffer, s.queue, s.dummy
     ins, at, arrays = [], _HEAD + n, []
     for v, kind in zip(inputs, kinds):
         if kind:
@@ -347,14 +401,14 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
             ins.append((float(v), dummy, 0))
     src = None
     if arrays:
-        src = arrays[0] if len(arrays) == 1 else np.concatenate([a.reshape(-1) for a in arrays])
+        src = arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=None)
         cl.enqueue_copy(queue, buf, src, dst_offset=(_HEAD + n) * 8, is_blocking=False)
     t0 = time.perf_counter()
-    prep.run(queue, n, buf, (buf,), _HEAD, 0, ins, ints)
+    prep.run(queue, n, buf, (buf,), _HEAD, 0, ins, ints, bound)
     earlier = take_counts(bound) if bound.resources.pending_counts else None
     raw = np.empty(_HEAD + n)
     cl.enqueue_copy(queue, raw, buf, is_blocking=True)
-    record_cost(k, bound, n, time.perf_counter() - t0)
+    _plan.record_cost(k, bound, n, time.perf_counter() - t0)
     del src
     if earlier:
         raise_counts(earlier)
@@ -365,78 +419,81 @@ def _small(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: l
     return [out[0] if not shape else out.reshape(shape)]
 
 
-#: (device, shape) -> the attributes of a float64 device array of that shape from the pool,
-#: but its buffer and events: results are made from them, not by pyopencl's constructor (its
-#: checks cost a device call more than its launch)
-_array_attrs: dict[tuple[Any, tuple[int, ...]], dict[str, Any]] = {}
+class _OwnEvents(list):  # type: ignore[type-arg]
+    """The events of a result of :func:`_on_device`: its launch's, on the device's queue."""
+
+    __slots__ = ()
 
 
-def _result(bound: _device.BoundDevice, shape: tuple[int, ...], n: int) -> Any:
-    """A new float64 device array of ``shape`` (``n`` elements) from the device's pool."""
+def _result(c: _Cache, shape: tuple[int, ...], n: int) -> Any:
+    """A new float64 device array of ``shape`` (``n`` elements) from the device's pool: made
+    from the attributes of the first one of that shape, but its buffer and events, not by
+    pyopencl's constructor (whose checks cost more than the launch)."""
     import pyopencl.array as cla
 
-    attrs = _array_attrs.get((bound, shape))
-    pool = _transfer.device_pool(bound)
+    attrs = c.arrays.get(shape)
     if attrs is None:
-        out = cla.empty(bound.queue, shape, np.float64, allocator=pool)
-        if len(_array_attrs) >= 256:
-            _array_attrs.clear()
-        _array_attrs[(bound, shape)] = {**vars(out), "base_data": None, "events": None}
+        out = cla.empty(c.bound.queue, shape, np.float64, allocator=c.pool)
+        if len(c.arrays) >= 64:
+            c.arrays.clear()
+        c.arrays[shape] = {**vars(out), "base_data": None, "events": None}
         return out
     out = object.__new__(cla.Array)
     out.__dict__.update(attrs)
-    out.base_data = pool(n * 8)
-    out.events = []
+    out.base_data = c.pool(n * 8)
     return out
 
 
-def _on_device(k: ElementwiseKernel, prep: Prepared, inputs: Sequence[Any], kinds: list[int],
-               ints: Sequence[int], shape: tuple[int, ...], n: int,
+def _on_device(k: ElementwiseKernel, c: _Cache, prep: Prepared, inputs: Sequence[Any],
+               kinds: list[int], ints: Sequence[int], shape: tuple[int, ...], n: int,
                bound: _device.BoundDevice) -> list[Any]:
     """Device arrays in and out: the launches, and R's counts as ``warnings`` says."""
-    out = _result(bound, shape, n)
-    _transfer.after_other_queues(bound.queue, [v for v, kind in zip(inputs, kinds) if kind])
-    if deferring():
+    out = _result(c, shape, n)
+    for v, kind in zip(inputs, kinds):
+        # work on other queues that an input waits on (not the launches of this module)
+        ev = v.events if kind else None
+        if ev and (type(ev) is not _OwnEvents or len(ev) > 1):
+            _transfer.after_other_queues(bound.queue, [v])
+    if c.defer:
+        name = getattr(_call._called_as, "name", None) or k.name
         with _pending_lock:
-            name = getattr(_ew._called_as, "name", None) or k.name
             entry = bound.resources.pending_counts.get((id(k), name))
             if entry is None:
                 entry = _pending_entry(bound, k, name)
-            event = _launches(prep, bound, inputs, kinds, ints, n, out, entry[2].buffer)
-        out.add_event(event)
+            out.events = _OwnEvents((_launches(prep, c, bound, inputs, kinds, ints, n, out,
+                                               entry[2].buffer),))
     else:
         status = _transfer.status_buffer(bound)
-        out.add_event(_launches(prep, bound, inputs, kinds, ints, n, out, status.buffer))
+        out.events = _OwnEvents((_launches(prep, c, bound, inputs, kinds, ints, n, out,
+                                           status.buffer),))
         counts = status.read(bound.queue)
         _transfer.release_status(bound, status)
         k.warn(counts)
     return [out]
 
 
-def _launches(prep: Prepared, bound: _device.BoundDevice, inputs: Sequence[Any],
+def _launches(prep: Prepared, c: _Cache, bound: _device.BoundDevice, inputs: Sequence[Any],
               kinds: list[int], ints: Sequence[int], n: int, out: Any, status: Any) -> Any:
-    """The launches of a call on device arrays (each of at most the device's launch size);
-    the last one's event."""
+    """The launches of a call on device arrays (each of at most ``c.cap`` elements); the last
+    one's event."""
     import pyopencl as cl
 
-    cap = _ew.launch_elements(bound)
-    dummy = _ew._dummy(bound)
+    cap, dummy, queue, outs = c.cap, c.dummy, bound.queue, (out.base_data,)
     for attempt in (0, 1):
         try:
             event = None
             for start in range(0, n, cap):
-                ins = [(0.0, v.base_data, v.offset // 8 + start) if kind else
+                ins = [(0.0, v.base_data, (v.offset >> 3) + start) if kind else
                        (float(v), dummy, 0) for v, kind in zip(inputs, kinds)]
-                event = prep.run(bound.queue, min(cap, n - start), status, (out.base_data,),
-                                 out.offset // 8 + start, start, ins, ints)
+                event = prep.run(queue, min(cap, n - start), status, outs,
+                                 (out.offset >> 3) + start, start, ins, ints, bound)
             return event
         except cl.MemoryError:
             # the pool's allocations are deferred (see device_pool): a full device shows at
             # the first launch; the blocks the pool keeps for reuse go back to the device, once
-            pool = _transfer.device_pool(bound)
-            if attempt or not pool.held_blocks:
+            if attempt or not c.pool.held_blocks:
                 raise
-            pool.free_held()
+            c.pool.free_held()
     raise AssertionError("unreachable")
 
 
@@ -467,7 +524,7 @@ def defer(bound: _device.BoundDevice, k: Any, enqueue: Any) -> Any:
     :class:`~._transfer.Status` its counts add up in until a wait reads them; what it
     returns."""
     with _pending_lock:
-        entry = _pending_entry(bound, k, _ew.warning_name(k.name))
+        entry = _pending_entry(bound, k, _call.warning_name(k.name))
         return enqueue(entry[2])
 
 
@@ -498,12 +555,12 @@ def raise_counts(taken: list[Any]) -> None:
         counts = status.read(bound.queue)
         _transfer.release_status(bound, status)
         # the name of the call that counted, whatever call waits now
-        before = getattr(_ew._called_as, "name", None)
-        _ew._called_as.name = name
+        before = _call.called_name()
+        _call._called_as.name = name
         try:
             k.warn(counts)
         finally:
-            _ew._called_as.name = before
+            _call._called_as.name = before
 
 
 def synchronize(*arrays: Any) -> Any:

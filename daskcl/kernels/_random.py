@@ -36,7 +36,7 @@ beyond which they give NaN (counted and warned as above) instead of running with
 R converts these parameters to C ints and does the same O(n) work; beyond 2**31 - 1 its
 results are undefined.
 
-Large calls are computed in launches (:data:`daskcl.kernels._elementwise.LAUNCH_CPU` elements at most
+Large calls are computed in launches (:data:`daskcl.kernels._plan.LAUNCH_CPU` elements at most
 on CPU devices, fewer for those costly generators: about 2**21 words per compute unit), each
 within the device's largest buffer; the host returns to Python between launches, so Ctrl-C
 stops a call within one launch.

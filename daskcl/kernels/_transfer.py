@@ -32,8 +32,7 @@ device, its kernel runs, and its outputs come back.  How depends on the device:
       the mode measured best for the device (``benchmarks/bench_transfer.py``; recorded in
       ``benchmarks/README.md``): ``pinned`` on GPUs.
 
-  A pageable copy is the driver's own copy into its staging memory on one thread (about 10
-  GB/s on an H200's host); copies into pinned memory on several threads run at the host's
+  A pageable copy is the driver's own copy into its staging memory on one thread; copies into pinned memory on several threads run at the host's
   memory bandwidth, and the DMA from there at the link's (``transfer.threads``: ``auto`` is up
   to 8, half the host's cores).
 
@@ -50,7 +49,6 @@ import concurrent.futures
 import ctypes
 import math
 import os
-import sys
 import threading
 import time
 import warnings
@@ -63,6 +61,8 @@ import numpy as np
 
 from .. import config
 from ..runtime import device as _device
+from . import _plan
+from ._device_arrays import DeviceOperand, after_other_queues, device_operand, is_device_array
 
 __all__ = [
     "ALONE_COPY_MAX",
@@ -85,15 +85,14 @@ __all__ = [
     "slab",
     "status_buffer",
     "stream",
+    "thread_queue",
     "upload",
 ]
 
 #: elements of float64 per piece of a streamed call on devices with their own memory, at most
-#: (a slot's buffers hold a piece of every input and output).  Measured on an H100 (from NumPy,
-#: two runs each, benchmarks/README.md, "The host path's own costs"): pieces of 2^23 against
-#: 2^22 took 13.2-15.0 against 15.6-15.8 ms (pnorm at 2^25 elements) and 48.0-48.2 against
-#: 55.9-57.3 (pnorm at 2^27); 2^21 and 2^20 were slower still.  Each piece costs a few tenths
-#: of a millisecond of its own (its threads' hand-offs, the driver's calls).
+#: (a slot's buffers hold a piece of every input and output); smaller pieces were slower
+#: (benchmarks/README.md, "The host path's own costs"): each costs a few tenths of a
+#: millisecond of its own (its threads' hand-offs, the driver's calls).
 SLAB = 1 << 23
 #: elements per piece at least: a call of fewer than :data:`PIECES_MIN` slabs is cut into that
 #: many pieces down to this size, so that its uploads, kernels and downloads still overlap (at
@@ -144,10 +143,8 @@ def _threads() -> int:
 
 
 #: elements of a host copy's part, at least: each part is handed to a thread (tens of
-#: microseconds), so a copy is cut into no more parts than it has of this size.  On an H100's
-#: host, into pinned memory: 1 MB in one part 17-25 GB/s, in eight 2 GB/s; 4.2 MB in one, four,
-#: eight parts 10, 16, 7-8 GB/s; 12.8 MB in eight 19 GB/s; 67 MB in eight 36-49 GB/s
-#: (benchmarks/README.md, "The host path's own costs")
+#: microseconds), so a copy is cut into no more parts than it has of this size (small copies
+#: in many parts were slower: benchmarks/README.md, "The host path's own costs")
 _PAR_COPY_MIN = 1 << 17
 
 _copiers: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
@@ -327,6 +324,8 @@ class _Slot:
     #: the events of its last piece's uploads and kernels, released only once the piece is done
     #: (see :func:`_piece`)
     held: list[Any] = field(default_factory=list)
+    #: its last piece's elements and first and last kernel events (their profile: its pace)
+    timing: tuple[int, Any, Any] | None = None
 
 
 def _slots(bound: _device.BoundDevice) -> list[_Slot]:
@@ -334,8 +333,9 @@ def _slots(bound: _device.BoundDevice) -> list[_Slot]:
 
     slots: list[_Slot] | None = bound.resources.slots
     if slots is None:
-        slots = bound.resources.slots = [_Slot(cl.CommandQueue(bound.context))
-                                         for _ in range(SLOTS)]
+        slots = bound.resources.slots = [_Slot(cl.CommandQueue(
+            bound.context, properties=cl.command_queue_properties.PROFILING_ENABLE))
+            for _ in range(SLOTS)]
     return slots
 
 
@@ -361,9 +361,8 @@ def _give_slots(bound: _device.BoundDevice, taken: list[int]) -> None:
     """Give back slots of :func:`_take_slots` (their work done).  The free list stays sorted,
     so that a call takes the lowest free slots: calls one after another use the same slots and
     their buffers, where a list in the order of return handed each call of one piece the next
-    slot, and three calls made three slots' staging and device buffers (a pinned block of 32
-    MB took 16-27 ms on an H200's host: benchmarks/README.md, "Where a call from NumPy spends
-    its time")."""
+    slot, and three calls made three slots' staging and device buffers (a pinned block takes
+    milliseconds to make: benchmarks/README.md, "Where a call from NumPy spends its time")."""
     with _slot_freed:
         _streaming[0] -= 1
         free = bound.resources.free_slots
@@ -404,23 +403,44 @@ def stream(bound: _device.BoundDevice, pieces: Sequence[Piece] | Iterable[Piece]
     launches count into; on CPU devices its read is enqueued behind the last piece and waited
     for with the outputs, elsewhere :meth:`Status.read` reads it once the slots have drained:
     either way :meth:`Status.read` then gives the call's counts.  On CPU devices ``pieces``
-    may be an iterator, asked for each piece once the one before is done, and ``timed(n,
-    seconds)`` is told each piece's elements and time."""
+    may be an iterator, asked for each piece once the one before is done.  ``timed(n,
+    seconds)`` is told each piece's elements and time (elsewhere its kernels', from their
+    profile, once its slot drains)."""
+    stop = _plan.stopper()       # in a dask chunk: stop between pieces once interrupted
     if mode(bound) == "host":
-        _stream_host(bound, pieces, ins, outs, launch, status, timed)
+        _stream_host(bound, pieces, ins, outs, launch, status, timed, stop)
         return
     pieces = list(pieces)
     taken = _take_slots(bound, min(SLOTS, len(pieces)))
     try:
-        _stream_device(bound, pieces, ins, outs, launch, taken)
+        _stream_device(bound, pieces, ins, outs, launch, taken, stop, timed)
     finally:
         _give_slots(bound, taken)
+
+
+_thread = threading.local()
+
+
+def thread_queue(bound: _device.BoundDevice) -> Any:
+    """An in-order queue of the calling thread on ``bound`` for calls from NumPy on CPU devices:
+    the device's own queue on the main thread, a queue of their own on others (a dask
+    compute's workers), so that one thread's wait for its piece does not wait for another's
+    work too."""
+    if threading.current_thread() is threading.main_thread():
+        return bound.queue
+    have = getattr(_thread, "queue", None)
+    if have is None or have[0] is not bound:
+        import pyopencl as cl
+
+        have = _thread.queue = (bound, cl.CommandQueue(bound.context))
+    return have[1]
 
 
 def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
                  ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
                  launch: Launch, status: Status | None = None,
-                 timed: Callable[[int, float], None] | None = None) -> None:
+                 timed: Callable[[int, float], None] | None = None,
+                 stop: Callable[[], None] | None = None) -> None:
     """CPU devices: buffers over the NumPy memory, one piece finished before the next (so that
     Ctrl-C stops a call within one launch).  A piece's commands (its kernels, the mapping of
     its outputs, after the last piece the read of ``status``) are enqueued without waiting
@@ -429,9 +449,11 @@ def _stream_host(bound: _device.BoundDevice, pieces: Iterable[Piece],
     (benchmarks/README.md, "A small call on a CPU device")."""
     import pyopencl as cl
 
-    ctx, queue = bound.context, bound.queue
+    ctx, queue = bound.context, thread_queue(bound)
     mf = cl.mem_flags
     for p in pieces:
+        if stop is not None:
+            stop()
         t0 = time.perf_counter()
         dev_in = [None if r is None or a is None else
                   cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=_nonempty(a, r))
@@ -462,7 +484,9 @@ def _nonempty(a: np.ndarray, r: tuple[int, int]) -> np.ndarray:
 
 def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
                    ins: Sequence[np.ndarray | None], outs: Sequence[np.ndarray],
-                   launch: Launch, taken: list[int]) -> None:
+                   launch: Launch, taken: list[int],
+                   interrupted: Callable[[], None] | None = None,
+                   timed: Callable[[int, float], None] | None = None) -> None:
     """Piece ``k`` runs on the ``k % len(taken)``-th slot taken; each slot's pieces run in
     order on a thread of its own, so that whatever a driver call blocks on (NVIDIA's OpenCL
     returns from some non-blocking copies only when they are done) holds up one slot, not the
@@ -480,12 +504,14 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
         s = slots[j]
         try:
             for p in pieces[j:: len(slots)]:
-                _drain(s)              # the slot's previous piece is done with its buffers
+                _drain(s, timed)       # the slot's previous piece is done with its buffers
                 if stop.is_set():
                     return
+                if interrupted is not None:
+                    interrupted()
                 _piece(bound, s, p, ins, outs, launch, how, pool, stage, nthreads)
         finally:
-            _drain(s)
+            _drain(s, timed)
 
     used = range(min(len(slots), len(pieces)))
     if len(used) <= 1:
@@ -513,10 +539,9 @@ def _stream_device(bound: _device.BoundDevice, pieces: Sequence[Piece],
 def _slot_threads(bound: _device.BoundDevice) -> concurrent.futures.ThreadPoolExecutor:
     """The device's threads that run the slots' pieces: one per slot (the slots of every call
     at once), all started when the pool is made.  A pool starts a thread when work finds none
-    idle, and ``submit`` returns only once it runs: on an H100, a call's ``submit`` of its third
-    slot waited there about a second while its other slots' pieces ran (a thread dump:
-    ``Thread.start`` in ``submit``), and Ctrl-C arriving then left those slots running the
-    rest of the call (3 s more in the Ctrl-C test's call, against 0.1 s)."""
+    idle, and ``submit`` returns only once it runs: a call's ``submit`` of a later slot could
+    wait there while its other slots' pieces ran, and Ctrl-C arriving then left those slots
+    running the rest of the call."""
     with _lock:
         ex: concurrent.futures.ThreadPoolExecutor | None = bound.resources.slot_threads
         if ex is None:
@@ -554,10 +579,12 @@ def _piece(bound: _device.BoundDevice, s: _Slot, p: Piece, ins: Sequence[np.ndar
                for j, (lo, hi) in enumerate(p.outs)]
     # The events are kept until the piece is done: NVIDIA's OpenCL returns from releasing the
     # event of a copy or kernel still running only when it has finished, and pyopencl releases
-    # an event as its last reference goes, holding the interpreter's lock.  Dropped at once,
-    # each upload's event stopped every thread of the process for its DMA (1.4-2 ms a piece of
-    # 2^23 doubles on an H100, benchmarks/README.md, "The host path's own costs").
-    s.held.append(launch(p, dev_in, dev_out, q))
+    # an event as its last reference goes, holding the interpreter's lock: dropped at once,
+    # each upload's event would stop every thread of the process for its DMA.
+    events = launch(p, dev_in, dev_out, q)
+    s.held.append(events)
+    if p.outs and isinstance(events, list) and events:
+        s.timing = (p.outs[0][1] - p.outs[0][0], events[0], events[-1])
     for j, (o, (lo, hi)) in enumerate(zip(outs, p.outs)):
         if hi <= lo:
             continue
@@ -581,9 +608,8 @@ def _copy_threads(nthreads: int, n: int) -> int:
     """Threads for a piece's staging copy of ``n`` elements: ``nthreads``, or one beside
     another streamed call (a dask array's chunks) for up to :data:`ALONE_COPY_MAX` elements.
     Such calls already copy side by side, and small parts handed to the copy threads cost more
-    than they gained: on an H100's host, dask chunks of 2^20 elements took 3.3 ms a copy in
-    eight parts, three calls at a time, and whole computes 8-20% less time in one part; chunks
-    of 2^22 were 10-25% slower in one (benchmarks/README.md, "Dask arrays")."""
+    than they gained; larger chunks gain from the threads (benchmarks/README.md, "Dask
+    arrays")."""
     return 1 if _streaming[0] > 1 and n <= ALONE_COPY_MAX else nthreads
 
 
@@ -591,16 +617,28 @@ def _copier(dst: np.ndarray, src: np.ndarray, nthreads: int) -> Callable[[], Non
     return lambda: copy_parallel(dst, src, nthreads)
 
 
-def _drain(slot: _Slot) -> None:
-    """Wait for the slot's outstanding work and finish it (staged copies out)."""
+def _drain(slot: _Slot, timed: Callable[[int, float], None] | None = None) -> None:
+    """Wait for the slot's outstanding work and finish it (staged copies out); ``timed(n,
+    seconds)`` is told its last piece's elements and kernels' time (their profile)."""
     busy, slot.busy = slot.busy, []
     held, slot.held = slot.held, []
+    timing, slot.timing = slot.timing, None
     for ev, finish in busy:
         ev.wait()
         if finish is not None:
             finish()
     if busy:
         slot.queue.finish()
+    if timed is not None and timing is not None:
+        import pyopencl as cl
+
+        n, first, last = timing
+        try:
+            seconds = (last.profile.end - first.profile.start) * 1e-9
+        except cl.Error:      # a queue without profiling (made before), or a driver's refusal
+            seconds = None
+        if seconds is not None and seconds > 0:
+            timed(n, seconds)
     del held                           # released now that they are done
 
 
@@ -708,10 +746,9 @@ def device_pool(bound: _device.BoundDevice) -> Any:
 
     Its allocator is pyopencl's ``DeferredAllocator``, not the ``ImmediateAllocator`` that
     makes each new buffer resident at once with a ``clEnqueueMigrateMemObjects`` on the queue:
-    on NVIDIA's driver (580.159.04, an H200) those migrations, enqueued while other threads
-    launched on and read from the same queue, crashed the process (a segmentation fault in 1
-    to 4 of 16 runs of ``test_sorted_launches_from_several_threads``, and a hang), and with
-    the deferred allocator none did (``benchmarks/README.md``, "Threads on one queue")."""
+    on NVIDIA's driver those migrations, enqueued while other threads launched on and read
+    from the same queue, crashed the process now and then (``benchmarks/README.md``, "Threads
+    on one queue")."""
     with _lock:
         pool = bound.resources.pool
         if pool is None:
@@ -730,8 +767,7 @@ def empty_pinned(shape: int | Sequence[int]) -> np.ndarray:
     device, where it has its own memory (otherwise ordinary memory).
 
     Inputs in pinned memory reach the device by DMA at the link's full speed instead of
-    through the driver's pageable copies (on an H200: 55 GB/s against 9.6,
-    ``benchmarks/README.md``); the results of daskcl's functions come in pinned memory
+    through the driver's pageable copies (``benchmarks/README.md``); the results of daskcl's functions come in pinned memory
     already, so chains of calls from NumPy get this without asking.  The memory returns to
     the device's pool when the last view of the array is gone; beyond
     ``transfer.pinned_limit`` bytes in use, ordinary memory is returned.
@@ -747,102 +783,3 @@ def empty_pinned(shape: int | Sequence[int]) -> np.ndarray:
     dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     bound = _device.current()
     return np.empty(dims) if mode(bound) == "host" else _pinned_array(_pool(bound), dims)
-
-
-# -- device arrays -----------------------------------------------------------------------------
-
-
-def is_device_array(x: Any) -> bool:
-    """Whether ``x`` is a ``pyopencl.array.Array`` (checked without importing it)."""
-    cla = sys.modules.get("pyopencl.array")
-    return cla is not None and isinstance(x, cla.Array)
-
-
-@dataclass(frozen=True)
-class DeviceOperand:
-    """A float64 device array as a kernel reads it: its buffer, the offset of its first element
-    and its element strides (C order over its shape)."""
-
-    buffer: Any
-    offset: int
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    array: Any = None     # the pyopencl array (a float64 copy where the input was converted)
-
-    def get(self) -> np.ndarray:
-        """The values, copied to the host."""
-        return np.asarray(self.array.get())
-
-
-def after_other_queues(queue: Any, arrays: Sequence[Any]) -> None:
-    """Order the launches that follow on ``queue`` after the work that the contents of
-    ``arrays`` (``pyopencl.array.Array``) still wait on from other queues of the context:
-    pyopencl records it in each array's ``events`` (a conversion by ``astype``, an operation
-    the user queued on a queue of their own), and one in-order queue does not order another's."""
-    import pyopencl as cl
-
-    pending = [e for a in arrays if a is not None for e in getattr(a, "events", ())
-               if e.command_queue != queue]
-    if pending:
-        barrier = cl.enqueue_barrier(queue, wait_for=pending)
-        done = cl.command_execution_status.COMPLETE
-        with _lock:   # kept until done, as a piece's events are (see _piece)
-            _barriers[:] = [e for e in _barriers if e.command_execution_status != done]
-            _barriers.append(barrier)
-
-
-#: the barriers of :func:`after_other_queues`, which nobody waits for, kept until they are done
-_barriers: list[Any] = []
-
-
-def _as_float64(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> Any:
-    """A device array of real numbers of another dtype converted to float64 on the device, as
-    a view of the same shape and element strides.  The span of the base buffer it covers is
-    converted as one contiguous run (pyopencl's ``astype`` copies in memory order and gives C
-    strides: a transposed or Fortran-ordered view came back scrambled, a strided one was
-    refused); bool is read as its bytes (0 or 1)."""
-    import pyopencl.array as cla
-
-    dt = np.dtype(x.dtype)
-    if dt.kind not in "biuf":
-        raise TypeError(f"{fname}: argument {name!r} must be real numbers, got a device array "
-                        f"of dtype {x.dtype}")
-    if dt == np.float16 or dt.itemsize > 8:
-        raise TypeError(f"{fname}: argument {name!r} is a device array of {dt}, which OpenCL "
-                        "does not convert here: pass it as float32 or float64")
-    size = dt.itemsize
-    if any(s % size or s < 0 for s in x.strides) or x.offset % size:
-        raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "
-                         f"{x.offset} that are not non-negative whole elements")
-    queue = bound.queue
-    if x.size == 0:
-        return cla.empty(queue, x.shape, np.float64)
-    after_other_queues(queue, [x])       # what the user's queue still writes into it
-    span = 1 + sum((n - 1) * (s // size) for n, s in zip(x.shape, x.strides))
-    run = cla.Array(queue, (span,), np.uint8 if dt.kind == "b" else dt, data=x.base_data,
-                    offset=x.offset)
-    with _device.quiet_compiler():       # pyopencl warns whenever a compiler prints anything
-        converted = run.astype(np.float64)
-    return cla.Array(queue, x.shape, np.float64, strides=tuple(8 * (s // size) for s in x.strides),
-                     data=converted.base_data, offset=converted.offset,
-                     events=list(converted.events))
-
-
-def device_operand(fname: str, name: str, x: Any, bound: _device.BoundDevice) -> DeviceOperand:
-    """Check a ``pyopencl.array.Array`` argument: on the bound device's context (else a
-    ``ValueError``: daskcl never copies between contexts silently), real numbers (other dtypes
-    are converted on the device to float64), strides that are whole elements."""
-    if x.context != bound.context:
-        raise ValueError(
-            f"{fname}: argument {name!r} is a pyopencl array of another OpenCL context; daskcl "
-            f"computes on {bound.info.describe()} in its own context "
-            "(daskcl.runtime.device.current().context): create the array there, or pass "
-            "x.get() to copy it through the host"
-        )
-    if x.dtype != np.float64:
-        x = _as_float64(fname, name, x, bound)
-    if any(s % 8 or s < 0 for s in x.strides) or x.offset % 8:
-        raise ValueError(f"{fname}: argument {name!r} has strides {x.strides} or offset "
-                         f"{x.offset} that are not non-negative whole elements")
-    return DeviceOperand(x.base_data, x.offset // 8, tuple(x.shape),
-                         tuple(s // 8 for s in x.strides), x)

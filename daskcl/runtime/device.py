@@ -359,6 +359,8 @@ class DeviceResources:
     pool: Any = None
     #: a one-element buffer for the pointer parameter of a scalar input
     dummy: Any = None
+    #: the identity permutation of a sorted launch too small to sort (``_plan.identity``)
+    identity: Any = None
     #: per queue (by id): the scratch buffers of sorted launches and their lock
     sort: dict[int, tuple[Any, ...]] = field(default_factory=dict)
     sort_locks: dict[int, threading.Lock] = field(default_factory=dict)

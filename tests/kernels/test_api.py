@@ -15,7 +15,7 @@ import pytest
 from support import queues
 
 from daskcl import nmath
-from daskcl.kernels import _elementwise as ew
+from daskcl.kernels import _plan
 from daskcl.kernels._docs import ALIASES
 from daskcl.kernels._elementwise import collapse_axes
 from daskcl.kernels._nmath_table import ROWS
@@ -157,8 +157,8 @@ def test_a_host_path_call_reads_its_counts_with_its_outputs(monkeypatch):
     with pytest.warns(RuntimeWarning, match="dnorm: 8 NaN"):
         want = nmath.dnorm(x, 0.25, sd)
     monkeypatch.setattr(_transfer, "mode", lambda bound: "host")
-    monkeypatch.setattr(ew, "LAUNCH_CPU", 1000)
-    monkeypatch.setattr(ew, "LAUNCH_OTHER", 1000)
+    monkeypatch.setattr(_plan, "LAUNCH_CPU", 1000)
+    monkeypatch.setattr(_plan, "LAUNCH_OTHER", 1000)
     copies: list[bool] = []
     real_copy = cl.enqueue_copy
 
@@ -391,16 +391,16 @@ def test_a_piece_keeps_its_upload_and_kernel_events_until_it_is_drained(monkeypa
     want = nmath.pnorm(q, 1.0, sd)
     monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
     monkeypatch.setattr(_transfer, "SLAB", 1000)
-    monkeypatch.setattr(ew, "RESIDENT_BYTES", 4000)      # q and sd streamed
+    monkeypatch.setattr(_plan, "RESIDENT_BYTES", 4000)      # q and sd streamed
     held = []
     real_drain = _transfer._drain
 
-    def drain(slot):
+    def drain(slot, *timed):
         events = []
         for e in slot.held:
             events += e if isinstance(e, list) else [e]
         held.append(events)
-        real_drain(slot)
+        real_drain(slot, *timed)
         assert slot.held == []
 
     monkeypatch.setattr(_transfer, "_drain", drain)
@@ -444,7 +444,7 @@ def test_streamed_paths_equal_the_host_path(monkeypatch, how, threads):
     again_want = nmath.qnorm(want, 1.0, sd, log_p=True)
     monkeypatch.setattr(_transfer, "SLAB", 1000)
     monkeypatch.setattr(_transfer, "PIN_MIN_BYTES", 1024)
-    monkeypatch.setattr(ew, "RESIDENT_BYTES", 4000)   # the 41 shapes resident, x streamed
+    monkeypatch.setattr(_plan, "RESIDENT_BYTES", 4000)   # the 41 shapes resident, x streamed
     monkeypatch.setattr(_transfer, "_PAR_COPY_MIN", 64)  # pieces of 1000 copied in 3 parts
     mode = how
     copies = []
@@ -538,6 +538,8 @@ def test_calls_one_after_another_reuse_the_first_slot_and_its_staging(monkeypatc
     from daskcl.kernels import _transfer
 
     monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    # one piece a call: not cut by the measured pace of a slow (CPU) device
+    monkeypatch.setattr(_plan, "measured_cap", lambda k, bound: None)
     made: list[int] = []
     real_new = _transfer.PinnedPool._new
     monkeypatch.setattr(_transfer.PinnedPool, "_new",

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from daskcl import nmath
-from daskcl.kernels import _elementwise
+from daskcl.kernels import _plan
 from daskcl.kernels._elementwise import DEFAULT_BINNING, Binning, binning
 from daskcl.kernels._function import NmathFunction
 from daskcl.kernels._nmath_table import ROWS
@@ -82,7 +82,7 @@ def test_sorted_launches_split_large_calls(monkeypatch):
     monkeypatch.setenv("DASKCL_BINNING", "0")
     plain = _call("pbeta", args)
     monkeypatch.setenv("DASKCL_BINNING", "64x4")
-    monkeypatch.setattr(_elementwise, "SORT_LAUNCH", 5000)
+    monkeypatch.setattr(_plan, "SORT_LAUNCH", 5000)
     assert np.array_equal(plain, _call("pbeta", args), equal_nan=True)
     assert np.isfinite(plain).sum() > 10_000
 

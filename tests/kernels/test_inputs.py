@@ -23,8 +23,8 @@ from test_random_philox import stream_words
 from daskcl import ElementwiseKernel, nmath
 from daskcl.glm import FactorialGrid, Posterior, f2_f3
 from daskcl.kernels import _elementwise as ew
+from daskcl.kernels import _plan, _transfer
 from daskcl.kernels import _random as drandom
-from daskcl.kernels import _transfer
 
 
 def same(a, b):
@@ -188,6 +188,53 @@ def test_ctrl_c_stops_a_slow_function_within_a_second_or_two():
     assert waited < 3.0, waited
 
 
+DASK_CHILD = textwrap.dedent("""
+    import time
+    import numpy as np
+    import dask.array as da
+    from daskcl import nmath
+    nmath.qtukey(0.95, 1.0, 3.0, 10.0)                  # built, and its cost measured
+    p = da.full(100_000, 0.95, chunks=10_000)           # minutes of work in ten chunks
+    print("ready", flush=True)
+    try:
+        nmath.qtukey(p, 1.0, 3.0, 10.0).compute(scheduler="threads")
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        t = time.perf_counter()
+        nmath.qtukey(np.full(4, 0.95), 1.0, 3.0, 10.0)
+        print("interrupted", time.perf_counter() - t, flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_dask_computes_chunks():
+    """SIGINT a second into a dask compute of a slow function: dask's scheduler raises at once,
+    and the chunks its worker threads were computing stop after their current piece, so the
+    next call does not wait for them and the process ends (its exit joins those threads)
+    within about a second."""
+    if drandom._device.current().info.type != "CPU":
+        pytest.skip("launches sized by their measured cost on CPU devices")
+    _, out, err, waited = _interrupt_a_second_in(DASK_CHILD)
+    assert out.startswith("interrupted"), (out, err[-2000:])
+    assert float(out.split()[1]) < 2.0, out
+    assert waited < 3.0, waited
+
+
+def test_a_dask_compute_failing_otherwise_stops_no_chunks():
+    """Only Ctrl-C (KeyboardInterrupt) stops the running chunks of daskcl: an error of the
+    compute leaves those of other computes alone."""
+    import dask.array as da
+
+    def fails(block):
+        raise ValueError("not this chunk")
+
+    x = da.from_array(np.linspace(-1, 1, 10), chunks=5)
+    before = _plan._generation[0]
+    with pytest.raises(ValueError, match="not this chunk"):
+        (nmath.pnorm(x) + x.map_blocks(fails)).compute(scheduler="threads")
+    assert _plan._generation[0] == before
+    assert same(nmath.pnorm(x).compute(scheduler="threads"), nmath.pnorm(x.compute()))
+
+
 def _cap(gen, shape, values):
     call = gen.prepare(values, (), shape, (1, 0, None))
     gen.extend(call)
@@ -199,7 +246,7 @@ def test_costly_generators_launch_few_elements():
     generators keep the full launch."""
     bound = drandom._device.current()
     units = max(1, bound.info.compute_units)
-    full = ew.launch_elements(bound)
+    full = _plan.launch_elements(bound)
     per = _cap(nmath.rsignrank, (100,), [2.0**28])
     assert units <= per <= max(units, drandom._WORK_OTHER * units // 2**22)
     mixed = np.array([3.0, np.nan, np.inf, -1.0] * 25)      # NaN, Inf, -1 cost nothing
@@ -243,7 +290,7 @@ def test_broadcast_result_beyond_the_largest_buffer_is_computed_in_pieces(monkey
         (rng.normal(0, 2, (70, 130)), np.zeros((70, 1)), 1.0),
     ]
     want = [nmath.pnorm(*c, log_p=True) for c in cases]
-    monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
+    monkeypatch.setattr(_plan, "max_alloc", lambda bound: LIMIT)
     monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
     calls: list = []
     spy(monkeypatch, calls)
@@ -260,13 +307,42 @@ def test_launches_are_bounded_for_ctrl_c(monkeypatch):
     """Elementwise calls are launched in at most LAUNCH_CPU elements (LAUNCH_OTHER off CPUs)."""
     q = np.linspace(-4, 4, 5003)
     want = nmath.pnorm(q, 0.5, 2.0)
-    monkeypatch.setattr(ew, "LAUNCH_CPU", 1000)
-    monkeypatch.setattr(ew, "LAUNCH_OTHER", 1000)
+    monkeypatch.setattr(_plan, "LAUNCH_CPU", 1000)
+    monkeypatch.setattr(_plan, "LAUNCH_OTHER", 1000)
+    # not cut smaller by the measured pace (a loaded machine's)
+    monkeypatch.setattr(_plan, "cost_cap", lambda k, bound: 1 << 30)
     calls: list = []
     spy(monkeypatch, calls)
     assert same(nmath.pnorm(q, 0.5, 2.0), want)
     # in any order: on devices with their own memory the pieces launch from three slot threads
     assert sorted(n for what, n in calls if what == "launch") == [3] + [1000] * 5
+
+
+@pytest.mark.parametrize("mode", ["pinned", "direct"])
+def test_streamed_pieces_follow_the_measured_pace(monkeypatch, mode):
+    """On devices with their own memory (the slots' path, here on PoCL) each piece's kernels
+    are timed from their profile, and a call's pieces are planned at the pace measured."""
+    k = ElementwiseKernel("double x", "double y", "y = pnorm(x, 0.5, 2.0, 1, 0);",
+                          name="paced")
+    q = np.linspace(-4, 4, 5003)
+    want = k(q)
+    bound = drandom._device.current()
+    monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
+    monkeypatch.setattr(_plan, "RESIDENT_BYTES", 4000)          # q streamed
+    k.__dict__.pop("_piece", None)
+    timed: list = []
+    record = _plan.record_cost
+    monkeypatch.setattr(_plan, "record_cost",
+                        lambda kk, b, n, t: (timed.append((n, t)), record(kk, b, n, t)))
+    assert same(k(q), want)
+    assert sum(n for n, _ in timed) == q.size and all(t > 0 for _, t in timed)
+    assert _plan.measured_cap(k, bound) is not None
+    k.__dict__["_piece"] = (bound, 1024)      # as if a piece of 1024 took a tenth of a second
+    monkeypatch.setattr(_plan, "record_cost", lambda *a: None)
+    calls: list = []
+    spy(monkeypatch, calls)
+    assert same(k(q), want)
+    assert sorted(n for what, n in calls if what == "launch") == [907] + [1024] * 4
 
 
 @pytest.mark.parametrize("mode", ["host", "direct"])
@@ -276,7 +352,7 @@ def test_random_beyond_the_largest_buffer_is_computed_in_pieces(monkeypatch, mod
     mean = np.arange(130.0)
     want = [nmath.rnorm((90, 130), mean, sd, seed=9, offset=5),
             nmath.rnorm((3, 20000), seed=9), nmath.rnorm(50000, seed=2)]
-    monkeypatch.setattr(ew, "max_alloc", lambda bound: LIMIT)
+    monkeypatch.setattr(_plan, "max_alloc", lambda bound: LIMIT)
     monkeypatch.setattr(_transfer, "mode", lambda bound: mode)
     calls: list = []
     spy(monkeypatch, calls)

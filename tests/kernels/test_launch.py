@@ -47,7 +47,11 @@ def nothing_pending():
     yield
 
 
-def test_prepared_calls_give_the_general_paths_bits(queue):
+@pytest.mark.parametrize("binning", ["0", "1"])
+def test_prepared_calls_give_the_general_paths_bits(queue, binning, monkeypatch):
+    """With launches sorted by class (binning on) or not: the small, device, streamed and dask
+    paths give the general path's bits."""
+    monkeypatch.setenv("DASKCL_BINNING", binning)
     r = np.random.default_rng(3)
     x = r.normal(0, 3, 777)
     x[::41] = np.nan
@@ -61,8 +65,11 @@ def test_prepared_calls_give_the_general_paths_bits(queue):
         for f, args in cases:
             general = f(*[strided(v) if isinstance(v, np.ndarray) else v for v in args])
             assert same(f(*args), general), f.__name__                     # small, from NumPy
-            assert same(f(*[v[:1] if isinstance(v, np.ndarray) else v for v in args]),
-                        general[:1])
+            for few in (1, 20, 40):         # 20: too few to sort
+                assert same(f(*[v[:few] if isinstance(v, np.ndarray) else v for v in args]),
+                            general[:few])
+                assert same(f(*[cla.to_device(queue, v[:few]) if isinstance(v, np.ndarray)
+                                else v for v in args]).get(), general[:few])
             on_dev = f(*[cla.to_device(queue, v) if isinstance(v, np.ndarray) else v
                          for v in args])
             assert same(on_dev.get(), general), f.__name__                 # on the device
@@ -77,6 +84,56 @@ def test_prepared_calls_give_the_general_paths_bits(queue):
                                         log_p=True)[0])
         assert same(nmath.pnorm(-0.0, -np.inf, 1.0), nmath.pnorm(strided(np.array([-0.0])),
                                                                   -np.inf, 1.0)[0])
+
+
+def python_calls(f, *args) -> int:
+    """Python and C function calls of one call ``f(*args)`` (after one to warm up)."""
+    import sys
+
+    f(*args)
+    count = [0]
+
+    def seen(frame, event, arg):
+        if event in ("call", "c_call"):
+            count[0] += 1
+
+    sys.setprofile(seen)
+    try:
+        f(*args)
+    finally:
+        sys.setprofile(None)
+    return count[0] - 1
+
+
+@pytest.mark.parametrize("binning", ["0", "1"])
+def test_a_prepared_call_is_short(queue, binning, monkeypatch):
+    """A small call from NumPy and a call on device arrays take at most 80 Python calls, launches
+    sorted by class or not."""
+    monkeypatch.setenv("DASKCL_BINNING", binning)
+    r = np.random.default_rng(4)
+    x, a, b = r.uniform(0, 1, 1024), r.uniform(0.5, 20, 1024), r.uniform(0.5, 20, 1024)
+    on_dev = [cla.to_device(queue, v) for v in (x, a, b)]
+    for f, args in [(nmath.pgamma, (x, a)), (nmath.pbeta, (x, a, b)), (nmath.qbeta, (x, a, b)),
+                    (nmath.pbeta, (0.5, 2.0, 3.0))]:
+        assert python_calls(f, *args) <= 80, f.__name__
+        assert python_calls(f, *on_dev[:len(args)]) <= 80, f.__name__
+    queue.finish()
+
+
+def test_sorted_device_calls_split_at_sort_launch(queue, monkeypatch):
+    """A call on device arrays larger than SORT_LAUNCH is sorted and computed in launches of
+    at most that many elements, with the bits of one launch."""
+    from daskcl.kernels import _plan
+
+    r = np.random.default_rng(8)
+    x, a, b = r.uniform(0, 1, 3000), r.uniform(0.5, 20, 3000), r.uniform(0.5, 20, 3000)
+    monkeypatch.setenv("DASKCL_BINNING", "64x4")
+    whole = nmath.pbeta(*[cla.to_device(queue, v) for v in (x, a, b)]).get()
+    monkeypatch.setattr(_plan, "SORT_LAUNCH", 1000)
+    cut = nmath.pbeta(*[cla.to_device(queue, v) for v in (x, a, b)]).get()
+    assert same(cut, whole) and np.isfinite(whole).all()
+    monkeypatch.setenv("DASKCL_BINNING", "0")
+    assert same(nmath.pbeta(x, a, b), whole)
 
 
 def test_device_counts_wait_for_synchronize(queue):

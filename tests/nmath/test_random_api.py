@@ -23,7 +23,7 @@ import pytest
 from support.rmath_oracle import library
 
 from daskcl import nmath
-from daskcl.kernels import _elementwise as ew
+from daskcl.kernels import _plan
 from daskcl.kernels import _random as drandom
 from daskcl.kernels._docs import ALIASES
 
@@ -137,7 +137,7 @@ def test_launch_size_and_slabs_do_not_matter(monkeypatch, mode):
     for n, want in ref.items():                      # one launch into a device buffer
         assert same(getattr(nmath, n)((37, 29), *PARAMS[n], seed=8), want), n
     monkeypatch.setattr(_transfer, "SLAB", 100)
-    monkeypatch.setattr(ew, "LAUNCH_CPU", 100)
+    monkeypatch.setattr(_plan, "LAUNCH_CPU", 100)
     for n, want in ref.items():                      # 11 pieces through three slots
         assert same(getattr(nmath, n)((37, 29), *PARAMS[n], seed=8), want), n
         dev = getattr(nmath, n)((37, 29), *PARAMS[n], seed=8, device=True)
