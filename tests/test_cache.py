@@ -287,7 +287,7 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     kernel not measured so (qgamma) builds no second program, and ``noinline=1`` never
     tiers."""
     from daskcl import nmath
-    from daskcl.kernels._function import INLINE_FASTER
+    from daskcl.kernels._nmath_function import INLINE_FASTER
 
     assert nmath.pgamma.tier_up and not nmath.qgamma.tier_up and "pgamma" in INLINE_FASTER
     # what an earlier test of this process left building in the background ends first (a

@@ -231,7 +231,7 @@ class ElementwiseKernel(Kernel):
     #: whether the kernel runs faster with the library routines inlined, so that where they
     #: are built out of line first (``noinline`` ``tiered``: GPUs) its inlined program is built
     #: in the background and used once there (:meth:`program`); set for the
-    #: functions of :data:`daskcl.kernels._function.INLINE_FASTER`
+    #: functions of :data:`daskcl.kernels._nmath_function.INLINE_FASTER`
     tier_up: bool = False
 
     def __init__(self, in_params: str | Sequence[str], out_params: str | Sequence[str],

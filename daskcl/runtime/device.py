@@ -235,11 +235,19 @@ def quiet_compiler() -> Iterator[None]:
         _building.on = before
 
 
+#: while :func:`bind` chooses (under its lock): the context of the probe that passed last, which
+#: the bound device takes rather than making a second (a driver's context costs tens of
+#: milliseconds, and a GPU's memory); other probes' contexts are let go
+_kept_probe: dict[str, Any] = {}
+
+
 def probe_fp64(device: Any) -> str | None:
     """Build and run the fp64 probe kernel on ``device``; ``None`` if it passes, else why not."""
     cl = _cl()
     try:
         ctx = cl.Context([device])
+        if "keep" in _kept_probe:
+            _kept_probe["context"] = (device, ctx)
         queue = cl.CommandQueue(ctx)
         prg = build_program(cl.Program(ctx, _PROBE_SRC))
         out = np.zeros(4)
@@ -256,6 +264,19 @@ def probe_fp64(device: Any) -> str | None:
     if not np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
         return f"probe kernel computed {out.tolist()}, expected {_PROBE_WANT.tolist()}"
     return None
+
+
+def _choose_keeping_context(spec: str | None) -> tuple[DeviceInfo, Any, Any]:
+    """:func:`choose`, with the context its passing probe made (``None`` where there is none:
+    a probe replaced by a test)."""
+    _kept_probe.clear()
+    _kept_probe["keep"] = True
+    try:
+        info, dev = choose(spec)
+        kept = _kept_probe.get("context")
+    finally:
+        _kept_probe.clear()
+    return info, dev, kept[1] if kept is not None and kept[0] == dev else None
 
 
 def matches(info: DeviceInfo, spec: str) -> bool:
@@ -376,11 +397,11 @@ class BoundDevice:
         for this device (made on first use, kept while the device is bound).
     """
 
-    def __init__(self, info: DeviceInfo, device: Any) -> None:
+    def __init__(self, info: DeviceInfo, device: Any, context: Any = None) -> None:
         cl = _cl()
         self.info = info
         self.device = device
-        self.context = cl.Context([device])
+        self.context = cl.Context([device]) if context is None else context
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
@@ -418,8 +439,8 @@ def bind(spec: str | None = None) -> BoundDevice:
         spec = config.get("device")
     with _lock:
         if _bound is None or spec != _bound_spec:
-            info, dev = choose(spec)
-            _bound, _bound_spec = BoundDevice(info, dev), spec
+            info, dev, context = _choose_keeping_context(spec)
+            _bound, _bound_spec = BoundDevice(info, dev, context), spec
         _refused = None
         return _bound
 

@@ -122,7 +122,7 @@ _Note = tuple[tuple[str, str] | None, str]
 
 def _cached(
     bound: _device.BoundDevice, disk: _DiskCache | None, key: str,
-    load: Callable[[bytes], Any], make: Callable[[_DiskCache | None], tuple[Any, bytes]],
+    load: Callable[[memoryview], Any], make: Callable[[_DiskCache | None], tuple[Any, bytes]],
     kind: str, read: bool = True,
 ) -> tuple[Any, str, list[_Note]]:
     """What ``key``'s disk entry holds, loaded by ``load``; else what ``make`` builds (which
@@ -576,19 +576,23 @@ def _pack(binary: bytes, record: bytes) -> bytes:
             + len(binary).to_bytes(8, "little") + binary)
 
 
-def _unpack(blob: bytes, record: bytes) -> bytes:
-    """The binary of an entry that records ``record``; ``ValueError`` says what is wrong."""
+def _unpack(blob: bytes, record: bytes) -> memoryview:
+    """The binary of an entry that records ``record`` (a view of ``blob``: a binary of
+    megabytes is not copied); ``ValueError`` says what is wrong."""
     n = len(_MAGIC)
     if blob[:n] != _MAGIC:
         raise ValueError("not a daskcl cache entry (bad header)")
-    r = int.from_bytes(blob[n:n + 4], "little")
-    got, rest = blob[n + 4:n + 4 + r], blob[n + 4 + r:]
+    view = memoryview(blob)
+    r = int.from_bytes(view[n:n + 4], "little")
+    got, rest = view[n + 4:n + 4 + r], view[n + 4 + r:]
     digest, size, binary = rest[:32], int.from_bytes(rest[32:40], "little"), rest[40:]
     if len(rest) < 40:      # cut inside its header: no size to compare with
         raise ValueError(f"truncated: {len(blob)} bytes, shorter than its header")
     if size != len(binary):
         raise ValueError(f"truncated: {len(binary)} of {size} bytes")
-    if hashlib.sha256(got + binary).digest() != digest:
+    h = hashlib.sha256(got)
+    h.update(binary)
+    if h.digest() != digest:
         raise ValueError("checksum mismatch")
     if got != record:
         raise ValueError("the entry was written for another program or device (key mismatch)")

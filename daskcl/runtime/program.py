@@ -390,6 +390,14 @@ def _collect(helper: _Helper) -> BuiltProgram | None:
         return _memory.get(mkey)
 
 
+def _from_binary(bound: _device.BoundDevice, binary: memoryview) -> Any:
+    """A program of ``bound``'s device from a binary of the disk cache (not built yet)."""
+    import pyopencl as cl
+
+    # pyopencl takes any buffer: the entry's binary, uncopied
+    return cl.Program(bound.context, [bound.device], [binary])  # type: ignore[list-item]
+
+
 def _load_stored(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
                  key: str) -> BuiltProgram | None:
     """``key``'s program from the disk cache (never built here); ``None`` where it is missing
@@ -405,7 +413,7 @@ def _load_stored(bound: _device.BoundDevice, source: ProgramSource, options: tup
             if blob is None:
                 return None
             prg = _device.build_program(
-                cl.Program(bound.context, [bound.device], [_unpack(blob, entry.record)]), options)
+                _from_binary(bound, _unpack(blob, entry.record)), options)
         except (OSError, _Untrusted, ValueError, cl.Error):
             return None
     return BuiltProgram(prg, source, options, "disk")
@@ -535,8 +543,8 @@ def _load_or_build(
         key = _key(bound.info.identity, source.text, options)
     detail: dict[str, Any] = {}
 
-    def load(binary: bytes) -> Any:
-        return _device.build_program(cl.Program(bound.context, [bound.device], [binary]), options)
+    def load(binary: memoryview) -> Any:
+        return _device.build_program(_from_binary(bound, binary), options)
 
     def make(disk: _DiskCache | None) -> tuple[Any, bytes]:
         if plan is None:
@@ -638,9 +646,9 @@ def _object(
             _count("object_memory")
             return hit, "memory", []
 
-        def load(binary: bytes) -> Any:
-            prg = cl.Program(bound.context, [bound.device], [binary])
-            kind = prg.get_build_info(  # type: ignore[no-untyped-call]
+        def load(binary: memoryview) -> Any:
+            prg = _from_binary(bound, binary)
+            kind = prg.get_build_info(
                 bound.device, cl.program_build_info.BINARY_TYPE)
             if kind != cl.program_binary_type.COMPILED_OBJECT:
                 raise ValueError(f"the driver reads it as a program of binary type {kind}, "
