@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..errors import ConfigError, DeviceError, LibraryError, outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime import program as _program
@@ -364,7 +365,8 @@ class ElementwiseKernel(Kernel):
         one by default)."""
         ndims, bins = self._variant(1) if variant is None else variant
         lib = self._library_now()          # the config key ``library`` may change it
-        key = (lib.roots, ndims, bins)
+        # the config key ``accuracy`` changes which units a program holds (Library.program_source)
+        key = (lib.roots, ndims, bins, config.get("accuracy"))
         hit = self._sources.get(key)
         if hit is None:
             depends = self.depends
