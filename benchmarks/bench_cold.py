@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -113,10 +114,12 @@ CHILD = textwrap.dedent("""
 def _env(cache: Path) -> dict[str, str]:
     env = {k: v for k, v in ENV.items()
            if k not in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "DASKCL_NO_CACHE")}
+    # this checkout's daskcl, whatever the directory the benchmark was started in
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), *filter(None, [ENV.get("PYTHONPATH")])])
     env["DASKCL_CACHE_DIR"] = str(cache)
     # PoCL's own cache (the machine code it makes at a kernel's first launch) beside it: empty
     # in the cold process, as on a fresh node, and filled by it for the warm ones
-    env["POCL_CACHE_DIR"] = str(cache / "pocl")
+    env["POCL_CACHE_DIR"] = str(cache.parent / f"{cache.name}-pocl")
     env.pop("POCL_KERNEL_CACHE", None)
     return env
 
@@ -125,14 +128,20 @@ def child(name: str, cache: Path, timeout: float, with_machine: bool = False) ->
     """One fresh process's first result of ``name`` on the cache ``cache``."""
     args = [sys.executable, "-c", CHILD, "", name, str(timeout),
             *([str(HERE)] if with_machine else [])]
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     args[3] = repr(time.time())
-    r = subprocess.run(args, capture_output=True, text=True, env=_env(cache), timeout=timeout)
+    r = subprocess.run(args, capture_output=True, text=True, env=_env(cache), timeout=timeout,
+                       cwd=cache.parent)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     process = time.perf_counter() - t0
     if r.returncode != 0 or not r.stdout.strip():
         raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[-1200:]}")
     row: dict[str, Any] = json.loads(r.stdout.strip().splitlines()[-1])
     row["process_s"] = process
+    # the process's own CPU seconds (its helpers' not counted): what a loaded machine's wall
+    # times hide
+    row["cpu_s"] = (usage.ru_utime - cpu0.ru_utime) + (usage.ru_stime - cpu0.ru_stime)
     return row
 
 
@@ -160,7 +169,8 @@ def one(name: str, root: Path, repeat: int, timeout: float,
         row["warm"] = warm
         row["warm_first_s"] = statistics.median(w["since_start_s"] for w in warm)
         row["warm_min_s"] = best["since_start_s"]
-        for stage in ("start_s", "import_s", "bind_s", "call_s", "build_s", "process_s"):
+        row["cold_cpu_s"] = cold["cpu_s"]
+        for stage in ("start_s", "import_s", "bind_s", "call_s", "build_s", "process_s", "cpu_s"):
             row[f"warm_{stage}"] = statistics.median(w[stage] for w in warm)
     except subprocess.TimeoutExpired:
         row["error"] = f"timed out after {timeout:g} s"
@@ -203,7 +213,8 @@ def main() -> None:
                       f"{sum(p['source_bytes'] for p in c['programs']) / 1e3:.0f} kB)   warm "
                       f"{row['warm_first_s']:.3f} s (import {row['warm_import_s']:.3f}, bind "
                       f"{row['warm_bind_s']:.3f}, call {row['warm_call_s']:.3f}, process "
-                      f"{row['warm_process_s']:.3f})", flush=True)
+                      f"{row['warm_process_s']:.3f}; CPU cold {row['cold_cpu_s']:.2f} warm "
+                      f"{row['warm_cpu_s']:.3f})", flush=True)
             tag = f"cold-{info.get('device_type', 'unknown').lower()}"
             path = write(tag, {"machine": info, "floors": floors, "names": names,
                                "results": rows}, args.out)

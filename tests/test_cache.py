@@ -535,9 +535,12 @@ def test_cache_commands_warm_info_clear(tmp_path, cache):
     # and the NVIDIA driver's compiled code, where the child kept it in the cache (a GPU)
     driver = sum(1 for p in (cache / program.DRIVER_CACHE).rglob("*")
                  if p.is_file() and p.name != drivercache._DRIVER_MARKER)
+    # the fp64 probe's binary, kept by the processes that bound the device: not a program
+    assert len(list(cache.rglob("*.probe"))) == 1
     r = cli("clear")
-    assert r.returncode == 0 and r.stdout.startswith(f"deleted {4 + driver} files"), r.stdout
+    assert r.returncode == 0 and r.stdout.startswith(f"deleted {4 + 1 + driver} files"), r.stdout
     assert mine.read_text() == "keep me" and (cache / "ab" / "other.bin").exists()
+    assert not list(cache.rglob("*.probe"))
     assert "entries     0 programs" in cli("info").stdout
 
 

@@ -103,11 +103,11 @@ def _disk_path(key: str, bound: _device.BoundDevice) -> Path | None:
     return d / sub / name
 
 
-def _entry_name(key: str, identity: str) -> tuple[str, str]:
+def _entry_name(key: str, identity: str, suffix: str = ".bin") -> tuple[str, str]:
     full = hashlib.sha256(
         f"{key}\x00{identity}\x00{__version__}\x00".encode() + _MAGIC
     ).hexdigest()
-    return full[:2], f"{full}.bin"
+    return full[:2], f"{full}{suffix}"
 
 
 def _record(key: str, identity: str) -> bytes:
@@ -341,8 +341,10 @@ class _DiskCache:
             raise _Untrusted(f"it is a symbolic link of uid {link.st_uid}")
         return _checked_fd(os.open(d, _DIR_FLAGS), "the directory", shared, None)
 
-    def entry(self, key: str, identity: str) -> _Entry:
-        sub, name = _entry_name(key, identity)
+    def entry(self, key: str, identity: str, suffix: str = ".bin") -> _Entry:
+        """The entry of ``key`` on the device ``identity``: a program's (``.bin``, what ``cache
+        info`` counts), or the device probe's (``.probe``, :func:`daskcl.runtime.device.probe_fp64`)."""
+        sub, name = _entry_name(key, identity, suffix)
         return _Entry(self, sub, name, _record(key, identity))
 
 
@@ -539,7 +541,7 @@ class _Entry:
             os.close(sfd)
 
 
-_ENTRY_FILE = re.compile(r"[0-9a-f]{64}\.bin(\.lock|\.[0-9a-f]{16}\.tmp)?")
+_ENTRY_FILE = re.compile(r"[0-9a-f]{64}\.(?:bin|probe)(\.lock|\.[0-9a-f]{16}\.tmp)?")
 _SUBDIR = re.compile(r"[0-9a-f]{2}")
 
 
