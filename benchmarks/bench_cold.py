@@ -24,10 +24,10 @@ recorded with its error and the others are measured; the record is written again
 function, so a run cut short keeps what it measured.
 
 Run:  python3 benchmarks/bench_cold.py [--names qbeta,pf|all] [--warm-repeat 5]
-                                       [--timeout 300] [--out FILE]
-Writes results/cold-<device type>.json (``--out`` elsewhere).  The default set takes about a
-minute on an H100 (each cold build 3-9 s) and 2 minutes on PoCL with 2 cores; ``all`` takes
-about 140 cold builds (split it with ``--names`` where a command's time is limited).
+                                       [--timeout 300] [--tree DIR] [--out FILE]
+Writes results/cold-<device type>.json (``--out`` elsewhere).  Each function costs its cold
+build, its background builds and ``--warm-repeat`` short processes; ``all`` is about 140 cold
+builds (split it with ``--names`` where a command's time is limited).
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ from _common import write  # noqa: E402
 DEFAULT = "qbeta,qnf,pf,pbinom,pnbeta,pt,qgamma,pnorm"
 #: the environment as the benchmark found it (before daskcl, imported in a child, sets anything)
 ENV = dict(os.environ)
+#: the checkout whose daskcl the children import (``--tree``; this one by default)
+TREE = [HERE.parent]
 
 CHILD = textwrap.dedent("""
     import time
@@ -114,8 +116,8 @@ CHILD = textwrap.dedent("""
 def _env(cache: Path) -> dict[str, str]:
     env = {k: v for k, v in ENV.items()
            if k not in ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "DASKCL_NO_CACHE")}
-    # this checkout's daskcl, whatever the directory the benchmark was started in
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), *filter(None, [ENV.get("PYTHONPATH")])])
+    # this checkout's daskcl (or --tree's), whatever the directory the benchmark was started in
+    env["PYTHONPATH"] = os.pathsep.join([str(TREE[0]), *filter(None, [ENV.get("PYTHONPATH")])])
     env["DASKCL_CACHE_DIR"] = str(cache)
     # PoCL's own cache (the machine code it makes at a kernel's first launch) beside it: empty
     # in the cold process, as on a fresh node, and filled by it for the warm ones
@@ -186,8 +188,12 @@ def main() -> None:
     ap.add_argument("--warm-repeat", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=300.0,
                     help="seconds a process may take (a cold build, and its background builds)")
+    ap.add_argument("--tree", help="a checkout of another version (its daskcl/ and cl/) for "
+                    "the children to import: before and after on one node")
     ap.add_argument("--out")
     args = ap.parse_args()
+    if args.tree:
+        TREE[0] = Path(args.tree).resolve()
     if args.names == "all":
         from daskcl.kernels import _registry
 
@@ -217,7 +223,7 @@ def main() -> None:
                       f"{row['warm_cpu_s']:.3f})", flush=True)
             tag = f"cold-{info.get('device_type', 'unknown').lower()}"
             path = write(tag, {"machine": info, "floors": floors, "names": names,
-                               "results": rows}, args.out)
+                               "tree": args.tree, "results": rows}, args.out)
     ok = [r for r in rows if "error" not in r]
     if ok:
         worst = max(ok, key=lambda r: r["cold_first_s"])
