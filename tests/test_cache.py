@@ -328,6 +328,25 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     assert "-DDASKCL_NOINLINE" in nmath.pgamma.program().options
 
 
+def test_tiered_on_a_warm_cache_loads_only_the_inlined_program(monkeypatch, cache):
+    """Where the disk cache has a tiering kernel's inlined program (a process before built it),
+    a process takes it at its first call: the out-of-line program is not loaded too."""
+    from daskcl import nmath
+
+    assert program.wait_background(timeout=600)
+    monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    program.clear_memory_cache()
+    first = nmath.pgamma(2.5, 3.0)
+    assert program.wait_background(timeout=600)
+    assert len(list(cache.rglob("*.bin"))) == 2          # out of line, and the helper's inlined
+    program.clear_memory_cache()                          # as a fresh process
+    disk, built = program.stats["disk"], program.stats["source"]
+    assert nmath.pgamma(2.5, 3.0) == first
+    assert program.stats["disk"] - disk == 1 and program.stats["source"] == built
+    assert "-DDASKCL_NOINLINE" not in nmath.pgamma.program().options
+    assert not program._later or program.wait_background(timeout=600)
+
+
 def test_a_helper_still_building_at_exit_finishes_for_the_next_process(tmp_path):
     """A process that ends while its helper still builds the inlined program leaves it to
     finish: no warning that a subprocess still runs, no unclosed file, and the program is in
@@ -434,7 +453,7 @@ def test_a_helper_still_building_at_exit_finishes(cache):
     while len(list(cache.rglob("*.bin"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(list(cache.rglob("*.bin"))) == 2          # out of line, and inlined
-    # the next process loads the inlined program from the cache at its first call's end
+    # the next process loads the inlined program from the cache at its first call
     code = ("from daskcl import nmath\n"
             "from daskcl.runtime import program\n"
             "v = float(nmath.pbeta(0.3, 2.5, 0.75))\n"
@@ -445,7 +464,7 @@ def test_a_helper_still_building_at_exit_finishes(cache):
     assert r.returncode == 0, r.stderr
     value, *how = r.stdout.split()
     assert abs(float(value) - 0.03280752667467535) < 1e-15
-    assert how == ["False", "0", "0", "2"]       # both programs from disk; no helper, no build
+    assert how == ["False", "0", "0", "1"]       # the inlined one only; no helper, no build
 
 
 def test_a_process_waits_at_exit_for_its_background_threads(tmp_path):

@@ -282,6 +282,12 @@ class ElementwiseKernel(Kernel):
             return super().program(variant)
         source, options = self.source(variant), self.build_options(variant)
         fast = _program.in_memory(source, options, inlined=True)
+        looked = (source, options, _program.memory_generation())
+        if fast is None and looked not in self._tier_looked:
+            # a process on a warm cache takes the inlined program from disk at once (the
+            # out-of-line one is not loaded at all); looked for once per program
+            self._tier_looked.add(looked)
+            fast = _program.stored(source, options, inlined=True)
         if fast is not None:
             return fast
         with _TIER_LOCK:
@@ -307,6 +313,8 @@ class ElementwiseKernel(Kernel):
             and len(d.outputs) == 1 else 0
         #: the variants whose inlined programs calls asked for (:meth:`program`, :meth:`_tier_up`)
         self._tier_later: set[Any] = set()
+        #: the programs whose inlined build was looked for in the disk cache (:meth:`program`)
+        self._tier_looked: set[tuple[ProgramSource, tuple[str, ...], int]] = set()
         #: the inputs' names in messages
         self.input_names: tuple[str, ...] = d.inputs
         self._depends: tuple[str, ...] | None = d.depends

@@ -83,6 +83,7 @@ __all__ = [
     "set_args",
     "share_driver_cache",
     "stats",
+    "stored",
     "wait_background",
 ]
 
@@ -362,6 +363,25 @@ def in_memory(source: ProgramSource, options: Sequence[str] = (), *,
         if isinstance(later, _Helper) and not later.is_alive():
             hit = _collect(later)
     return hit
+
+
+def stored(source: ProgramSource, options: Sequence[str] = (), *,
+           inlined: bool = False) -> BuiltProgram | None:
+    """The program :func:`build` would return, where this process or the disk cache has it
+    (loaded, never built; an assembled program only); ``None`` where neither has it."""
+    hit = in_memory(source, options, inlined=inlined)
+    if hit is not None:
+        return hit
+    bound = _device.current()
+    opts, mode, key = _resolve(bound, source, options, inlined)
+    if mode != "assembled":
+        return None
+    built = _load_stored(bound, source, opts, key)
+    if built is None:
+        return None
+    _count("disk")
+    with _locks_guard:
+        return _memory.setdefault((context_key(bound), key), built)
 
 
 def _collect(helper: _Helper) -> BuiltProgram | None:
