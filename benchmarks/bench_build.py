@@ -87,7 +87,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write
 
-from daskcl.kernels._function import INLINE_FASTER, NmathFunction
+from daskcl.kernels._nmath_function import INLINE_FASTER, NmathFunction
 from daskcl.kernels._nmath_table import ROWS
 from daskcl.runtime import diskcache, program
 from daskcl.runtime.library import get_library

@@ -508,6 +508,7 @@ SCRIPTS = (
 FAMILIES = {
     "accuracy": "accuracy = best against r: kernels alone",
     "chunk": "a sweep chunk's own cost",
+    "cold": "first results in fresh processes: empty caches, a warm one",
     "build": "cold, disk and memory builds; a build's split",
     "builtins": "math built-ins out of line: kernel speed",
     "census": "cold-build censuses: earlier libraries, options, devices",

@@ -82,7 +82,7 @@ def kernel_run(impl: Any, inputs: tuple[Any, ...], repeat: int) -> tuple[float, 
 
 def classes_of(fn: Any, inputs: tuple[Any, ...]) -> np.ndarray:
     """The row's class function on the inputs (the method each element takes)."""
-    from daskcl.kernels._function import NmathFunction
+    from daskcl.kernels._nmath_function import NmathFunction
 
     return np.asarray(NmathFunction(fn.class_row())(
         *inputs, *(fn.defaults.get(a, 0.0) for a in fn.arg_names[len(inputs):])))
@@ -91,7 +91,7 @@ def classes_of(fn: Any, inputs: tuple[Any, ...]) -> np.ndarray:
 def by_class(fn: Any, inputs: tuple[Any, ...], repeat: int) -> list[dict[str, Any]]:
     """The plain kernel's cost per element on the elements of each class alone, and each
     class's share of the elements and of the time: which of a function's methods costs most."""
-    from daskcl.kernels._function import NmathFunction
+    from daskcl.kernels._nmath_function import NmathFunction
 
     classes = classes_of(fn, inputs)
     plain = NmathFunction(fn)
@@ -130,7 +130,7 @@ def main() -> None:
     import pyopencl as cl
     from bench_nmath import _issue3_specs, _issue4_specs, cupy_times
 
-    from daskcl.kernels._function import NmathFunction
+    from daskcl.kernels._nmath_function import NmathFunction
     from daskcl.kernels._nmath_table import ROWS
     from daskcl.runtime import device
 

@@ -16,7 +16,7 @@ from .kernels._docs import (
     parameter_meanings,
     source,
 )
-from .kernels._functions import FUNCTIONS
+from .kernels._registry import FUNCTIONS
 from .kernels._table import Fn, RFn
 
 __all__ = ["function_table"]

@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 from .kernels import _docs
-from .kernels._functions import FUNCTIONS
 from .kernels._random import RFn
+from .kernels._registry import FUNCTIONS
 
 __all__ = ["check", "nmath_stub", "stub_path", "write"]
 
@@ -35,7 +35,7 @@ from typing import Any, Literal, SupportsIndex, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .kernels._function import NmathFunction
+from .kernels._nmath_function import NmathFunction
 from .kernels._random import RandomKernel
 
 #: R's logical flags: a Python or NumPy bool, or the integer 0 or 1

@@ -13,9 +13,9 @@ A dask array among the arguments gives a lazy dask array, evaluated chunk by chu
 workers' devices.  The random generators ``r<name>`` are described in :mod:`daskcl.random`.
 
 The functions are generated from the rows of :mod:`daskcl.kernels._nmath_table` and
-:mod:`daskcl.kernels._random`; :data:`FUNCTIONS` maps each name to its function.  Type checkers
-and editors read their signatures from ``nmath.pyi``, generated from the same rows
-(``daskcl stubs build``; ``daskcl stubs check`` fails when it is stale).
+:mod:`daskcl.kernels._random`, each made on first use; :data:`FUNCTIONS` maps each name to its
+function.  Type checkers and editors read their signatures from ``nmath.pyi``, generated from
+the same rows (``daskcl stubs build``; ``daskcl stubs check`` fails when it is stale).
 
 Examples
 --------
@@ -27,29 +27,35 @@ Examples
 array([0.25, 0.5 , 0.25])
 """
 
-# no ``from __future__ import annotations``: it would show as ``annotations`` in dir(nmath)
-from .kernels._functions import FUNCTIONS, NmathFunction
-from .kernels._random import RandomKernel
-from .runtime.library import closest_names
+# no ``from __future__ import annotations``: it would show as ``annotations`` in dir(nmath).
+# The functions are made on first use (:mod:`daskcl.kernels._registry`): ``FUNCTIONS``,
+# ``__all__`` and each ``<name>`` come from :func:`__getattr__`.
+from typing import Any
 
-__all__ = sorted(["FUNCTIONS", *FUNCTIONS])
+from .kernels import _registry
+from .runtime.library import closest_names
 
 
 def _r_names() -> dict[str, list[str]]:
     """R's function names that are not daskcl's, each with the functions that serve it
     (R's ``gamma`` is Rmath.h's ``gammafn``), read from the rows' R calls."""
     out: dict[str, list[str]] = {}
-    for name, func in FUNCTIONS.items():
+    functions = _registry.FUNCTIONS
+    for name, func in functions.items():
         r = func.fn.r_call.split("(", 1)[0]
-        if r and r != name and r not in FUNCTIONS:
+        if r and r != name and r not in functions:
             out.setdefault(r, []).append(name)
     return out
 
 
-def __getattr__(name: str) -> NmathFunction | RandomKernel:
-    """``daskcl.nmath.<name>``: the function of that row."""
+def __getattr__(name: str) -> Any:
+    """``daskcl.nmath.<name>``: the function of that row (made on first use)."""
+    if name == "FUNCTIONS":
+        return _registry.FUNCTIONS
+    if name == "__all__":
+        return sorted(["FUNCTIONS", *_registry.names()])
     try:
-        return FUNCTIONS[name]
+        return _registry.get(name)
     except KeyError:
         pass
     msg = f"module {__name__!r} has no attribute {name!r}"
@@ -57,10 +63,10 @@ def __getattr__(name: str) -> NmathFunction | RandomKernel:
     if r_names:
         msg += (f"; R's {name}() is {' or '.join(r_names)} here (Rmath.h's name"
                 f"{'s' if len(r_names) > 1 else ''})")
-    elif not name.startswith("__") and (near := closest_names(name, list(FUNCTIONS))):
+    elif not name.startswith("__") and (near := closest_names(name, _registry.names())):
         msg += f" (did you mean {' or '.join(near)}?)"
     raise AttributeError(msg)
 
 
 def __dir__() -> list[str]:
-    return list(__all__)
+    return sorted(["FUNCTIONS", *_registry.names()])

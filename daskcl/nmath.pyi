@@ -12,7 +12,7 @@ from typing import Any, Literal, SupportsIndex, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .kernels._function import NmathFunction
+from .kernels._nmath_function import NmathFunction
 from .kernels._random import RandomKernel
 
 #: R's logical flags: a Python or NumPy bool, or the integer 0 or 1

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..errors import ConfigError, DeviceError, LibraryError, outside_stacklevel, warn_r
 from ..runtime import device as _device
 from ..runtime import program as _program
@@ -136,7 +137,7 @@ class ElementwiseKernel(Kernel):
     #: whether the kernel runs faster with the library routines inlined, so that where they
     #: are built out of line first (``noinline`` ``tiered``: GPUs) its inlined program is built
     #: in the background and used once there (:meth:`program`); set for the
-    #: functions of :data:`daskcl.kernels._function.INLINE_FASTER`
+    #: functions of :data:`daskcl.kernels._nmath_function.INLINE_FASTER`
     tier_up: bool = False
 
     def __init__(self, in_params: str | Sequence[str], out_params: str | Sequence[str],
@@ -186,6 +187,12 @@ class ElementwiseKernel(Kernel):
             return super().program(variant)
         source, options = self.source(variant), self.build_options(variant)
         fast = _program.in_memory(source, options, inlined=True)
+        looked = (source, options, _program.memory_generation())
+        if fast is None and looked not in self._tier_looked:
+            # a process on a warm cache takes the inlined program from disk at once (the
+            # out-of-line one is not loaded at all); looked for once per program
+            self._tier_looked.add(looked)
+            fast = _program.stored(source, options, inlined=True)
         if fast is not None:
             return fast
         with _TIER_LOCK:
@@ -211,6 +218,8 @@ class ElementwiseKernel(Kernel):
             and len(d.outputs) == 1 else 0
         #: the variants whose inlined programs calls asked for (:meth:`program`, :meth:`_tier_up`)
         self._tier_later: set[Any] = set()
+        #: the programs whose inlined build was looked for in the disk cache (:meth:`program`)
+        self._tier_looked: set[tuple[ProgramSource, tuple[str, ...], int]] = set()
         #: the inputs' names in messages
         self.input_names: tuple[str, ...] = d.inputs
         self._depends: tuple[str, ...] | None = d.depends
@@ -269,7 +278,8 @@ class ElementwiseKernel(Kernel):
         one by default)."""
         ndims, bins = self._variant(1) if variant is None else variant
         lib = self._library_now()          # the config key ``library`` may change it
-        key = (lib.roots, ndims, bins)
+        # the config key ``accuracy`` changes which units a program holds (Library.program_source)
+        key = (lib.roots, ndims, bins, config.get("accuracy"))
         hit = self._sources.get(key)
         if hit is None:
             depends = self.depends

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import math
 import os
 import threading
@@ -235,18 +236,24 @@ def quiet_compiler() -> Iterator[None]:
         _building.on = before
 
 
+#: while :func:`bind` chooses (under its lock): the context of the probe that passed last, which
+#: the bound device takes rather than making a second (a driver's context costs tens of
+#: milliseconds, and a GPU's memory); other probes' contexts are let go
+_kept_probe: dict[str, Any] = {}
+
+
 def probe_fp64(device: Any) -> str | None:
-    """Build and run the fp64 probe kernel on ``device``; ``None`` if it passes, else why not."""
+    """Build and run the fp64 probe kernel on ``device``; ``None`` if it passes, else why not.
+
+    Where :func:`bind` probes, the probe's binary is kept in the disk cache beside the
+    programs' (where there is one that is trusted, :mod:`daskcl.runtime.diskcache`; ``cache
+    info`` does not count it, ``cache clear`` deletes it), so that a process on a warm cache
+    starts no compiler to bind its device; a cached binary that fails to load or to compute is
+    passed over, and the probe built from source decides (and replaces it)."""
     cl = _cl()
     try:
-        ctx = cl.Context([device])
-        queue = cl.CommandQueue(ctx)
-        prg = build_program(cl.Program(ctx, _PROBE_SRC))
-        out = np.zeros(4)
-        buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
-        prg.probe(queue, (1,), None, buf, np.float64(1.0))
-        cl.enqueue_copy(queue, out, buf)
-        queue.finish()
+        with contextlib.ExitStack() as held:
+            out = _probe(cl, device, held)
     except cl.Error as exc:  # any driver failure means: not usable
         text = str(exc).strip()
         errors = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("error:")]
@@ -256,6 +263,89 @@ def probe_fp64(device: Any) -> str | None:
     if not np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
         return f"probe kernel computed {out.tolist()}, expected {_PROBE_WANT.tolist()}"
     return None
+
+
+def _probe(cl: Any, device: Any, held: contextlib.ExitStack) -> np.ndarray:
+    """The probe's four values on ``device``, from its cached binary where that loads and
+    computes them, else built from source (and then stored)."""
+    ctx = cl.Context([device])
+    if "keep" in _kept_probe:
+        _kept_probe["context"] = (device, ctx)
+    queue = cl.CommandQueue(ctx)
+    entry = _probe_entry(device, held)
+    if entry is not None:
+        prg = _probe_from(entry, cl, ctx, device)
+        if prg is not None:
+            out = _run_probe(cl, ctx, queue, prg)
+            if np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
+                return out
+    prg = build_program(cl.Program(ctx, _PROBE_SRC))
+    out = _run_probe(cl, ctx, queue, prg)
+    if entry is not None and np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
+        with contextlib.suppress(Exception):     # not stored: the next process builds it
+            entry.write(prg.get_info(cl.program_info.BINARIES)[0])
+    return out
+
+
+def _run_probe(cl: Any, ctx: Any, queue: Any, prg: Any) -> np.ndarray:
+    out = np.zeros(4)
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    prg.probe(queue, (1,), None, buf, np.float64(1.0))
+    cl.enqueue_copy(queue, out, buf)
+    queue.finish()
+    return out
+
+
+#: the probe's key in the disk cache (no program's: those are SHA-256 digests of their parts)
+_PROBE_KEY = "fp64-probe-" + hashlib.sha256(_PROBE_SRC.encode()).hexdigest()
+
+
+def _probe_entry(device: Any, held: contextlib.ExitStack) -> Any:
+    """The disk cache entry of the probe's binary on ``device``, its directory open while
+    ``held`` is, where :func:`bind` probes (listing devices writes nothing); ``None`` without
+    a disk cache that is used and trusted (nothing is warned: a program's build says why,
+    where it comes to one)."""
+    from . import diskcache
+
+    try:
+        if "keep" not in _kept_probe or diskcache.cache_dir() is None or diskcache.cache_refused(create=True) is not None:
+            return None
+        p = device.platform
+        identity = " | ".join(str(v).strip() for v in (
+            p.name, p.vendor, p.version, device.name, device.vendor, device.version,
+            device.driver_version))
+        disk = held.enter_context(diskcache._DiskCache.open())
+        return None if disk is None else disk.entry(_PROBE_KEY, identity, ".probe")
+    except Exception:       # any trouble with the cache: the probe is built from source
+        return None
+
+
+def _probe_from(entry: Any, cl: Any, ctx: Any, device: Any) -> Any:
+    """The probe's program from its cached binary, built; ``None`` where there is none or it
+    cannot be used."""
+    from . import diskcache
+
+    try:
+        blob = entry.read()
+        if blob is None:
+            return None
+        binary = diskcache._unpack(blob, entry.record)
+        return build_program(cl.Program(ctx, [device], [binary]))
+    except Exception:       # unreadable, untrusted, corrupt, refused by the driver
+        return None
+
+
+def _choose_keeping_context(spec: str | None) -> tuple[DeviceInfo, Any, Any]:
+    """:func:`choose`, with the context its passing probe made (``None`` where there is none:
+    a probe replaced by a test)."""
+    _kept_probe.clear()
+    _kept_probe["keep"] = True
+    try:
+        info, dev = choose(spec)
+        kept = _kept_probe.get("context")
+    finally:
+        _kept_probe.clear()
+    return info, dev, kept[1] if kept is not None and kept[0] == dev else None
 
 
 def matches(info: DeviceInfo, spec: str) -> bool:
@@ -378,11 +468,11 @@ class BoundDevice:
         for this device (made on first use, kept while the device is bound).
     """
 
-    def __init__(self, info: DeviceInfo, device: Any) -> None:
+    def __init__(self, info: DeviceInfo, device: Any, context: Any = None) -> None:
         cl = _cl()
         self.info = info
         self.device = device
-        self.context = cl.Context([device])
+        self.context = cl.Context([device]) if context is None else context
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
@@ -420,8 +510,8 @@ def bind(spec: str | None = None) -> BoundDevice:
         spec = config.get("device")
     with _lock:
         if _bound is None or spec != _bound_spec:
-            info, dev = choose(spec)
-            _bound, _bound_spec = BoundDevice(info, dev), spec
+            info, dev, context = _choose_keeping_context(spec)
+            _bound, _bound_spec = BoundDevice(info, dev, context), spec
         _refused = None
         return _bound
 

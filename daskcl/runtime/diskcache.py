@@ -103,11 +103,11 @@ def _disk_path(key: str, bound: _device.BoundDevice) -> Path | None:
     return d / sub / name
 
 
-def _entry_name(key: str, identity: str) -> tuple[str, str]:
+def _entry_name(key: str, identity: str, suffix: str = ".bin") -> tuple[str, str]:
     full = hashlib.sha256(
         f"{key}\x00{identity}\x00{__version__}\x00".encode() + _MAGIC
     ).hexdigest()
-    return full[:2], f"{full}.bin"
+    return full[:2], f"{full}{suffix}"
 
 
 def _record(key: str, identity: str) -> bytes:
@@ -122,7 +122,7 @@ _Note = tuple[tuple[str, str] | None, str]
 
 def _cached(
     bound: _device.BoundDevice, disk: _DiskCache | None, key: str,
-    load: Callable[[bytes], Any], make: Callable[[_DiskCache | None], tuple[Any, bytes]],
+    load: Callable[[memoryview], Any], make: Callable[[_DiskCache | None], tuple[Any, bytes]],
     kind: str, read: bool = True,
 ) -> tuple[Any, str, list[_Note]]:
     """What ``key``'s disk entry holds, loaded by ``load``; else what ``make`` builds (which
@@ -341,8 +341,10 @@ class _DiskCache:
             raise _Untrusted(f"it is a symbolic link of uid {link.st_uid}")
         return _checked_fd(os.open(d, _DIR_FLAGS), "the directory", shared, None)
 
-    def entry(self, key: str, identity: str) -> _Entry:
-        sub, name = _entry_name(key, identity)
+    def entry(self, key: str, identity: str, suffix: str = ".bin") -> _Entry:
+        """The entry of ``key`` on the device ``identity``: a program's (``.bin``, what ``cache
+        info`` counts), or the device probe's (``.probe``, :func:`daskcl.runtime.device.probe_fp64`)."""
+        sub, name = _entry_name(key, identity, suffix)
         return _Entry(self, sub, name, _record(key, identity))
 
 
@@ -539,7 +541,7 @@ class _Entry:
             os.close(sfd)
 
 
-_ENTRY_FILE = re.compile(r"[0-9a-f]{64}\.bin(\.lock|\.[0-9a-f]{16}\.tmp)?")
+_ENTRY_FILE = re.compile(r"[0-9a-f]{64}\.(?:bin|probe)(\.lock|\.[0-9a-f]{16}\.tmp)?")
 _SUBDIR = re.compile(r"[0-9a-f]{2}")
 
 
@@ -576,19 +578,23 @@ def _pack(binary: bytes, record: bytes) -> bytes:
             + len(binary).to_bytes(8, "little") + binary)
 
 
-def _unpack(blob: bytes, record: bytes) -> bytes:
-    """The binary of an entry that records ``record``; ``ValueError`` says what is wrong."""
+def _unpack(blob: bytes, record: bytes) -> memoryview:
+    """The binary of an entry that records ``record`` (a view of ``blob``: a binary of
+    megabytes is not copied); ``ValueError`` says what is wrong."""
     n = len(_MAGIC)
     if blob[:n] != _MAGIC:
         raise ValueError("not a daskcl cache entry (bad header)")
-    r = int.from_bytes(blob[n:n + 4], "little")
-    got, rest = blob[n + 4:n + 4 + r], blob[n + 4 + r:]
+    view = memoryview(blob)
+    r = int.from_bytes(view[n:n + 4], "little")
+    got, rest = view[n + 4:n + 4 + r], view[n + 4 + r:]
     digest, size, binary = rest[:32], int.from_bytes(rest[32:40], "little"), rest[40:]
     if len(rest) < 40:      # cut inside its header: no size to compare with
         raise ValueError(f"truncated: {len(blob)} bytes, shorter than its header")
     if size != len(binary):
         raise ValueError(f"truncated: {len(binary)} of {size} bytes")
-    if hashlib.sha256(got + binary).digest() != digest:
+    h = hashlib.sha256(got)
+    h.update(binary)
+    if h.digest() != digest:
         raise ValueError("checksum mismatch")
     if got != record:
         raise ValueError("the entry was written for another program or device (key mismatch)")

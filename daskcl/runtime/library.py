@@ -87,6 +87,8 @@ __all__ = [
     "split_roots",
 ]
 
+#: the stem suffix of a unit's ``accuracy = "best"`` variant (cl/README.md)
+_BEST = "_best"
 
 @dataclass(frozen=True)
 class ProgramSource:
@@ -170,7 +172,7 @@ class Library(LibraryIndex):
                 self._texts[str(path)] = text
         #: assembled programs, by (names, kernel source, kernel name): a library does not change
         #: once read, and kernels are assembled on every call of the functions that use them
-        self._assembled: dict[tuple[tuple[str, ...], str, str], ProgramSource] = {}
+        self._assembled: dict[tuple[tuple[str, ...], str, str, bool], ProgramSource] = {}
         #: the combined index, with the stamps of the index files it was read from
         self._combined: tuple[tuple[object, ...], dict[str, tuple[str, ...]]] | None = None
 
@@ -266,6 +268,23 @@ class Library(LibraryIndex):
             if s in self.units and (self.units[s].layer == "shims" or s in want)
         ]
 
+    def _without_best(self, stems: list[str], names: Iterable[str]) -> list[str]:
+        """``stems`` (of :meth:`resolve`) without the ``*_best`` units that only the default
+        mode's units reach (they call them under ``#ifdef DASKCL_ACCURACY_BEST``), nor what only
+        those units need; a unit named in ``names`` stays, and so do the shims."""
+        want = set(stems)
+        keep: set[str] = set()
+        todo = [s for s in (self.stem_of(n) for n in names) if s is not None]
+        named = set(todo)
+        while todo:
+            s = todo.pop()
+            if s in keep or s not in self.units:
+                continue
+            keep.add(s)
+            todo += [d for d in self.units[s].depends
+                     if d in want and (d in named or not d.endswith(_BEST))]
+        return [s for s in stems if s in keep or self.units[s].layer == "shims"]
+
     def find_names(self, text: str) -> tuple[str, ...]:
         """The names of this library that a piece of OpenCL C uses, in order of first use.
 
@@ -343,15 +362,26 @@ class Library(LibraryIndex):
         The units come in load order (the base's, then each tree's); a unit of a tree is
         named by its absolute path in ``files``, in the program's ``// ==== name ====`` lines
         and so in the locations of a :class:`~daskcl.errors.BuildError`.
+
+        The program depends on the config key ``accuracy``: in the default mode the ``*_best``
+        units that the units call only under ``DASKCL_ACCURACY_BEST`` are left out (their text
+        is dead there, and compiling it cost every build that reaches them), with what only
+        they need; a ``*_best`` unit named in ``names`` stays.  Whoever keeps a program source
+        keeps it by the mode too.
         """
-        key = (tuple(names), kernel_source, kernel_name)
+        best = config.get("accuracy") == "best"
+        key = (tuple(names), kernel_source, kernel_name, best)
         hit = self._assembled.get(key)
         if hit is None:
-            hit = self._assembled.setdefault(key, self._assemble(key[0], kernel_source, kernel_name))
+            hit = self._assembled.setdefault(
+                key, self._assemble(key[0], kernel_source, kernel_name, best))
         return hit
 
-    def _assemble(self, names: tuple[str, ...], kernel_source: str, kernel_name: str) -> ProgramSource:
+    def _assemble(self, names: tuple[str, ...], kernel_source: str, kernel_name: str,
+                  best: bool) -> ProgramSource:
         stems = self.resolve(names)
+        if not best and any(s.endswith(_BEST) for s in stems):
+            stems = self._without_best(stems, names)
         parts: list[tuple[str, str]] = [("OPENCL.cl", self.read("OPENCL.cl"))]
         for s in stems:
             unit = self.units[s]

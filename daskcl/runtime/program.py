@@ -83,6 +83,7 @@ __all__ = [
     "set_args",
     "share_driver_cache",
     "stats",
+    "stored",
     "wait_background",
 ]
 
@@ -364,6 +365,25 @@ def in_memory(source: ProgramSource, options: Sequence[str] = (), *,
     return hit
 
 
+def stored(source: ProgramSource, options: Sequence[str] = (), *,
+           inlined: bool = False) -> BuiltProgram | None:
+    """The program :func:`build` would return, where this process or the disk cache has it
+    (loaded, never built; an assembled program only); ``None`` where neither has it."""
+    hit = in_memory(source, options, inlined=inlined)
+    if hit is not None:
+        return hit
+    bound = _device.current()
+    opts, mode, key = _resolve(bound, source, options, inlined)
+    if mode != "assembled":
+        return None
+    built = _load_stored(bound, source, opts, key)
+    if built is None:
+        return None
+    _count("disk")
+    with _locks_guard:
+        return _memory.setdefault((context_key(bound), key), built)
+
+
 def _collect(helper: _Helper) -> BuiltProgram | None:
     """The program of ``helper``, loaded from the disk cache into memory (once); ``None``, with
     a warning in the log, where the helper failed."""
@@ -390,6 +410,14 @@ def _collect(helper: _Helper) -> BuiltProgram | None:
         return _memory.get(mkey)
 
 
+def _from_binary(bound: _device.BoundDevice, binary: memoryview) -> Any:
+    """A program of ``bound``'s device from a binary of the disk cache (not built yet)."""
+    import pyopencl as cl
+
+    # pyopencl takes any buffer: the entry's binary, uncopied
+    return cl.Program(bound.context, [bound.device], [binary])  # type: ignore[list-item]
+
+
 def _load_stored(bound: _device.BoundDevice, source: ProgramSource, options: tuple[str, ...],
                  key: str) -> BuiltProgram | None:
     """``key``'s program from the disk cache (never built here); ``None`` where it is missing
@@ -405,7 +433,7 @@ def _load_stored(bound: _device.BoundDevice, source: ProgramSource, options: tup
             if blob is None:
                 return None
             prg = _device.build_program(
-                cl.Program(bound.context, [bound.device], [_unpack(blob, entry.record)]), options)
+                _from_binary(bound, _unpack(blob, entry.record)), options)
         except (OSError, _Untrusted, ValueError, cl.Error):
             return None
     return BuiltProgram(prg, source, options, "disk")
@@ -535,8 +563,8 @@ def _load_or_build(
         key = _key(bound.info.identity, source.text, options)
     detail: dict[str, Any] = {}
 
-    def load(binary: bytes) -> Any:
-        return _device.build_program(cl.Program(bound.context, [bound.device], [binary]), options)
+    def load(binary: memoryview) -> Any:
+        return _device.build_program(_from_binary(bound, binary), options)
 
     def make(disk: _DiskCache | None) -> tuple[Any, bytes]:
         if plan is None:
@@ -638,9 +666,9 @@ def _object(
             _count("object_memory")
             return hit, "memory", []
 
-        def load(binary: bytes) -> Any:
-            prg = cl.Program(bound.context, [bound.device], [binary])
-            kind = prg.get_build_info(  # type: ignore[no-untyped-call]
+        def load(binary: memoryview) -> Any:
+            prg = _from_binary(bound, binary)
+            kind = prg.get_build_info(
                 bound.device, cl.program_build_info.BINARY_TYPE)
             if kind != cl.program_binary_type.COMPILED_OBJECT:
                 raise ValueError(f"the driver reads it as a program of binary type {kind}, "

@@ -547,7 +547,8 @@ class Sweep:
         if self.func.kind == "kernel":
             return [self.func.kernel.plain_source().text]
         if self.func.kind == "nmath":
-            from ..kernels._functions import FUNCTIONS, NmathFunction
+            from ..kernels._nmath_function import NmathFunction
+            from ..kernels._registry import FUNCTIONS
 
             kernel = FUNCTIONS[self.function]
             if not isinstance(kernel, NmathFunction):  # generators are refused by the spec

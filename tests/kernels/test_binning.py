@@ -19,7 +19,7 @@ import pytest
 from daskcl import nmath
 from daskcl.kernels import _plan
 from daskcl.kernels._elementwise import DEFAULT_BINNING, Binning, binning
-from daskcl.kernels._function import NmathFunction
+from daskcl.kernels._nmath_function import NmathFunction
 from daskcl.kernels._nmath_table import ROWS
 
 ROW = {fn.name: fn for fn in ROWS}

@@ -140,3 +140,20 @@ def test_a_kernel_calls_the_best_variant_by_name_in_either_mode():
     got = float(k(np.array([-5.0]))[0])
     assert abs(got / 2.7239485109568714e-13 - 1) < 1e-13
     assert abs(float(nm.pnt(-5.0, 50.0, 3.0)) / 3.0819791163594e-13 - 1) < 1e-12
+
+
+def test_a_function_switches_modes_in_one_process(monkeypatch):
+    # the default mode's program leaves pnt_best out, and a kernel keeps its programs' sources
+    # by the mode: r, then best (by the config and by the environment), then r again
+    monkeypatch.delenv("DASKCL_ACCURACY", raising=False)
+    assert "nmath/pnt_best.cl" not in nm.pnt.source().files
+    r = float(nm.pnt(-5.0, 50.0, 3.0))
+    with daskcl.config.set(accuracy="best"):
+        assert "nmath/pnt_best.cl" in nm.pnt.source().files
+        best = float(nm.pnt(-5.0, 50.0, 3.0))
+    monkeypatch.setenv("DASKCL_ACCURACY", "best")
+    assert float(nm.pnt(-5.0, 50.0, 3.0)) == best
+    monkeypatch.delenv("DASKCL_ACCURACY")
+    assert float(nm.pnt(-5.0, 50.0, 3.0)) == r
+    assert abs(r / 3.0819791163594e-13 - 1) < 1e-12
+    assert abs(best / 2.7239485109568714e-13 - 1) < 1e-13

@@ -231,7 +231,7 @@ def test_sweep_specs_name_rmath_parameters():
 
 def test_warnings_through_rs_keywords_point_at_the_callers_line():
     """A call through R's keywords goes on to another function (``pchisq(..., ncp=)`` to
-    ``pnchisq``), a frame deeper: its warnings pointed into daskcl (``_function.py``), not at
+    ``pnchisq``), a frame deeper: its warnings pointed into daskcl (``_nmath_function.py``), not at
     the line that made the call, as the same call without the keyword does, and named the
     other function (R's say "In pchisq(1, -1, ncp = 1) : NaNs produced")."""
     calls = [lambda: nmath.pchisq(1.0, -1.0, ncp=1.0),

@@ -287,7 +287,7 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     kernel not measured so (qgamma) builds no second program, and ``noinline=1`` never
     tiers."""
     from daskcl import nmath
-    from daskcl.kernels._function import INLINE_FASTER
+    from daskcl.kernels._nmath_function import INLINE_FASTER
 
     assert nmath.pgamma.tier_up and not nmath.qgamma.tier_up and "pgamma" in INLINE_FASTER
     # what an earlier test of this process left building in the background ends first (a
@@ -326,6 +326,25 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     assert program.wait_background(timeout=600)
     assert program.stats["source"] + program.stats["disk"] - before == 1
     assert "-DDASKCL_NOINLINE" in nmath.pgamma.program().options
+
+
+def test_tiered_on_a_warm_cache_loads_only_the_inlined_program(monkeypatch, cache):
+    """Where the disk cache has a tiering kernel's inlined program (a process before built it),
+    a process takes it at its first call: the out-of-line program is not loaded too."""
+    from daskcl import nmath
+
+    assert program.wait_background(timeout=600)
+    monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    program.clear_memory_cache()
+    first = nmath.pgamma(2.5, 3.0)
+    assert program.wait_background(timeout=600)
+    assert len(list(cache.rglob("*.bin"))) == 2          # out of line, and the helper's inlined
+    program.clear_memory_cache()                          # as a fresh process
+    disk, built = program.stats["disk"], program.stats["source"]
+    assert nmath.pgamma(2.5, 3.0) == first
+    assert program.stats["disk"] - disk == 1 and program.stats["source"] == built
+    assert "-DDASKCL_NOINLINE" not in nmath.pgamma.program().options
+    assert not program._later or program.wait_background(timeout=600)
 
 
 def test_a_helper_still_building_at_exit_finishes_for_the_next_process(tmp_path):
@@ -434,7 +453,7 @@ def test_a_helper_still_building_at_exit_finishes(cache):
     while len(list(cache.rglob("*.bin"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(list(cache.rglob("*.bin"))) == 2          # out of line, and inlined
-    # the next process loads the inlined program from the cache at its first call's end
+    # the next process loads the inlined program from the cache at its first call
     code = ("from daskcl import nmath\n"
             "from daskcl.runtime import program\n"
             "v = float(nmath.pbeta(0.3, 2.5, 0.75))\n"
@@ -445,7 +464,7 @@ def test_a_helper_still_building_at_exit_finishes(cache):
     assert r.returncode == 0, r.stderr
     value, *how = r.stdout.split()
     assert abs(float(value) - 0.03280752667467535) < 1e-15
-    assert how == ["False", "0", "0", "2"]       # both programs from disk; no helper, no build
+    assert how == ["False", "0", "0", "1"]       # the inlined one only; no helper, no build
 
 
 def test_a_process_waits_at_exit_for_its_background_threads(tmp_path):
@@ -535,9 +554,12 @@ def test_cache_commands_warm_info_clear(tmp_path, cache):
     # and the NVIDIA driver's compiled code, where the child kept it in the cache (a GPU)
     driver = sum(1 for p in (cache / program.DRIVER_CACHE).rglob("*")
                  if p.is_file() and p.name != drivercache._DRIVER_MARKER)
+    # the fp64 probe's binary, kept by the processes that bound the device: not a program
+    assert len(list(cache.rglob("*.probe"))) == 1
     r = cli("clear")
-    assert r.returncode == 0 and r.stdout.startswith(f"deleted {4 + driver} files"), r.stdout
+    assert r.returncode == 0 and r.stdout.startswith(f"deleted {4 + 1 + driver} files"), r.stdout
     assert mine.read_text() == "keep me" and (cache / "ab" / "other.bin").exists()
+    assert not list(cache.rglob("*.probe"))
     assert "entries     0 programs" in cli("info").stdout
 
 

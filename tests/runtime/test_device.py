@@ -117,6 +117,26 @@ def test_bind_is_stable_and_rebinds():
     assert c.info == a.info
 
 
+def test_binding_keeps_the_probes_binary_and_its_context(cache, monkeypatch):
+    """A bind's probe is built once per cache: the next loads its binary (no compiler), one
+    that cannot be used is passed over and replaced; the bound device takes the probe's
+    context."""
+    source = device._PROBE_SRC
+    info, dev, ctx = device._choose_keeping_context(None)
+    assert ctx is not None and ctx.devices == [dev]
+    (entry,) = cache.rglob("*.probe")
+    assert not list(cache.rglob("*.bin"))           # not a program: cache info counts none
+    monkeypatch.setattr(device, "_PROBE_SRC", "this does not compile")
+    assert device._choose_keeping_context(info.spec)[0] == info   # from the cached binary
+    entry.write_bytes(b"garbage")
+    monkeypatch.setattr(device, "_PROBE_SRC", source)
+    assert device._choose_keeping_context(info.spec)[0] == info   # built again, and stored
+    assert entry.read_bytes().startswith(b"DASKCL-BINARY-")
+    # listing devices probes without the cache
+    monkeypatch.setattr(device, "_PROBE_SRC", "this does not compile")
+    assert "did not build" in device.probe_fp64(dev)
+
+
 def test_programs_in_memory_belong_to_their_context():
     """A process that binds again gets a new context: the programs this process holds in
     memory are keyed by their context's OpenCL handle, so the new context builds or loads its

@@ -14,7 +14,7 @@ from ._elementwise import ElementwiseDef, ElementwiseKernel, called_as, flag_val
 from ._kernel import Kernel, misspelt
 from ._table import PUBLIC_MODULE, Fn
 
-__all__ = ["INLINE_FASTER", "PUBLIC", "NmathFunction"]
+__all__ = ["INLINE_FASTER", "NmathFunction"]
 
 #: the functions whose kernels ran more than 5% faster on GPUs with the library routines
 #: inlined (``benchmarks/bench_inline.py``, ``results/inline-all-gpu-h200.json``).  Their inlined
@@ -138,12 +138,8 @@ class NmathFunction(ElementwiseKernel):
         return list(self.fn.nonint)
 
 
-#: the public functions by name, as :mod:`._functions` registers them (what R's keyword names
-#: dispatch to)
-PUBLIC: dict[str, NmathFunction] = {}
-
-
 def _by_name(name: str) -> Any:
-    return PUBLIC[name]
+    """The public function ``name`` (what R's keyword names dispatch to)."""
+    from ._registry import get
 
-
+    return get(name)
