@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: qib_t, qib_target, qib_begin, qib_put, QIB_POS, QIB_UNIT, QIB_REAL
+// @provides: qib_t, qib_target, qib_begin, qib_put, QIB_POS, QIB_UNIT, QIB_REAL, QIB_DONE
 // @depends: dpq, rmath_constants, rmath_utils
 // @source: a bracketing root finder for g(x) = log F(x) - log p, F the smaller tail (whose log
 //          keeps its relative precision): steps out from a start in u = log x (support
