@@ -149,3 +149,18 @@ def test_a_kernel_calls_the_best_variant_by_name_in_either_mode():
     got = float(k(np.array([-5.0]))[0])
     assert abs(got / 2.7239485109568714e-13 - 1) < 1e-13
     assert abs(float(nm.pnt(-5.0, 50.0, 3.0)) / 3.0819791163594e-13 - 1) < 1e-12
+
+
+def test_best_quantiles_keep_r_boundaries_and_reach_the_far_tails():
+    with daskcl.config.set(accuracy="best"):
+        np.testing.assert_array_equal(nm.qnchisq([0, 1], 3, 2), [0, np.inf])
+        np.testing.assert_array_equal(nm.qnt([0, 1], 3, 2), [-np.inf, np.inf])
+        np.testing.assert_array_equal(nm.qnbeta([0, 1], 2, 3, 4), [0, 1])
+        np.testing.assert_array_equal(nm.qnf([0, 1], 2, 3, 4, lower_tail=False), [np.inf, 0])
+        # the quantile is 1.362181743393564e-16 (the references' Newton in 60 digits); R's 0.39
+        got = float(nm.qbeta(5.2e-243, 1.09, 4.1e18, lower_tail=False))
+        assert abs(got / 1.362181743393564e-16 - 1) < 1e-13
+        # an upper tail of 1e-320 given as log(1 - 1e-320): 1581.6834568362428 (mpmath)
+        got = float(nm.qnchisq(-1e-320, 3, 2, log_p=True))
+        assert abs(got / 1581.6834568362428 - 1) < 1e-13
+    assert float(nm.qbeta(5.2e-243, 1.09, 4.1e18, lower_tail=False)) > 0.3    # R's value
