@@ -33,6 +33,12 @@ INPUTS = {
     "pnbeta_upper": ("y = pnbeta(x, 5., 20., 30., 0, 0);", lambda u: u),
     "pnf_upper_log": ("y = pnf(x, 5., 20., 10., 0, 1);", lambda u: 30. * u),
     "choose": ("y = choose(x, 1000.);", lambda u: 999.1 + 60. * u),
+    "dnchisq_log": ("y = dnchisq(x, 10., 50., 1);", lambda u: 1e-3 + 1000. * u),
+    "qnchisq_upper": ("y = qnchisq(x, 10., 50., 0, 0);", lambda u: 10. ** (-300. * u)),
+    "qnbeta_upper_log": ("y = qnbeta(x, 5., 20., 30., 0, 1);", lambda u: -1e-3 - 700. * u),
+    "qnf": ("y = qnf(x, 5., 20., 10., 1, 0);", lambda u: .001 + .998 * u),
+    "qnt_lower": ("y = qnt(x, 10., 3., 1, 0);", lambda u: 10. ** (-300. * u)),
+    "qbeta_upper_log": ("y = qbeta(x, 1.09, 4.1e18, 0, 1);", lambda u: -1e-3 - 600. * u),
 }
 
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: dnchisq
-// @depends: dchisq, dpois, ddouble, dpq, rmath_utils
+// @depends: dnchisq_best, dchisq, dpois, ddouble, dpq, rmath_utils
 // @source: the noncentral chi-squared density as a Poisson mixture of central ones (Johnson,
 //          Kotz & Balakrishnan, Continuous Univariate Distributions 2, 29.2),
 //              f(x; df, ncp) = sum_i dpois(i, ncp/2) dchisq(x; df + 2i),
@@ -10,7 +10,8 @@
 //          or the log scale.
 //
 // dnchisq(x, df, ncp): NaN for non-finite or negative df, ncp; +Inf at x = 0 for df < 2.  The
-// sum is accumulated in double-double (R: long double).
+// sum is accumulated in double-double (R: long double).  Built with DASKCL_ACCURACY_BEST
+// (config key accuracy = "best"), finite x > 0 go to dnchisq_best.cl.
 
 double dnchisq(double x, double df, double ncp, int give_log)
 {
@@ -27,6 +28,13 @@ double dnchisq(double x, double df, double ncp, int give_log)
         return (df > 0) ? dchisq(x, df, give_log) : R_D__0;
     if (x == ML_POSINF)
         return R_D__0;
+#ifdef DASKCL_ACCURACY_BEST
+    if (x > 0.) {
+        double best = dnchisq_best(x, df, ncp, give_log);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
 
     double ncp2 = 0.5 * ncp;
     // the largest term

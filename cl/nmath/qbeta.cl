@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qbeta, qbeta_class
-// @depends: pbeta, lbeta, qnorm, dpq, rmath_utils
+// @depends: qbeta_best, pbeta, lbeta, qnorm, dpq, rmath_utils
 // @source: G. W. Cran, K. J. Martin & G. E. Thomas (1977), "Remark AS R19 and Algorithm AS 109:
 //          A remark on Algorithms AS 63 and AS 64", Appl. Statist. 26, 111-114;
 //          K. L. Majumder & G. P. Bhattacharjee (1973), "Algorithm AS 64: Inverse of the
@@ -22,7 +22,9 @@
 //      when log(x) < -5, for log(x) on the log-probability scale;
 //   4. the returned quantile, mirrored back when the tail was swapped.
 // When a Newton step is not finite, R restarts from step 2 (goto); here that is a loop that
-// runs at most three times.  Everything is iterative; nothing calls itself.
+// runs at most three times.  Everything is iterative; nothing calls itself.  Built with
+// DASKCL_ACCURACY_BEST (config key accuracy = "best"), R's result for finite shapes and
+// 0 < alpha < 1 is the start of qbeta_best.cl's inversion on the log scale.
 
 #define QBETA_USE_LOG_X_CUTOFF -5.
 #define QBETA_N_NEWTON_FREE 4
@@ -41,7 +43,7 @@ static inline double qbeta_newton_w(double y, double xinbta, double a, double la
                  : (y - a) * exp(logbeta + r * log(xinbta) + t * log1p(-xinbta));
 }
 
-double qbeta(double alpha, double p, double q, int lower_tail, int log_p)
+static double qbeta_r(double alpha, double p, double q, int lower_tail, int log_p)
 {
     const double const1 = 2.30753, const2 = 0.27061, const3 = 0.99229, const4 = 0.04481;
     const double log_q_cut = QBETA_USE_LOG_X_CUTOFF;
@@ -360,6 +362,20 @@ double qbeta(double alpha, double p, double q, int lower_tail, int log_p)
 #undef QBETA_acu_min
 #undef QBETA_p_lo
 #undef QBETA_p_hi
+
+double qbeta(double alpha, double p, double q, int lower_tail, int log_p)
+{
+    double r = qbeta_r(alpha, p, q, lower_tail, log_p);
+#ifdef DASKCL_ACCURACY_BEST
+    if (p > 0. && q > 0. && isfinite(p) && isfinite(q)
+        && (log_p ? alpha < 0. : (alpha > 0. && alpha < 1.))) {
+        double best = qbeta_best_from(r, alpha, p, q, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's value)
+            return best;
+    }
+#endif
+    return r;
+}
 
 // The method of pbeta at the quantile (class functions: see pbeta.cl), which qbeta's Newton
 // steps take: at the normal approximation of the quantile (mean and standard deviation of the

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qnbeta
-// @depends: pnbeta, dpq, rmath_utils
+// @depends: qnbeta_best, pnbeta, dpq, rmath_utils
 // @source: inversion of pnbeta by bisection (R's qnbeta): bracket the quantile by halving the
 //          distance to 1 (upper bound) and to 0 (lower bound) from 1/2, with a relative margin
 //          of 1e-14 on p, then bisect until the bracket is narrower than 1e-15 of the midpoint.
 //
 // qnbeta(p, a, b, ncp): NaN for non-finite a, ncp < 0, a <= 0, b <= 0; 1 for p > 1 - DBL_EPSILON
-// (lower tail).
+// (lower tail).  Built with DASKCL_ACCURACY_BEST (config key accuracy = "best"), finite b and
+// ncp > 0 go to qnbeta_best.cl.
 
 double qnbeta(double p, double a, double b, double ncp, int lower_tail, int log_p)
 {
@@ -20,6 +21,13 @@ double qnbeta(double p, double a, double b, double ncp, int lower_tail, int log_
     if (ncp < 0. || a <= 0. || b <= 0.)
         ML_WARN_return_NAN;
     R_Q_P01_boundaries(p, 0, 1);
+#ifdef DASKCL_ACCURACY_BEST
+    if (isfinite(b) && ncp > 0. && isfinite(ncp)) {
+        double best = qnbeta_best(p, a, b, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
     p = R_DT_qIv(p);
 
     // 1. an upper and a lower bound

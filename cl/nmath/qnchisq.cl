@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qnchisq
-// @depends: pnchisq, qchisq, dpq, rmath_utils
+// @depends: qnchisq_best, pnchisq, qchisq, dpq, rmath_utils
 // @source: inversion of pnchisq (R's qnchisq): a start from Pearson's (1959) approximation by a
 //          scaled central chi-squared distribution, ux = b + c qchisq(p, ff) with
 //          b = ncp^2 / (df + 3 ncp), c = (df + 3 ncp) / (df + 2 ncp), ff = (df + 2 ncp) / c^2
@@ -10,7 +10,8 @@
 //          pnchisq_raw(., 1e-13, 4 DBL_EPSILON, 100000).
 //
 // qnchisq(p, df, ncp): NaN for non-finite df, df < 0 or ncp < 0.  For the upper tail with
-// ncp >= 80 the lower tail is inverted (pnchisq computes it).
+// ncp >= 80 the lower tail is inverted (pnchisq computes it).  Built with DASKCL_ACCURACY_BEST
+// (config key accuracy = "best"), df > 0 and ncp > 0 go to qnchisq_best.cl.
 
 double qnchisq(double p, double df, double ncp, int lower_tail, int log_p)
 {
@@ -25,6 +26,13 @@ double qnchisq(double p, double df, double ncp, int lower_tail, int log_p)
     if (df < 0 || ncp < 0)
         ML_WARN_return_NAN;
     R_Q_P01_boundaries(p, 0, ML_POSINF);
+#ifdef DASKCL_ACCURACY_BEST
+    if (df > 0. && ncp > 0. && isfinite(ncp)) {
+        double best = qnchisq_best(p, df, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
 
     double pp = R_D_qIv(p);
     if (pp > 1 - DBL_EPSILON)

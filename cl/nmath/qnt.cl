@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qnt
-// @depends: pnt, qt, qnorm, dpq, rmath_utils
+// @depends: qnt_best, pnt, qt, qnorm, dpq, rmath_utils
 // @source: inversion of pnt by bisection (R's qnt): a bracket by doubling from max(1, ncp) and
 //          min(-1, -ncp) with a relative margin of 1e-11 on p, then bisection until the bracket
 //          is narrower than 1e-13 of its larger end (or its ends are adjacent doubles); the
 //          normal limit N(ncp, 1) for df = Inf.
 //
-// qnt(p, df, ncp): NaN for df <= 0; qt for ncp = 0 and df >= 1.
+// qnt(p, df, ncp): NaN for df <= 0; qt for ncp = 0 and df >= 1.  Built with
+// DASKCL_ACCURACY_BEST (config key accuracy = "best"), finite df and ncp go to qnt_best.cl.
 
 double qnt(double p, double df, double ncp, int lower_tail, int log_p)
 {
@@ -22,6 +23,13 @@ double qnt(double p, double df, double ncp, int lower_tail, int log_p)
     R_Q_P01_boundaries(p, ML_NEGINF, ML_POSINF);
     if (!isfinite(df))   // df = Inf: N(ncp, 1)
         return qnorm5(p, ncp, 1., lower_tail, log_p);
+#ifdef DASKCL_ACCURACY_BEST
+    if (isfinite(ncp)) {
+        double best = qnt_best(p, df, ncp, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
     p = R_DT_qIv(p);
 
     // 1. an upper and a lower bound

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Write the comparison table of docs/accuracy.rst from ``best_references.csv``: per function
+"""Write the comparison table of docs/accuracy.rst from ``best_references*.csv``: per function
 and region, the worst relative error and the share of rows within the function's tolerance
 (``tests/nmath/test_accuracy_best.py``) for daskcl's ``best``, daskcl's default ``r``, R's
 libRmath (``tests/support/rmath_oracle.py``) and scipy.stats, on the same rows.
@@ -41,9 +41,27 @@ def _scipy(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
             return scipy.special.binom(*args)
         if fn == "lchoose":
             return np.log(np.abs(scipy.special.binom(*args)))
-        if fn in ("dnt", "dnf"):
-            d = (scipy.stats.nct if fn == "dnt" else scipy.stats.ncf)(*args[1:])
+        if fn in ("dnt", "dnf", "dnchisq"):
+            d = {"dnt": scipy.stats.nct, "dnf": scipy.stats.ncf,
+                 "dnchisq": scipy.stats.ncx2}[fn](*args[1:])
             return d.logpdf(args[0]) if log == "1" else d.pdf(args[0])
+        if fn == "dnbeta":      # through ncf: f(x) = ncf.pdf(F) dF/dx, F = b x / (a (1 - x))
+            x, a, b, ncp = args
+            f = b * x / (a * (1 - x))
+            ld = scipy.stats.ncf(2 * a, 2 * b, ncp).logpdf(f) + np.log(b / a) - 2 * np.log1p(-x)
+            return ld if log == "1" else np.exp(ld)
+        if fn[0] == "q":        # scipy has no quantile of a log probability: exp(log p)
+            p = np.exp(args[0]) if log == "1" else args[0]
+            dist = {"qnchisq": scipy.stats.ncx2, "qnf": scipy.stats.ncf, "qnt": scipy.stats.nct,
+                    "qbeta": scipy.stats.beta, "qnbeta": scipy.stats.ncf}[fn]
+            par = args[1:]
+            if fn == "qnbeta":  # x = a F / (a F + b), F the ncf quantile
+                par = np.array([2 * args[1], 2 * args[2], args[3]])
+            d = dist(*par)
+            q = d.ppf(p) if lower == "1" else d.isf(p)
+            if fn == "qnbeta":
+                q = args[1] * q / (args[1] * q + args[2])
+            return q
         dist = {"pnt": scipy.stats.nct, "pnchisq": scipy.stats.ncx2, "pnbeta": None,
                 "pnf": scipy.stats.ncf}[fn]
         if dist is None:        # scipy.stats has no noncentral beta: through ncf
