@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """``accuracy = "best"`` against high-precision references (issue 44).
 
-The references (``tests/data/best_references.csv``) are written by
-``tests/data/make_best_references.py`` (mpmath; how, in its docstring).  Each function has its
+The references (``tests/data/best_references*.csv``) are written by
+``tests/data/make_best_references*.py`` (mpmath; how, in their docstrings).  Each function has its
 tolerance here, as data; every row must be within it in ``best``.  In the default mode (R's
 algorithms) the rows flagged ``r_wrong`` of the functions whose algorithm the mode changes must
 stay outside it, as R's own are: the flag says where R's libRmath is wrong, and the default
@@ -26,23 +26,55 @@ import daskcl.nmath as nm
 from daskcl.errors import ConfigError
 from daskcl.runtime import program
 
-DATA = Path(__file__).resolve().parent / "data" / "best_references.csv"
-
-#: relative tolerance by function: 1e-13, 1e-12 for the noncentral families
-TOLERANCE = {"pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
-             "dnf": 1e-12, "choose": 1e-13, "lchoose": 1e-13}
+DATA = sorted((Path(__file__).resolve().parent / "data").glob("best_references*.csv"))
 
 #: the functions whose algorithm ``best`` changes (dnf is right in the default already, where
 #: R is not)
-CHANGED = {"pnt", "dnt", "pnchisq", "pnbeta", "pnf", "choose", "lchoose"}
+CHANGED = {"pnt", "dnt", "pnchisq", "pnbeta", "pnf", "choose", "lchoose",
+           "dcauchy", "digamma", "lgammafn", "pentagamma", "punif", "qnorm", "qwilcox",
+           "tetragamma", "trigamma"}
+
+#: functions that best has not made right everywhere yet (best_references_central.csv): the
+#: tolerance their rows are held to meanwhile, and why; R's values (best's there) are as far off
+LOOSER = {
+    "dgamma": (2e-11, "the saddle-point density (Loader 2000) for shape beyond 1e4"),
+    "dpois": (1e-11, "the saddle-point density (Loader 2000) for a mean beyond 1e4"),
+    "dchisq": (1e-12, "the saddle-point density (Loader 2000) for df beyond 1e4"),
+    "df": (5e-11, "the saddle-point densities (Loader 2000) for df beyond 1e4"),
+    "dbeta": (5e-13, "the saddle-point densities (Loader 2000) for a shape beyond 1e3"),
+    "dbinom": (2e-13, "the saddle-point density (Loader 2000) for size beyond 1e4"),
+    "dnbinom": (1e-12, "the saddle-point density (Loader 2000) for x beyond 1e6"),
+    "pgamma": (2e-12, "its prefactor through the saddle-point density for shape beyond 1e4"),
+    "pchisq": (5e-13, "pgamma's prefactor for df beyond 1e4"),
+    "pbinom": (2e-13, "TOMS 708's prefactor exp(sum of large logs) for size beyond 1e5"),
+    "pnbinom": (5e-13, "TOMS 708's prefactor exp(sum of large logs) for x beyond 1e6"),
+    "pnbinom_mu": (2e-13, "TOMS 708's prefactor exp(sum of large logs) for x beyond 1e3"),
+    "beta": (2e-13, "exp of a difference of large log-gammas"),
+    "gammafn": (2e-13, "exp of a large log for |x| beyond 100"),
+}
+
+#: functions whose rows flagged r_wrong are a known gap: best gives R's (wrong) value there
+KNOWN_GAPS = {
+    "qgamma": "a lower-tail log p near 0 (R rounds through 1 - p)",
+    "qchisq": "qgamma's gap",
+    "qf": "R's chi-squared approximation for df beyond 4e5, and qbeta's extreme tails",
+    "pf": "TOMS 708's bpser underflows on the log scale for a shape beyond 1e4",
+    "qt": "df below 1 in the far tails (R's approximation), and log p near log(1/2)",
+    "qbinom": "an extreme lower tail (R's search starts at the top)",
+    "qhyper": "an extreme upper tail (R rounds through 1 - p)",
+    "bessel_i": "the scaled function for x beyond 500 (R's recurrence)",
+    "dweibull": "(x / scale)^shape rounded: an error of shape ulp in the exponent",
+    "pweibull": "(x / scale)^shape rounded: an error of shape ulp in the exponent",
+}
 
 
 def _table() -> dict[tuple[str, Any, Any], dict[str, np.ndarray]]:
     """The rows grouped by (function, lower_tail, log): arguments, references, flags."""
     groups: dict[tuple[str, Any, Any], list[dict[str, str]]] = defaultdict(list)
-    with open(DATA, newline="") as f:
-        for row in csv.DictReader(line for line in f if not line.startswith("#")):
-            groups[(row["fn"], row["lower"], row["log"])].append(row)
+    for path in DATA:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(line for line in f if not line.startswith("#")):
+                groups[(row["fn"], row["lower"], row["log"])].append(row)
     out = {}
     for key, rows in groups.items():
         n = sum(1 for i in range(4) if rows[0].get(f"a{i}"))
@@ -57,10 +89,15 @@ def _table() -> dict[tuple[str, Any, Any], dict[str, np.ndarray]]:
 
 TABLE = _table()
 
+#: relative tolerance by function: 1e-13, 1e-12 for the noncentral families
+TOLERANCE = {**{k[0]: 1e-13 for k in TABLE},
+             "pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
+             "dnf": 1e-12}
+
 
 def _call(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
     f = getattr(nm, fn)
-    if fn in ("choose", "lchoose"):
+    if log == "":           # a special function: no flags
         return np.asarray(f(*args))
     if fn[0] == "d":
         return np.asarray(f(*args, log=log == "1"))
@@ -81,8 +118,8 @@ def _where(group: dict[str, np.ndarray], i: int) -> str:
 def test_reference_table_covers_the_functions():
     assert {k[0] for k in TABLE} == set(TOLERANCE)
     assert sum(len(g["ref"]) for g in TABLE.values()) > 500
-    # R is wrong somewhere in each function's table (otherwise the mode is not needed there)
-    for fn in TOLERANCE:
+    # R is wrong somewhere in the table of each function best changes
+    for fn in CHANGED:
         assert any(g["r_wrong"].any() for k, g in TABLE.items() if k[0] == fn), fn
 
 
@@ -90,14 +127,20 @@ def test_reference_table_covers_the_functions():
 def test_best_is_within_tolerance(key):
     fn, lower, log = key
     g = TABLE[key]
-    with daskcl.config.set(accuracy="best"):
+    tol = LOOSER.get(fn, (TOLERANCE[fn], ""))[0]
+    with daskcl.config.set(accuracy="best"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # R's NaNs in a known gap
         got = _call(fn, lower, log, g["args"])
     err = _rel(got, g["ref"])
-    worst = int(np.argmax(err))
-    assert err[worst] <= TOLERANCE[fn], (
-        f"{fn} lower_tail={lower} log={log}: {int((err > TOLERANCE[fn]).sum())} of {len(err)} "
-        f"rows beyond {TOLERANCE[fn]:g}; the worst relative error {err[worst]:.3g} at "
+    gap = g["r_wrong"] & (fn in KNOWN_GAPS)
+    worst = int(np.argmax(np.where(gap, 0, err)))
+    assert err[worst] <= tol or gap[worst], (
+        f"{fn} lower_tail={lower} log={log}: {int((err[~gap] > tol).sum())} of {len(err)} "
+        f"rows beyond {tol:g}; the worst relative error {err[worst]:.3g} at "
         f"{_where(g, worst)}, got {got[worst]!r}")
+    if (err[gap] > tol).any():
+        pytest.xfail(f"{fn}: {int((err[gap] > tol).sum())} rows beyond {tol:g}, a known gap: "
+                     f"{KNOWN_GAPS[fn]}")
 
 
 @pytest.mark.parametrize("key", sorted(k for k in TABLE if TABLE[k]["r_wrong"].any()
