@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: count_table_find
+// @provides: count_table_find, count_table_quantile_best
 // @depends:
 // @source: daskcl's layout of the count tables of the Wilcoxon rank-sum and signed-rank
 //          distributions (built by kernels/count_tables.cl, read by wilcox_tab.cl and
@@ -38,4 +38,34 @@ long count_table_find(__global const double *keys, __global const long *offs, in
             hi = mid - 1;
     }
     return -1;
+}
+
+// The quantile from T (cumulative probabilities of a distribution symmetric on 0..u), for
+// DASKCL_ACCURACY_BEST: p is taken in its own tail (the other tail's 1 - p where p > 1/2, so
+// that a small upper-tail or log-scale p is never rounded through 1 - p), the fuzz is relative
+// (64 DBL_EPSILON) where R's is 10 DBL_EPSILON absolute, and the upper tail P(W > k) is read
+// as T(u - k - 1) by the symmetry.  NaN where no sum reaches p (a table that underflowed).
+double count_table_quantile_best(__global const double *T, long u, double x, int lower_tail,
+                                 int log_p)
+{
+    int up = !lower_tail;
+    double p = log_p ? exp(x) : x;
+    if (p > 0.5) {
+        p = log_p ? -expm1(x) : 0.5 - x + 0.5;
+        up = !up;
+    }
+    // lower: the first k with T(k) >= p; upper: the first k with T(u - k - 1) <= p, that is
+    // u minus the number of j in 0..u-1 with T(j) <= p
+    double tp = up ? p * (1 + 64 * DBL_EPSILON) : p * (1 - 64 * DBL_EPSILON);
+    long lo = 0, hi = u;
+    while (lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (up ? (T[mid] > tp) : (T[mid] >= tp))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (lo == u && !(up ? (T[u] > tp) : (T[u] >= tp)))
+        return ML_NAN;
+    return up ? (double)(u - lo) : (double)lo;
 }

@@ -1,73 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: lgamma1p
-// @depends: lgammafn, log1pmx, logcf
-// @source: Abramowitz & Stegun 6.1.33: for |a| < 2,
-//          log gamma(1 + a) = -log(1 + a) + a (1 - gamma) + sum_{n>=2} (-1)^n (zeta(n) - 1) a^n / n;
-//          M. Welinder (2004), pgamma for R (PR#7307), for summing its tail with logcf.
+// @depends: lgammafn, lgamma1p_core
+// @source: Abramowitz & Stegun 6.1.33 (the series of lgamma1p_core.cl).
 //
 // log(gamma(1 + a)), accurate for small |a| where lgammafn(1 + a) loses digits to the rounding
-// of 1 + a.  For |a| >= 1/2 it is lgammafn(a + 1).  Otherwise, written as
-//   log gamma(1 + a) = -(log(1 + a) - a) - gamma a + a^2 sum_{n>=0} c_n (-a)^n,
-//   c_n = (zeta(n + 2) - 1) / (n + 2),
-// the first 40 c_n (computed to 34 digits with mpmath) are summed by Horner's rule, and the
-// tail beyond them, (zeta(42) - 1) sum_k (-a/2)^k / (42 + k) to the accuracy of doubles (since
-// zeta(n) - 1 ~ 2^-n), by the continued fraction logcf.
+// of 1 + a.  For |a| >= 1/2 it is lgammafn(a + 1), otherwise the series (lgamma1p_core.cl).
 
-__constant double lgamma1p_coeffs[40] = {
-    3.224670334241132182362075833230126e-1,
-    6.735230105319809513324605383715e-2,
-    2.058080842778454787900092413529198e-2,
-    7.385551028673985266273097291406834e-3,
-    2.890510330741523285752988298486755e-3,
-    1.192753911703260977113935692828109e-3,
-    5.096695247430424223356548135815582e-4,
-    2.231547584535793797614188036013401e-4,
-    9.94575127818085337145958900319017e-5,
-    4.492623673813314170020750240635786e-5,
-    2.050721277567069155316650397830591e-5,
-    9.439488275268395903987425104415055e-6,
-    4.374866789907487804181793223952411e-6,
-    2.039215753801366236781900709670839e-6,
-    9.551412130407419832857179772951265e-7,
-    4.492469198764566043294290331193655e-7,
-    2.120718480555466586923135901077628e-7,
-    1.004322482396809960872083050053344e-7,
-    4.76981016936398056576019341724673e-8,
-    2.271109460894316491031998116062124e-8,
-    1.083865921489695409107491757968159e-8,
-    5.183475041970046655121248647057669e-9,
-    2.483674543802478317185008663991718e-9,
-    1.19214014058609120744254820277464e-9,
-    5.731367241678862013330194857961011e-10,
-    2.759522885124233145178149692816341e-10,
-    1.330476437424448948149715720858008e-10,
-    6.422964563838100022082448087644648e-11,
-    3.104424774732227276239215783404066e-11,
-    1.502138408075414217093301048780668e-11,
-    7.275974480239079662504549924814047e-12,
-    3.527742476575915083615072228655483e-12,
-    1.711991790559617908601084114443031e-12,
-    8.315385841420284819798357793954418e-13,
-    4.042200525289440065536008957032895e-13,
-    1.966475631096616490411045679010286e-13,
-    9.573630387838555763782200936508615e-14,
-    4.664076026428374224576492565974577e-14,
-    2.273736960065972320633279596737272e-14,
-    1.109139947083452201658320007192334e-14
-};
-
-#define LGAMMA1P_N 40
-
-NMATH_NOINLINE double lgamma1p(double a)
+double lgamma1p(double a)
 {
     if (fabs(a) >= 0.5)
         return lgammafn(a + 1);
-    const double eulers_const = 0.5772156649015328606065120900824024;
-    const double c = 0.2273736845824652515226821577978691e-12;   // zeta(N + 2) - 1
-    double lgam = c * logcf(-a / 2, LGAMMA1P_N + 2, 1, 1e-14);
-    for (int i = LGAMMA1P_N - 1; i >= 0; i--)
-        lgam = lgamma1p_coeffs[i] - a * lgam;
-    return (a * lgam - eulers_const) * a - log1pmx(a);
+    return lgamma1p_small(a);
 }
-
-#undef LGAMMA1P_N

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: QDISCRETE_DEFINE, QDISCRETE_MAXIT, QDISCRETE_GALLOP
+// @provides: QDISCRETE_DEFINE, QDISCRETE_MAXIT, QDISCRETE_GALLOP, QDISCRETE_Z_AT_MAX
 // @depends: qnorm, dpq, rmath_utils
 // @source: the discrete quantile search of R >= 4.2 (M. Maechler, R's qDiscrete_search.h): a
 //          start from the Cornish-Fisher expansion  y = mu + sigma (z + gamma (z^2 - 1) / 6),
@@ -44,6 +44,17 @@
 // is below 1/2 of the answer.
 #define QDISCRETE_GALLOP 64
 
+// Built with DASKCL_ACCURACY_BEST, a walk to the right that stops at the maximum a (HAS_MAX)
+// records the distribution function there (1, resp. 0 for the upper tail) as its z, so that
+// the next, smaller steps walk back left from a.  R's search keeps the z of the last point
+// below a, and the smaller steps then walk right again: from a start below the answer with
+// the first step overshooting a, it answers a (qbinom(1e-253, 58215, 0.99985): 58215, not 57970).
+#ifdef DASKCL_ACCURACY_BEST
+#define QDISCRETE_Z_AT_MAX 1
+#else
+#define QDISCRETE_Z_AT_MAX 0
+#endif
+
 #define QDISCRETE_DEFINE(NAME, PDIST, HAS_MAX)                                                 \
 static NMATH_NOINLINE double NAME##_pdist(double y, double a, double b, int lower_tail,        \
                                           int log_p)                                           \
@@ -56,8 +67,11 @@ static NMATH_NOINLINE double NAME##_pdist(double y, double a, double b, int lowe
 static int NAME##_stop(double y, double *z, double p, double a, double b, int lower_tail,      \
                        int log_p)                                                              \
 {                                                                                              \
-    if (HAS_MAX && y >= a)                                                                     \
+    if (HAS_MAX && y >= a) {                                                                   \
+        if (QDISCRETE_Z_AT_MAX)                                                                \
+            *z = lower_tail ? R_D__1 : R_D__0;                                                 \
         return 1;                                                                              \
+    }                                                                                          \
     *z = NAME##_pdist(y, a, b, lower_tail, log_p);                                             \
     return isnan(*z) || (lower_tail ? (*z >= p) : (*z < p));                                   \
 }                                                                                              \
@@ -91,7 +105,7 @@ static NMATH_NOINLINE double NAME##_gallop(double y0, double *z, double p, doubl
     }                                                                                          \
     double y = y0 + khi * incr;                                                                \
     if (HAS_MAX && y >= a) {   /* R's walk returns a, its z that of the last point below */    \
-        *z = zlo;                                                                              \
+        *z = QDISCRETE_Z_AT_MAX ? (lower_tail ? R_D__1 : R_D__0) : zlo;                        \
         return a;                                                                              \
     }                                                                                          \
     *z = zhi;                                                                                  \

@@ -13,6 +13,10 @@
 // (p < 1e-100 or p > 1 - 1e-14 on the lower tail) or the start is tiny, and then takes up to
 // 1 (resp. 7 for shape < 1e-10, 20 or 27 on the fallbacks) Newton steps in x for
 // log P(x) - log p, stopping when |delta log p| < 1e-15 |log p| or a step does not improve.
+// Built with DASKCL_ACCURACY_BEST, p is first taken in its smaller tail (1 - p exactly, or
+// log(1 - e^lp) on the log scale, for p above 1/2), where the Newton steps on log P keep their
+// relative accuracy (R's on log P(x) near 0 stall in the far upper tail), and at least three
+// Newton steps are taken, on until one does not improve.
 
 // AS 91's starting value
 NMATH_NOINLINE double qchisq_appr(double p, double nu, double g, int lower_tail, int log_p, double tol)
@@ -57,7 +61,12 @@ double qgamma(double p, double alpha, double scale, int lower_tail, int log_p)
 {
     const double EPS1 = 1e-2;  // tolerance of the starting value
     const double EPS2 = 5e-7;  // final precision of AS 91
+#ifdef DASKCL_ACCURACY_BEST
+    const double EPS_N = 1e-18; // on until a step does not improve (1e-15 of log p leaves
+                                // 1e-15 |log p| / shape relative in x)
+#else
     const double EPS_N = 1e-15; // precision of the Newton steps
+#endif
     const int MAXIT = 1000;
     const double pMIN = 1e-100, pMAX = (1 - 1e-14);
     const double i420 = 1. / 420., i2520 = 1. / 2520., i5040 = 1. / 5040;
@@ -70,6 +79,12 @@ double qgamma(double p, double alpha, double scale, int lower_tail, int log_p)
     if (alpha == 0) // all mass at 0
         return 0.;
 
+#ifdef DASKCL_ACCURACY_BEST
+    if (log_p ? p > -M_LN2 : p > 0.5) {
+        p = log_p ? R_Log1_Exp(p) : 0.5 - p + 0.5;
+        lower_tail = !lower_tail;
+    }
+#endif
     int max_it_Newton = (alpha < 1e-10) ? 7 : 1;
     double p_ = R_DT_qIv(p); // lower-tail probability
     double g = lgammafn(alpha);
@@ -113,6 +128,10 @@ double qgamma(double p, double alpha, double scale, int lower_tail, int log_p)
     }
 
     double x = 0.5 * scale * ch;
+#ifdef DASKCL_ACCURACY_BEST
+    if (max_it_Newton)
+        max_it_Newton = max(max_it_Newton, 3);
+#endif
     if (max_it_Newton) {
         // Newton steps, always on the log scale
         if (!log_p) {

@@ -15,6 +15,12 @@
 // (2 s for R and for PoCL on one core), and at r = b = n = 1e12 R's search runs for hours, with
 // no way to stop a launch in its middle.  A walk of more than QHYPER_MAX_STEPS (2^27, about 5 s
 // on a CPU core and minutes for one GPU thread) stops and gives NaN with R's warning.
+//
+// Built with DASKCL_ACCURACY_BEST, where the upper tail's probability pu is below 1/2 (an
+// upper-tail p, or 1 - p of a lower-tail one, taken without rounding through 1 - p) the masses
+// are summed downwards from the upper end of the support by the inverse ratio, to the largest
+// x whose upper tail P[X > x - 1] exceeds pu (1 + 64 DBL_EPSILON): R rounds a small upper tail
+// through 1 - p, which loses it below 1e-16.
 #define QHYPER_MAX_STEPS 134217728.0
 
 // log choose(n, k) for 0 <= k <= n
@@ -44,6 +50,31 @@ double qhyper(double p, double NR, double NB, double n, int lower_tail, int log_
     double term = qhyper_lfastchoose(NR, xr) + qhyper_lfastchoose(NB, xb) - qhyper_lfastchoose(N, n);
     if (small_N)
         term = exp(term);
+#ifdef DASKCL_ACCURACY_BEST
+    {
+        double pt = log_p ? exp(p) : p;   // the requested tail on the probability scale
+        double pu = lower_tail ? (log_p ? -expm1(p) : 0.5 - p + 0.5) : pt;
+        if (pt <= 1 && pu < 0.5) {
+            pu *= 1 + 64 * DBL_EPSILON;
+            double x = xend, S = 0.;      // S = P[X > x]
+            double lt = qhyper_lfastchoose(NR, x) + qhyper_lfastchoose(NB, n - x)
+                        - qhyper_lfastchoose(N, n);
+            const double xlow = fmax2(xstart, xend - QHYPER_MAX_STEPS);
+            while (x > xstart) {
+                if (x <= xlow)
+                    ML_WARN_return_NAN;
+                double t = exp(lt);       // P[X = x]
+                if (S + t > pu)
+                    break;
+                S += t;
+                // P[X = x - 1] / P[X = x] = x (NB - n + x) / ((NR - x + 1) (n - x + 1))
+                lt += log((x / (NR - x + 1.)) * ((NB - n + x) / (n - x + 1.)));
+                x--;
+            }
+            return x;
+        }
+    }
+#endif
     NR -= xr;
     NB -= xb;
     if (!lower_tail || log_p)

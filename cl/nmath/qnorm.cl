@@ -15,6 +15,10 @@
 // On the log scale, log(min(p, 1 - p)) is the argument itself whenever it is the smaller tail,
 // so that tails far below the smallest double (log p = -1e5, say) still give finite quantiles.
 // p = 0 and 1 give -+Inf, p outside [0, 1] NaN, sd = 0 the mean, sd < 0 NaN.
+// Built with DASKCL_ACCURACY_BEST, q = p - 1/2 in the central range is taken without rounding
+// through p: 1/2 - p for an upper-tail p, and from log p = lp, q = +-expm1(lp + log 2) / 2
+// with log 2 in two parts (R rounds exp(lp) or 1 - p first, which costs q its relative
+// accuracy where the quantile is small).
 
 // coefficient k of range r's polynomial (Horner's rule, c[7] first)
 #define QNORM_COEF(c0, c1, c2, r, k) ((r) == 0 ? c0[k] : (r) == 1 ? c1[k] : c2[k])
@@ -31,6 +35,18 @@ double qnorm5(double p, double mu, double sigma, int lower_tail, int log_p)
 
     double p_ = R_DT_qIv(p);   // the lower-tail probability
     double q = p_ - 0.5;
+#ifdef DASKCL_ACCURACY_BEST
+    if (fabs(q) <= .425) {
+        // log 2 in two parts (Cody & Waite 1980): lp + LN2_HI is exact near lp = -log 2
+        const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
+        if (log_p)
+            q = expm1((p + LN2_HI) + LN2_LO) / 2;
+        else if (!lower_tail)
+            q = 0.5 - p;
+        if (log_p && !lower_tail)
+            q = -q;
+    }
+#endif
     // The range: 0 central, 1 tail with r <= 5, 2 tail beyond, 3 the asymptotic term.  The
     // three rational functions share one evaluation (coefficients chosen by a select at fixed
     // indices), so that a GPU warp whose elements fall in different ranges evaluates one

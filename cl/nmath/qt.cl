@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qt
-// @depends: pt, dt, qnorm, cospi, dpq, rmath_constants, rmath_utils
+// @depends: pt, dt, qnorm, cospi, qpolish, dpq, rmath_constants, rmath_utils
 // @source: G. W. Hill (1970), "Algorithm 396: Student's t-quantiles", Comm. ACM 13(10), 619-620,
 //          and Hill (1981), "Remark on Algorithm 396", ACM TOMS 7, 250-251: the asymptotic
 //          expansion about the normal quantile for moderate P and the power-series start
@@ -9,8 +9,34 @@
 //          the normal quantile; df < 1 by bracketing and bisection of pt (as R does).  The
 //          log-scale and far-tail extensions follow R (M. Maechler): when P underflows or
 //          (d P)^(2/df) is below DBL_EPSILON the start is taken on the log scale.
+//          Built with DASKCL_ACCURACY_BEST, |t| is then refined by Newton's method on the log of
+//          pt's smaller tail (qpolish.cl): R's bisection for df < 1 stops short in the far tails.
+
+#ifdef DASKCL_ACCURACY_BEST
+static double qt_r(double p, double ndf, int lower_tail, int log_p);
 
 double qt(double p, double ndf, int lower_tail, int log_p)
+{
+    double x = qt_r(p, ndf, lower_tail, log_p);
+    if (!isfinite(x) || x == 0. || !isfinite(ndf) || isnan(p))
+        return x;
+    // the smaller tail: the upper one beyond |x|
+    double lt = log_p ? p : log(p);
+    if (lt > -M_LN2)
+        lt = log_p ? R_Log1_Exp(p) : log1p(-p);
+    double y = fabs(x);
+#define QT_LOGP(t) pt(t, ndf, 0, 1)
+#define QT_LOGD(t) dt(t, ndf, 1)
+    Q_POLISH_POSITIVE(y, lt, 1, QT_LOGP, QT_LOGD);
+#undef QT_LOGP
+#undef QT_LOGD
+    return x < 0 ? -y : y;
+}
+
+static double qt_r(double p, double ndf, int lower_tail, int log_p)
+#else
+double qt(double p, double ndf, int lower_tail, int log_p)
+#endif
 {
     const double eps = 1.e-12;
     double P, q;

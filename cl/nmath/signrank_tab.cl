@@ -11,6 +11,8 @@
 // distribution function sums c(i) 2^-n over the shorter tail, as R does, read from the table of
 // cumulative sums; the quantile is the first k whose cumulative sum reaches p (a binary search
 // over R's non-decreasing sums), with R's fuzz of 10 DBL_EPSILON and its upper-tail search.
+// Built with DASKCL_ACCURACY_BEST the quantile is count_table_quantile_best's: a relative fuzz
+// and the p of the requested tail, never rounded through 1 - p.
 // R's argument checks: n is rounded; NaN for n <= 0; x more than 1e-7 from an integer has
 // density 0; psignrank rounds x + 1e-7.  Non-finite n gives NaN (R aborts for dsignrank).
 // qsignrank gives NaN (with R's warning) where no cumulative sum reaches p, where R's search
@@ -86,13 +88,21 @@ double qsignrank_tab(double x, double n, int lower_tail, int log_p,
         return 0;
     if (x == R_DT_1)
         return n * (n + 1) / 2;
-    if (log_p || !lower_tail)
-        x = R_DT_qIv(x);   // lower tail, natural scale
     long o = count_table_find(ct_keys, ct_offs, ct_nkeys, 1, n, 0.);
     if (o < 0)
         ML_WARN_return_NAN;
     long u = (long)(n * (n + 1) / 2), c = u / 2;
     __global const double *T = ct_tab + o + 2 + c;
+#ifdef DASKCL_ACCURACY_BEST
+    {
+        double q = count_table_quantile_best(T, u, x, lower_tail, log_p);
+        if (isnan(q))
+            ML_WARN_return_NAN;
+        return q;
+    }
+#endif
+    if (log_p || !lower_tail)
+        x = R_DT_qIv(x);   // lower tail, natural scale
     // the first k with T[k] >= x (lower) or T[k] > x (upper); T is non-decreasing
     int upper = !(x <= 0.5);
     x = upper ? 1 - x + 10 * DBL_EPSILON : x - 10 * DBL_EPSILON;

@@ -12,7 +12,9 @@
 // c(x) - lchoose(m+n, n)); the distribution function sums probabilities over the shorter tail,
 // as R does, and reads that sum from the table of cumulative sums; the quantile is the first k
 // whose cumulative sum reaches p (R's linear search, here a binary search over the same
-// non-decreasing sums), with R's fuzz of 10 DBL_EPSILON and its upper-tail search.  R's
+// non-decreasing sums), with R's fuzz of 10 DBL_EPSILON and its upper-tail search.
+// Built with DASKCL_ACCURACY_BEST the quantile is count_table_quantile_best's: a relative fuzz
+// and the p of the requested tail, never rounded through 1 - p.  R's
 // argument checks: m and n are rounded; NaN for m or n <= 0; x more than 1e-7 from an integer
 // has density 0.  Non-finite m or n give NaN (R's integer conversion is undefined there).
 
@@ -91,13 +93,21 @@ double qwilcox_tab(double x, double m, double n, int lower_tail, int log_p,
         return 0;
     if (x == R_DT_1)
         return m * n;
-    if (log_p || !lower_tail)
-        x = R_DT_qIv(x);   // lower tail, natural scale
     long o = count_table_find(ct_keys, ct_offs, ct_nkeys, 2, m, n);
     if (o < 0)
         ML_WARN_return_NAN;
     long u = (long)(m * n), c = u / 2;
     __global const double *T = ct_tab + o + 3 + c;
+#ifdef DASKCL_ACCURACY_BEST
+    {
+        double q = count_table_quantile_best(T, u, x, lower_tail, log_p);
+        if (isnan(q))
+            ML_WARN_return_NAN;
+        return q;
+    }
+#endif
+    if (log_p || !lower_tail)
+        x = R_DT_qIv(x);   // lower tail, natural scale
     // the first k with T[k] >= x (lower) or T[k] > x (upper); T is non-decreasing
     int upper = !(x <= 0.5);
     x = upper ? 1 - x + 10 * DBL_EPSILON : x - 10 * DBL_EPSILON;
