@@ -9,11 +9,34 @@
 //          the log of pf's smaller tail (qpolish.cl): the chi-squared limits are off by 1e-5
 //          relative at 4e5 degrees of freedom, and 1/B - 1 loses B's digits where B is near 1.
 
-#ifdef DASKCL_ACCURACY_BEST
-static double qf_r(double p, double df1, double df2, int lower_tail, int log_p);
+// R's algorithm; built with DASKCL_ACCURACY_BEST, qf below refines its value
+static double qf_r(double p, double df1, double df2, int lower_tail, int log_p)
+{
+    if (isnan(p) || isnan(df1) || isnan(df2))
+        return p + df1 + df2;
+    if (df1 <= 0. || df2 <= 0.)
+        ML_WARN_return_NAN;
+    R_Q_P01_boundaries(p, 0, ML_POSINF);
+
+    if (df1 <= df2 && df2 > 4e5) {
+        if (!isfinite(df1)) // df1 = df2 = Inf
+            return 1.;
+        return qchisq(p, df1, lower_tail, log_p) / df1;
+    }
+    if (df1 > 4e5) // and df2 < df1
+        return df2 / qchisq(p, df2, !lower_tail, log_p);
+
+    // a quantile of the beta at 1 is an F quantile of 0, also where df2 / df1 overflows
+    // (df1 = 1e-310: 0 * Inf was NaN with a warning; R's qbeta there steps above 1, and its
+    // qf gives -Inf)
+    const double t = 1. / qbeta(p, df2 / 2, df1 / 2, !lower_tail, log_p) - 1.;
+    p = (t == 0.) ? 0. : t * (df2 / df1);
+    return isnan(p) ? ML_NAN : p;
+}
 
 double qf(double p, double df1, double df2, int lower_tail, int log_p)
 {
+#ifdef DASKCL_ACCURACY_BEST
     double x = qf_r(p, df1, df2, lower_tail, log_p);
     if (isnan(x) && !isnan(p + df1 + df2) && !(df1 <= 0. || df2 <= 0.)
         && !(log_p ? p > 0 : (p < 0 || p > 1)))
@@ -42,31 +65,7 @@ double qf(double p, double df1, double df2, int lower_tail, int log_p)
 #undef QF_LOGP
 #undef QF_LOGD
     return x;
-}
-
-static double qf_r(double p, double df1, double df2, int lower_tail, int log_p)
 #else
-double qf(double p, double df1, double df2, int lower_tail, int log_p)
+    return qf_r(p, df1, df2, lower_tail, log_p);
 #endif
-{
-    if (isnan(p) || isnan(df1) || isnan(df2))
-        return p + df1 + df2;
-    if (df1 <= 0. || df2 <= 0.)
-        ML_WARN_return_NAN;
-    R_Q_P01_boundaries(p, 0, ML_POSINF);
-
-    if (df1 <= df2 && df2 > 4e5) {
-        if (!isfinite(df1)) // df1 = df2 = Inf
-            return 1.;
-        return qchisq(p, df1, lower_tail, log_p) / df1;
-    }
-    if (df1 > 4e5) // and df2 < df1
-        return df2 / qchisq(p, df2, !lower_tail, log_p);
-
-    // a quantile of the beta at 1 is an F quantile of 0, also where df2 / df1 overflows
-    // (df1 = 1e-310: 0 * Inf was NaN with a warning; R's qbeta there steps above 1, and its
-    // qf gives -Inf)
-    const double t = 1. / qbeta(p, df2 / 2, df1 / 2, !lower_tail, log_p) - 1.;
-    p = (t == 0.) ? 0. : t * (df2 / df1);
-    return isnan(p) ? ML_NAN : p;
 }

@@ -12,31 +12,8 @@
 //          Built with DASKCL_ACCURACY_BEST, |t| is then refined by Newton's method on the log of
 //          pt's smaller tail (qpolish.cl): R's bisection for df < 1 stops short in the far tails.
 
-#ifdef DASKCL_ACCURACY_BEST
-static double qt_r(double p, double ndf, int lower_tail, int log_p);
-
-double qt(double p, double ndf, int lower_tail, int log_p)
-{
-    double x = qt_r(p, ndf, lower_tail, log_p);
-    if (!isfinite(x) || x == 0. || !isfinite(ndf) || isnan(p))
-        return x;
-    // the smaller tail: the upper one beyond |x|
-    double lt = log_p ? p : log(p);
-    if (lt > -M_LN2)
-        lt = log_p ? R_Log1_Exp(p) : log1p(-p);
-    double y = fabs(x);
-#define QT_LOGP(t) pt(t, ndf, 0, 1)
-#define QT_LOGD(t) dt(t, ndf, 1)
-    Q_POLISH_POSITIVE(y, lt, 1, QT_LOGP, QT_LOGD);
-#undef QT_LOGP
-#undef QT_LOGD
-    return x < 0 ? -y : y;
-}
-
+// R's algorithm; built with DASKCL_ACCURACY_BEST, qt below refines its value
 static double qt_r(double p, double ndf, int lower_tail, int log_p)
-#else
-double qt(double p, double ndf, int lower_tail, int log_p)
-#endif
 {
     const double eps = 1.e-12;
     double P, q;
@@ -179,4 +156,26 @@ double qt(double p, double ndf, int lower_tail, int log_p)
     if (neg)
         q = -q;
     return q;
+}
+
+double qt(double p, double ndf, int lower_tail, int log_p)
+{
+#ifdef DASKCL_ACCURACY_BEST
+    double x = qt_r(p, ndf, lower_tail, log_p);
+    if (!isfinite(x) || x == 0. || !isfinite(ndf) || isnan(p))
+        return x;
+    // the smaller tail: the upper one beyond |x|
+    double lt = log_p ? p : log(p);
+    if (lt > -M_LN2)
+        lt = log_p ? R_Log1_Exp(p) : log1p(-p);
+    double y = fabs(x);
+#define QT_LOGP(t) pt(t, ndf, 0, 1)
+#define QT_LOGD(t) dt(t, ndf, 1)
+    Q_POLISH_POSITIVE(y, lt, 1, QT_LOGP, QT_LOGD);
+#undef QT_LOGP
+#undef QT_LOGD
+    return x < 0 ? -y : y;
+#else
+    return qt_r(p, ndf, lower_tail, log_p);
+#endif
 }

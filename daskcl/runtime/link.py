@@ -505,6 +505,8 @@ def plan(source: ProgramSource, options: Sequence[str], granularity: str = "unit
         out: set[str] = set()
         for d in by_stem[stem].depends:
             if d not in by_stem:
+                if d.endswith("_best"):     # left out of a default-mode program (library.py)
+                    continue
                 raise KeyError(d)
             out.add(d)
             out |= closure(d)
