@@ -143,8 +143,9 @@ def write_book(group: Any, book: Book, changed: np.ndarray) -> None:
         if tuple(arr.chunks) == tuple(arr.shape):
             arr[...] = values
             continue
-        where = np.nonzero(changed)
-        if where[0].size:
+        where = np.nonzero(np.broadcast_to(changed.reshape(changed.shape + (1,) * (
+            values.ndim - changed.ndim)), values.shape))
+        if where[0].size:     # every element of the chunks changed, in one call
             arr.vindex[where] = values[where]
 
 
@@ -158,9 +159,9 @@ CRC32C = "crc32c"
 def _crc32c_native() -> Any:
     """``crc32c_value(data, n)`` of Google's CRC-32C library (a dependency of zarr, SSE 4.2 or
     ARMv8 CRC instructions), called through ctypes, which releases the interpreter's lock (its
-    Python binding releases it only for ``bytes``: a chunk's 11 ms each held every other
-    thread of a sweep's worker, and an H100 host's store absorbed 25% less); ``None`` where
-    the library is not found (its symbols resolve through the binding's extension module)."""
+    Python binding releases it only for ``bytes``, so a chunk's checksum held every other
+    thread of a worker); ``None`` where the library is not found (its symbols resolve through
+    the binding's extension module)."""
     try:
         from google_crc32c import _crc32c
 
@@ -172,9 +173,8 @@ def _crc32c_native() -> Any:
 
 
 def new_algorithm() -> str:
-    """The checksum algorithm of a store created now: CRC-32C where its library is here (12
-    GB/s on one core of the development machine, against zlib's CRC-32 at 3 GB/s), else
-    CRC-32."""
+    """The checksum algorithm of a store created now: CRC-32C where its library is here (a few
+    times faster than zlib's CRC-32), else CRC-32."""
     return CRC32C if _crc32c_native() is not None else CRC32
 
 
@@ -225,11 +225,9 @@ _POOL_LOCK = threading.Lock()
 
 def _pool() -> ThreadPoolExecutor:
     """This process's threads that compress and write zarr chunks and compute checksums (Blosc
-    and both CRCs release the GIL), made once: half the cores, at most 8.  A GPU sweep's
-    worker launches the next chunk and stages its inputs on its other threads meanwhile; with
-    more writers (the cores + 4) they took the cores from it (an H100 with 16 cores, one run
-    each: qbeta 0.83 of its bare kernel with 20 writers, 0.86 with 8, 0.73 with 4; f2_f3 0.80,
-    0.87, 0.77; dnorm 0.72, 0.74, 0.75 of the store; benchmarks/README.md, "Sweeps")."""
+    and both CRCs release the GIL), made once: half the cores, at most 8, so that the worker's
+    other threads (launching the next chunk, staging its inputs) keep cores of their own
+    (``bench_sweep.py`` measures the choice)."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
@@ -256,12 +254,10 @@ def keep_freed_buffers() -> bool:
 
     That variable turns off glibc's dynamic thresholds: every buffer of 128 KiB or more is then
     mapped from the kernel and unmapped when freed, so each zarr chunk's encoded bytes (MiBs)
-    page-faulted in and were unmapped again, with a TLB shootdown across the writer threads.  A
-    store absorbed 25-30% less in such a process (an H100 host with 16 cores, blosc-lz4:5, two
-    runs: dnorm 3.65-4.15 against 4.74-5.91e8 points/s, qbeta 3.06-3.35 against 4.18-4.59;
-    benchmarks/README.md, "Sweeps").  The thresholds set are glibc's dynamic ones at their
-    largest: allocations up to 32 MiB from the heap, freed memory up to 64 MiB kept at the top of
-    a heap.  Not glibc, or no such variable: nothing is done."""
+    page-faulted in and were unmapped again, with a TLB shootdown across the writer threads,
+    and a store absorbed markedly less (``bench_sweep.py``).  The thresholds set are glibc's
+    dynamic ones at their largest: allocations up to 32 MiB from the heap, freed memory up to
+    64 MiB kept at the top of a heap.  Not glibc, or no such variable: nothing is done."""
     if not sys.platform.startswith("linux") or "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         return False
     try:

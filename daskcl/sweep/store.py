@@ -434,13 +434,7 @@ class Store:
         if overwrite or (info.get("preparing") and (resume or same) and not newer):
             if info.get("preparing"):
                 _refuse_live_preparer(url, info, overwrite)
-            own = own_entries(info)
-            foreign = [e for e in entries if e not in own and not TMP_META.fullmatch(e)]
-            foreign = foreign or foreign_inside(url, options, [e for e in entries if e in own])
-            if foreign:
-                raise SweepError(f"{url} is a daskcl sweep store but also holds {listing(foreign)}, "
-                                 "which daskcl did not write; it deletes nothing it did not create: "
-                                 "move them away or choose another --out")
+            self._refuse_foreign(info, entries)
             return "replace", sweep, None, entries
         if not resume and not (same and not sweep.has_envelope and not newer
                                and not self._any_done(existing)):
@@ -450,6 +444,24 @@ class Store:
         # chunk, whose cluster did not start, say): it is taken up as it is
         if links:
             refuse_odd_entries(url, links=True, hint=hint)
+        return "resume", self._check_resumed(sweep, existing, info), existing, []
+
+    def _refuse_foreign(self, info: dict[str, Any], entries: list[str]) -> None:
+        """A :class:`SweepError` where the store holds what daskcl did not write (it would be
+        deleted with the store)."""
+        own = own_entries(info)
+        foreign = [e for e in entries if e not in own and not TMP_META.fullmatch(e)]
+        foreign = foreign or foreign_inside(self.url, self.options,
+                                            [e for e in entries if e in own])
+        if foreign:
+            raise SweepError(f"{self.url} is a daskcl sweep store but also holds "
+                             f"{listing(foreign)}, which daskcl did not write; it deletes "
+                             "nothing it did not create: move them away or choose another --out")
+
+    def _check_resumed(self, sweep: Sweep, existing: Any, info: dict[str, Any]) -> Sweep:
+        """The sweep as the store to be resumed holds it (a GLM envelope's axes), or a
+        :class:`SweepError` where the store is of another sweep or damaged."""
+        url = self.url
         if sweep.has_envelope:  # the envelope found when the sweep started
             sweep = sweep.with_axes([Axis(a.name, existing[a.name][...], {"envelope": True})
                                      for a in sweep.axes])
@@ -464,8 +476,8 @@ class Store:
         if kept and str(kept) != sweep.compressor:     # not part of the identity: said, not refused
             warnings.warn(f"{url} keeps its codec {kept}: the spec's compressor {sweep.compressor} "
                           "applies to new stores (--overwrite writes the store anew with it)",
-                          UserWarning, stacklevel=3)
-        return "resume", sweep, existing, []
+                          UserWarning, stacklevel=4)
+        return sweep
 
     def _check_inputs(self, sweep: Sweep) -> None:
         """A :class:`SweepError` where a file that the store's finished chunks read (a module the
