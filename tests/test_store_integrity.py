@@ -633,6 +633,11 @@ class _FakeClient:
             raise MemoryError(f"{self.live >> 20} MiB of tasks held at once")
         return fut
 
+    def map(self, fn: Any, *iterables: Any, key: list[str], pure: bool, retries: int
+            ) -> list[_FakeFuture]:
+        return [self.submit(fn, *args, key=k, pure=pure, retries=retries)
+                for *args, k in zip(*iterables, key)]
+
     def cancel(self, futures: list[Any]) -> None:
         pass
 

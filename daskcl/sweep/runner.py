@@ -614,8 +614,9 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
     once, and where the workers holding it die the scheduler computes it again from the task
     (data scattered to a lone worker would die with it, and the sweep with it).  A window of
     :data:`_WINDOW_PER_THREAD` tasks per worker thread is in flight, the next submitted as
-    each finishes, so that neither the client nor the scheduler holds more than the window
-    however many chunks there are."""
+    half the window finishes (one message to the scheduler, not one a chunk), so that neither
+    the client nor the scheduler holds more than the window however many chunks there
+    are."""
     from distributed import as_completed
 
     url, options = store.url, store.options
@@ -644,13 +645,17 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
     queue = itertools.chain([first], indices)
 
     def submit(n: int) -> None:
-        for idx in itertools.islice(queue, n):
-            fut = client.submit(chunk_task, payload, url, options, idx, fresh, pure=False,
-                                retries=2,
-                                key=f"{token}-{'.'.join(map(str, idx))}")
+        batch = list(itertools.islice(queue, n))
+        if not batch:
+            return
+        futs = client.map(chunk_task, [payload] * len(batch), [url] * len(batch),
+                          [options] * len(batch), batch, [fresh] * len(batch), pure=False,
+                          retries=2, key=[f"{token}-{'.'.join(map(str, i))}" for i in batch])
+        for idx, fut in zip(batch, futs):
             pending[fut.key] = (idx, fut)
             running.add(fut)
 
+    finished = 0
     try:
         submit(width)
         for fut in running:
@@ -666,7 +671,10 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
             _stop_if_interrupted()
             if held:
                 held.check()
-            submit(1)
+            finished += 1
+            if finished >= width // 2 or not pending:   # the next tasks, in one message
+                submit(finished)
+                finished = 0
     finally:
         client.cancel([f for _, f in pending.values() if not f.done()])
 

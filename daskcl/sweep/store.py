@@ -52,6 +52,7 @@ from .chunks import (
     CRC32C,
     DISK_FULL,
     STORE_READ_ERRORS,
+    Arrays,
     algorithm,
     checksum,
     checksum_array,
@@ -299,27 +300,6 @@ def _refuse_live_preparer(url: str, info: Mapping[str, Any], overwrite: bool) ->
                          "starts it again; else let it finish or choose another --out")
 
 
-class _Arrays:
-    """A zarr group whose arrays are each opened once (``group[name]`` costs a fraction of a
-    millisecond of Python each time); anything else goes to the group."""
-
-    def __init__(self, group: Any) -> None:
-        self._group = group
-        self._arrays: dict[str, Any] = {}
-
-    def __getitem__(self, name: str) -> Any:
-        arr = self._arrays.get(name)
-        if arr is None:
-            arr = self._arrays.setdefault(name, self._group[name])   # KeyError as the group's
-        return arr
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._group
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._group, name)
-
-
 class Store:
     """A sweep's store: where it is (``url``: a local path, made absolute, or an fsspec URL;
     ``options``: fsspec's) and, once opened, its zarr group and journal, each opened once.
@@ -334,7 +314,7 @@ class Store:
                  options: dict[str, Any] | None = None) -> None:
         self.url = local_url(str(url))
         self.options = options
-        self._group: _Arrays | None = None
+        self._group: Arrays | None = None
         self._journal: Journal | None = None
         self._lock = threading.Lock()
 
@@ -343,7 +323,7 @@ class Store:
         """The store's group, opened for writing once."""
         with self._lock:
             if self._group is None:
-                self._group = _Arrays(open_group(self.url, "r+", self.options))
+                self._group = Arrays(open_group(self.url, "r+", self.options))
             return self._group
 
     @property
@@ -567,8 +547,8 @@ class Store:
 
     def create(self, sweep: Sweep, envelope: dict[str, Any] | None, *,
                shards: bool = False) -> None:
-        """The arrays and attributes of a store just made (:func:`~daskcl.sweep.layout.
-        create_arrays`), then its consolidated metadata."""
+        """The arrays and attributes of a store just made
+        (:func:`~daskcl.sweep.layout.create_arrays`), then its consolidated metadata."""
         create_arrays(sweep, self.group, envelope, shards=shards)
         consolidate(self.url, self.options)
 
@@ -667,7 +647,7 @@ class Store:
         except Exception as exc:
             raise write_error(self.url, exc) from exc
         with self._lock:
-            self._group = _Arrays(group)
+            self._group = Arrays(group)
 
     def _remove(self, names: list[str]) -> None:
         """Delete the top-level entries ``names`` of the store (links themselves, not their
@@ -718,25 +698,8 @@ class Store:
             raise write_error(url, exc) from exc
 
     def verify(self) -> tuple[int, list[tuple[int, ...]], list[tuple[int, ...]]]:
-        """Read every finished chunk of a sweep store and compare it with its checksums.
-
-        ``daskcl sweep SPEC --out STORE --resume`` computes both kinds of chunk returned again.
-
-        Returns
-        -------
-        n_chunks : int
-            The number of chunks of the sweep.
-        bad : list of tuple
-            The finished chunks (their indices on the grid of chunks) that no longer match their
-            checksums (corrupted or deleted).
-        missing : list of tuple
-            The chunks not finished yet.
-
-        Raises
-        ------
-        SweepError
-            Not a finished daskcl sweep store, or one without checksums.
-        """
+        """Read every finished chunk back and compare it with its checksums (:func:`verify`):
+        the number of chunks, those that no longer match, those not finished."""
         url = self.url
         refuse_odd_entries(url, links=True, hint="move it away, then verify again")
         try:
@@ -789,7 +752,30 @@ class Store:
 
 def verify(url: str, options: dict[str, Any] | None = None
            ) -> tuple[int, list[tuple[int, ...]], list[tuple[int, ...]]]:
-    """Read every finished chunk of a sweep store and compare it with its checksums
-    (:meth:`Store.verify`): the number of chunks, the finished ones that no longer match, and
-    those not finished yet."""
+    """Read every finished chunk of a sweep store and compare it with its checksums.
+
+    ``daskcl sweep SPEC --out STORE --resume`` computes both kinds of chunk returned again.
+
+    Parameters
+    ----------
+    url : str
+        The store: a directory or an fsspec URL.
+    options : dict, optional
+        fsspec options of the store.
+
+    Returns
+    -------
+    n_chunks : int
+        The number of chunks of the sweep.
+    bad : list of tuple
+        The finished chunks (their indices on the grid of chunks) that no longer match their
+        checksums (corrupted or deleted).
+    missing : list of tuple
+        The chunks not finished yet.
+
+    Raises
+    ------
+    SweepError
+        Not a finished daskcl sweep store, or one without checksums.
+    """
     return Store(url, options).verify()
