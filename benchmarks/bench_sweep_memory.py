@@ -5,10 +5,13 @@ A pnorm sweep of tiny chunks (``--points-per-chunk`` values each) on a local clu
 ``daskcl sweep`` runs it; the resident memory of this process (the client and the local
 cluster's scheduler, which runs in it) and of the workers is sampled as each tenth of the
 chunks finishes, with what the scheduler and the client hold (tasks, task groups, futures).
-Flat means the last tenth holds no more than the first, beyond noise.
+Flat means the last tenth holds no more than the first, beyond noise.  Distributed's own
+buffers of each second (the workers' profiles, the system monitors, up to 1000 and 7200
+entries) grow with time whatever the chunks; ``--no-monitors`` turns them off, leaving what the
+chunks cost.
 
 Run:  python benchmarks/bench_sweep_memory.py [--chunks 100000] [--points-per-chunk 4]
-      [--workers 1] [--out FILE]
+      [--workers 1] [--no-monitors] [--out FILE]
 """
 
 from __future__ import annotations
@@ -35,9 +38,16 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--points-per-chunk", type=int, default=4)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--no-monitors", action="store_true",
+                    help="no worker profiles, a short system-monitor log")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    import dask
     from distributed import Client
+
+    if args.no_monitors:     # the workers' nannies pass this configuration on
+        dask.config.set({"distributed.worker.profile.enabled": False,
+                         "distributed.admin.system-monitor.log-length": 10})
 
     from daskcl.cluster import local_cluster
     from daskcl.sweep import Sweep, run, runner
@@ -83,7 +93,8 @@ def main() -> None:
     first, last = rows[0], rows[-1]
     growth = {k: round(last[k] - first[k], 1) for k in ("client_scheduler_MB", "workers_MB")}
     report("sweep-memory", rows, list(rows[0]), args.out, info=machine(), chunks=n,
-           points_per_chunk=per, workers=args.workers, growth_first_to_last=growth,
+           points_per_chunk=per, workers=args.workers, no_monitors=args.no_monitors,
+           growth_first_to_last=growth,
            chunk_ms=round(1e3 * (last["seconds"] - first["seconds"])
                           / max(1, last["chunks_done"] - first["chunks_done"]), 3))
 
