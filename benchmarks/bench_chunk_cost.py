@@ -4,10 +4,11 @@
 The same pnorm grid is swept in few chunks and in many, on a local cluster of one worker (as
 ``daskcl sweep`` runs) and in this process (``--sync``); the chunk's own cost is
 ``(T(many) - T(few)) / (many - few)``: the task, the store's writes, marks and checksums, the
-bookkeeping of the run.  Beside it, the same chunks' function calls alone (``nmath.pnorm`` on
-each chunk's values, nothing written): the floor of a chunk's host work, which a sweep cannot
-go under.  Each time is the lower of ``--repeat`` runs, each into a fresh store, cluster
-start-up and program builds excluded.
+bookkeeping of the run.  Beside it, two floors a sweep cannot go under: the same chunks'
+function calls alone (``nmath.pnorm`` on each chunk's values, nothing written), and as many
+empty tasks on the same cluster, submitted as a sweep submits its chunks (a window of 8 in
+flight, the next half submitted together).  Each time is the lower of ``--repeat`` runs, each
+into a fresh store, cluster start-up and program builds excluded.
 
 Run:  python benchmarks/bench_chunk_cost.py [--points 1048576] [--few 16] [--many 1024]
       [--repeat 3] [--out FILE]
@@ -62,6 +63,34 @@ def _calls_time(points: int, chunks: int, repeat: int) -> float:
     return best
 
 
+def _empty(i: int) -> dict[str, Any]:
+    return {"index": i}
+
+
+def _tasks_time(n: int, client: Any, repeat: int) -> float:
+    """``n`` empty tasks through a window of 8, the next half submitted together."""
+    from distributed import as_completed
+
+    best = float("inf")
+    for k in range(repeat):
+        todo = iter(range(n))
+        t0 = time.perf_counter()
+        running = as_completed(client.map(_empty, [next(todo) for _ in range(min(8, n))],
+                                          pure=False, key=[f"e{k}-{i}" for i in range(min(8, n))]))
+        finished, inflight = 0, min(8, n)
+        for fut in running:
+            fut.result()
+            finished, inflight = finished + 1, inflight - 1
+            if finished >= 4 or not inflight:
+                more = [i for i, _ in zip(todo, range(finished))]
+                if more:
+                    running.update(client.map(_empty, more, pure=False,
+                                              key=[f"e{k}-{i}" for i in more]))
+                finished, inflight = 0, inflight + len(more)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=2**20)
@@ -91,6 +120,8 @@ def main() -> None:
         _sweep_time(args.points, n_few, client, tmp, 1)
         row("cluster", _sweep_time(args.points, n_few, client, tmp, args.repeat),
             _sweep_time(args.points, n_many, client, tmp, args.repeat))
+        row("tasks alone", _tasks_time(n_few, client, args.repeat),
+            _tasks_time(n_many, client, args.repeat))
     row("calls alone", _calls_time(args.points, n_few, args.repeat),
         _calls_time(args.points, n_many, args.repeat))
     shutil.rmtree(tmp, ignore_errors=True)

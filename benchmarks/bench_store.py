@@ -15,7 +15,7 @@ Two measurements:
 
 * ``codec``: one chunk of 2^20 values encoded by the codec alone, on one thread, in memory
   (MB/s of float64 in, compression ratio);
-* ``store``: whole task chunks (2^22 values, 32 MiB) written by ``daskcl.sweep.store.write_chunk``
+* ``store``: whole task chunks (2^22 values, 32 MiB) written by ``daskcl.sweep.store.Store.write_chunk``
   (zarr chunks of 2^20 values, one zarr shard per task or one file per zarr chunk, the CRC-32C of
   each chunk, its mark) to a fresh store on local disk, ``--writers`` chunks at a time (a
   sweep's worker writes several chunks while the next computes), with zarr's thread pool
@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import machine, report, table
 
-from daskcl.sweep import Sweep, runner, store
+from daskcl.sweep import Sweep, store
 from daskcl.sweep.spec import parse_compressor
 
 #: every codec, measured alone; the store part writes the fast ones (``--codecs``)
@@ -118,7 +118,7 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
            seconds: float, shards: bool = False) -> dict[str, float]:
     """Write the arrays ``chunks`` (full chunks of ``sweep``, cycled; cut to size at the
     edges) as the sweep's chunks, in order, ``writers`` at a time, through
-    ``daskcl.sweep.store.write_chunk`` (each array opened once, as a sweep's worker has them)
+    ``daskcl.sweep.store.Store.write_chunk`` (each array opened once, as a sweep's worker has them)
     into a fresh store under ``tmp``, until every chunk of
     the sweep is written or ``seconds`` have passed (the first chunk, of a sweep of several,
     warms the threads and is not timed).  Returns points/s, MB/s of float64 absorbed, the
@@ -126,9 +126,10 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
     out = tmp / f"absorb-{os.getpid()}.zarr"
     shutil.rmtree(out, ignore_errors=True)
     url = str(out)
-    sweep, group, _ = store.open_store(sweep, url, resume=False, overwrite=False, options=None)
-    store.create_arrays(sweep, group, None, url, None, shards=shards)
-    arrays = runner._Arrays(group)    # each array opened once, as a sweep's worker has them
+    st = store.Store(url)
+    sweep, _ = st.open(sweep, resume=False, overwrite=False)
+    st.create(sweep, None, shards=shards)
+    st.writer()    # each array opened once, as a sweep's worker has them
 
     def values(k: int, idx: tuple[int, ...]) -> dict[str, np.ndarray]:
         cut = tuple(slice(0, s.stop - s.start) for s in sweep.chunk_slices(idx))
@@ -139,12 +140,12 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
     written = points = nbytes = 0
     with ThreadPoolExecutor(writers) as pool:
         for i in warm:
-            store.write_chunk(arrays, sweep, i, values(0, i))
+            st.write_chunk(sweep, i, values(0, i))
         t0 = time.perf_counter()
         pending = []
         for k, idx in enumerate(indices):
             data = values(k, idx)
-            pending.append(pool.submit(store.write_chunk, arrays, sweep, idx, data))
+            pending.append(pool.submit(st.write_chunk, sweep, idx, data))
             points += data[sweep.output_names[0]].size
             nbytes += sum(a.nbytes for a in data.values())
             written += 1
@@ -158,7 +159,7 @@ def absorb(sweep: Sweep, chunks: Sequence[dict[str, np.ndarray]], writers: int, 
     files = [f for name in sweep.output_names for f in (out / name).rglob("*")
              if f.is_file() and f.name != "zarr.json"]
     disk = sum(f.stat().st_size for f in files)
-    marked = int(np.asarray(group["_daskcl/done"][...]).sum())
+    marked = int(st.read_book().done.sum())
     shutil.rmtree(out, ignore_errors=True)
     if marked != written + len(warm):
         raise RuntimeError(f"{marked} chunks marked, {written + len(warm)} written")

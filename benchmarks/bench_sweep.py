@@ -7,7 +7,7 @@ run on one device:
 * ``bare``: the sweep's chunks evaluated in this process on the same device (host arrays in and
   out, nothing written): the pace of the kernel;
 * ``store``: what the store absorbs: the same chunks' values (as the bare run computed them)
-  written through ``daskcl.sweep.store.write_chunk`` with the sweep's codec into a fresh store
+  written through ``daskcl.sweep.store.Store.write_chunk`` with the sweep's codec into a fresh store
   in the same directory, as many chunks at a time as a sweep's worker has in flight (its
   window); no device work (``bench_store.py`` has the codecs side by side);
 * ``sweep``: ``daskcl.sweep.run`` on a local cluster of one worker (one device), every chunk

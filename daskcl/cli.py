@@ -432,10 +432,10 @@ def _stubs(args: argparse.Namespace) -> int:
 
 
 def _verify(store: str) -> int:
-    from .sweep.store import damaged_coordinates, verify
+    from .sweep.store import Store
 
-    total, bad, missing = verify(store)
-    coordinates = damaged_coordinates(store)
+    total, bad, missing = Store(store).verify()
+    coordinates = Store(store).damaged_coordinates()
     if coordinates:
         print(f"{store}: the coordinate array(s) {', '.join(coordinates)} no longer hold the "
               "sweep's axes (corrupted or deleted)")
@@ -510,25 +510,13 @@ def _add_sweep(sub: _Commands) -> None:
 
 def _dry_run(args: argparse.Namespace, sweep: Sweep) -> int:
     """``daskcl sweep --dry-run``: the plan, and what the run would do with the store."""
-    done = None
-    what = ""
-    if args.out:   # what the run would do with the store, or refuse: decided, not done
-        from .sweep.store import STORE_READ_ERRORS, check_store, local_url, read_done
+    if not args.out:
+        print(sweep.plan())
+        return 0
+    # what the run would do with the store, or refuse: decided, not done
+    from .sweep.store import Store
 
-        url = local_url(args.out)
-        action, sweep, group, _ = check_store(sweep, url, resume=args.resume,
-                                              overwrite=args.overwrite)
-        what = {"create": " (new)", "replace": " (replaced: --overwrite)"}.get(action, "")
-        if action == "resume":
-            try:
-                done = int(read_done(group, sweep.grid).sum())
-            except STORE_READ_ERRORS as exc:
-                print(f"note: the done marks of {args.out} cannot be read "
-                      f"({type(exc).__name__}: {exc}); the plan counts no chunk done",
-                      file=sys.stderr)
-    print(sweep.plan(done, store=url if args.out else None))
-    if args.out:
-        print(f"store     {url}{what}")     # as the run names it: a local path absolute
+    print(Store(args.out).plan(sweep, resume=args.resume, overwrite=args.overwrite))
     return 0
 
 

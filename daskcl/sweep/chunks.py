@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A sweep's chunks in its store: their zarr chunks, checksums and done marks.
 
-A chunk is written by :func:`write_chunk`: its zarr chunks (each by its own call, encoded in
-parallel; the checksum of the values computed meanwhile), then the checksum, then its mark; so
-a chunk is either complete and marked, or written again (a writer killed between the writes
-leaves the chunk unmarked).  A marked chunk counts as done only if it still matches its
-checksums (:func:`chunk_matches`).  Chunk writes change no metadata, so the consolidated
+A chunk is written by :func:`write_chunk` (its zarr chunks, each by its own call, encoded in
+parallel; its checksums computed meanwhile), then recorded done with its checksums in the
+store's journal (:mod:`~daskcl.sweep.journal`); a writer killed before leaves the chunk
+unrecorded, and it is written again.  A recorded chunk counts as done only if it still matches
+its checksums (:func:`chunk_matches`).  Chunk writes change no metadata, so the consolidated
 metadata stays true while a sweep runs.
 """
 
@@ -16,9 +16,7 @@ import errno
 import functools
 import itertools
 import logging
-import math
 import os
-import posixpath
 import sys
 import threading
 import zlib
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import SweepError
+from .journal import Book, Journal
 
 if TYPE_CHECKING:
     from .spec import Sweep
@@ -44,15 +43,16 @@ __all__ = [
     "OLD_CHECKSUM",
     "OLD_DONE",
     "STORE_READ_ERRORS",
+    "Arrays",
     "algorithm",
     "checksum",
     "checksum_array",
-    "chunk_marked",
     "chunk_matches",
     "done_array",
     "keep_freed_buffers",
     "new_algorithm",
-    "read_done",
+    "read_book",
+    "write_book",
     "write_chunk",
     "write_error",
 ]
@@ -87,6 +87,27 @@ def _book(group: Any, path: str, old: str) -> Any:
         return group[old]
 
 
+class Arrays:
+    """A zarr group whose arrays are each opened once (``group[name]`` costs a fraction of a
+    millisecond of Python each time); anything else goes to the group."""
+
+    def __init__(self, group: Any) -> None:
+        self._group = group
+        self._arrays: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        arr = self._arrays.get(name)
+        if arr is None:
+            arr = self._arrays.setdefault(name, self._group[name])   # KeyError as the group's
+        return arr
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._group
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._group, name)
+
+
 def done_array(group: Any) -> Any:
     return _book(group, DONE, OLD_DONE)
 
@@ -95,24 +116,59 @@ def checksum_array(group: Any) -> Any:
     return _book(group, CHECKSUM, OLD_CHECKSUM)
 
 
-def read_done(group: Any, grid: tuple[int, ...]) -> np.ndarray:
-    """The done marks as a boolean array; a mark that cannot be read counts as not done."""
-    arr = done_array(group)
+def read_book(group: Any, journal: Journal | None = None) -> Book:
+    """The chunks' done marks and checksums: the bookkeeping arrays, with the records of
+    ``journal`` not folded into them yet; a mark or checksum that cannot be read counts as not
+    done."""
+    done_arr, sums_arr = done_array(group), checksum_array(group)
+    algo = algorithm(sums_arr)
+    grid, nout = tuple(done_arr.shape), int(sums_arr.shape[-1])
+    done = _read_whole(done_arr, grid, np.uint8) == 1
+    sums = _read_whole(sums_arr, (*grid, nout), np.uint32)
+    book = Book(np.ascontiguousarray(done), np.ascontiguousarray(sums), algo)
+    if journal is not None:
+        journal.apply(book, nout)
+    return book
+
+
+def _read_whole(arr: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A bookkeeping array's values; where they cannot be read at once, each chunk of it that
+    can (the others zero)."""
     try:
-        done: np.ndarray = np.asarray(arr[...], dtype=np.uint8) == 1
-        return done
+        return np.asarray(arr[...], dtype=dtype)
     except STORE_READ_ERRORS as exc:
-        _log.info("daskcl: the done marks cannot be read at once (%s); reading them one by one",
-                 exc)
-        out = np.zeros(grid, dtype=bool)
-        for idx in np.ndindex(*grid):
-            try:
-                out[idx] = arr[idx] == 1
-            except STORE_READ_ERRORS as exc:
-                _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done",
-                         idx, exc)
-                out[idx] = False
+        _log.info("daskcl: %s cannot be read at once (%s); reading it chunk by chunk",
+                  arr.path, exc)
+    out = np.zeros(shape, dtype=dtype)
+    if tuple(arr.chunks) == tuple(arr.shape):
         return out
+    for idx in np.ndindex(*shape[:done_ndim(arr)]):
+        try:
+            out[idx] = arr[idx]
+        except STORE_READ_ERRORS as exc:
+            _log.info("daskcl: %s of chunk %s cannot be read (%s): not done", arr.path, idx, exc)
+    return out
+
+
+def done_ndim(arr: Any) -> int:
+    """The dimensions of the grid of chunks in a bookkeeping array (the checksums' last one
+    is the outputs')."""
+    return len(arr.shape) - (1 if arr.path.endswith("checksum") else 0)
+
+
+def write_book(group: Any, book: Book, changed: np.ndarray) -> None:
+    """Write the marks and checksums of the chunks ``changed`` (bool, on the grid) into the
+    bookkeeping arrays: each array whole where it is one zarr chunk (a store of this format),
+    else only the chunks changed."""
+    for arr, values in ((checksum_array(group), book.sums),
+                        (done_array(group), book.done.astype(np.uint8))):
+        if tuple(arr.chunks) == tuple(arr.shape):
+            arr[...] = values
+            continue
+        where = np.nonzero(np.broadcast_to(changed.reshape(changed.shape + (1,) * (
+            values.ndim - changed.ndim)), values.shape))
+        if where[0].size:     # every element of the chunks changed, in one call
+            arr.vindex[where] = values[where]
 
 
 #: the checksum algorithms of the ``algorithm`` attribute of ``_daskcl/checksum``: zlib's CRC-32
@@ -125,9 +181,9 @@ CRC32C = "crc32c"
 def _crc32c_native() -> Any:
     """``crc32c_value(data, n)`` of Google's CRC-32C library (a dependency of zarr, SSE 4.2 or
     ARMv8 CRC instructions), called through ctypes, which releases the interpreter's lock (its
-    Python binding releases it only for ``bytes``: a chunk's 11 ms each held every other
-    thread of a sweep's worker, and an H100 host's store absorbed 25% less); ``None`` where
-    the library is not found (its symbols resolve through the binding's extension module)."""
+    Python binding releases it only for ``bytes``, so a chunk's checksum held every other
+    thread of a worker); ``None`` where the library is not found (its symbols resolve through
+    the binding's extension module)."""
     try:
         from google_crc32c import _crc32c
 
@@ -139,9 +195,8 @@ def _crc32c_native() -> Any:
 
 
 def new_algorithm() -> str:
-    """The checksum algorithm of a store created now: CRC-32C where its library is here (12
-    GB/s on one core of the development machine, against zlib's CRC-32 at 3 GB/s), else
-    CRC-32."""
+    """The checksum algorithm of a store created now: CRC-32C where its library is here (a few
+    times faster than zlib's CRC-32), else CRC-32."""
     return CRC32C if _crc32c_native() is not None else CRC32
 
 
@@ -172,31 +227,17 @@ def checksum(values: np.ndarray, algo: str = CRC32C) -> int:
 
 
 def chunk_matches(group: Any, outputs: Iterable[str], sl: tuple[slice, ...],
-                   index: tuple[int, ...]) -> bool:
-    """Whether the arrays ``outputs`` of the chunk ``index`` (its slices ``sl``) still hold
-    what its checksums say was written (a chunk or checksum that cannot be read does not
-    match)."""
+                  sums: Iterable[int], algo: str) -> bool:
+    """Whether the arrays ``outputs`` at ``sl`` (one chunk) still hold the values whose
+    checksums are ``sums`` (a chunk that cannot be read does not match)."""
     try:
-        sums = checksum_array(group)
-        algo = algorithm(sums)
-        want = np.atleast_1d(np.asarray(sums[index], dtype=np.uint64))
-        for k, name in enumerate(outputs):
+        for name, want in zip(outputs, sums):
             arr = group[name]
-            if checksum(arr[sl + (slice(None),) * (arr.ndim - len(sl))], algo) != int(want[k]):
+            if checksum(arr[sl + (slice(None),) * (arr.ndim - len(sl))], algo) != int(want):
                 return False
         return True
     except STORE_READ_ERRORS as exc:
-        _log.info("daskcl: chunk %s or its checksum cannot be read (%s): it is computed again",
-                 index, exc)
-        return False
-
-
-def chunk_marked(group: Any, index: tuple[int, ...]) -> bool:
-    """Whether the done mark of chunk ``index`` is set (a mark that cannot be read is not)."""
-    try:
-        return int(done_array(group)[index]) == 1
-    except STORE_READ_ERRORS as exc:
-        _log.info("daskcl: the done mark of chunk %s cannot be read (%s): not done", index, exc)
+        _log.info("daskcl: a chunk at %s cannot be read (%s): it is computed again", sl, exc)
         return False
 
 
@@ -206,11 +247,9 @@ _POOL_LOCK = threading.Lock()
 
 def _pool() -> ThreadPoolExecutor:
     """This process's threads that compress and write zarr chunks and compute checksums (Blosc
-    and both CRCs release the GIL), made once: half the cores, at most 8.  A GPU sweep's
-    worker launches the next chunk and stages its inputs on its other threads meanwhile; with
-    more writers (the cores + 4) they took the cores from it (an H100 with 16 cores, one run
-    each: qbeta 0.83 of its bare kernel with 20 writers, 0.86 with 8, 0.73 with 4; f2_f3 0.80,
-    0.87, 0.77; dnorm 0.72, 0.74, 0.75 of the store; benchmarks/README.md, "Sweeps")."""
+    and both CRCs release the GIL), made once: half the cores, at most 8, so that the worker's
+    other threads (launching the next chunk, staging its inputs) keep cores of their own
+    (``bench_sweep.py`` measures the choice)."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
@@ -237,12 +276,10 @@ def keep_freed_buffers() -> bool:
 
     That variable turns off glibc's dynamic thresholds: every buffer of 128 KiB or more is then
     mapped from the kernel and unmapped when freed, so each zarr chunk's encoded bytes (MiBs)
-    page-faulted in and were unmapped again, with a TLB shootdown across the writer threads.  A
-    store absorbed 25-30% less in such a process (an H100 host with 16 cores, blosc-lz4:5, two
-    runs: dnorm 3.65-4.15 against 4.74-5.91e8 points/s, qbeta 3.06-3.35 against 4.18-4.59;
-    benchmarks/README.md, "Sweeps").  The thresholds set are glibc's dynamic ones at their
-    largest: allocations up to 32 MiB from the heap, freed memory up to 64 MiB kept at the top of
-    a heap.  Not glibc, or no such variable: nothing is done."""
+    page-faulted in and were unmapped again, with a TLB shootdown across the writer threads,
+    and a store absorbed markedly less (``bench_sweep.py``).  The thresholds set are glibc's
+    dynamic ones at their largest: allocations up to 32 MiB from the heap, freed memory up to
+    64 MiB kept at the top of a heap.  Not glibc, or no such variable: nothing is done."""
     if not sys.platform.startswith("linux") or "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         return False
     try:
@@ -262,18 +299,16 @@ def _writable(arr: Any) -> Any:
 
 
 def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
-                results: Mapping[str, np.ndarray]) -> None:
-    """Write one chunk's result arrays, then their checksums, then the chunk's done mark.
+                results: Mapping[str, np.ndarray], algo: str) -> list[int]:
+    """Write one chunk's result arrays; returns their checksums (``algo``), for the chunk's
+    record, which is written only once every piece is.
 
     Each zarr chunk of the task's chunk (or its one shard) is written by its own call, on this
     process's writer threads, so zarr encodes them in parallel, each from the computed array
-    as it is (no copy); the checksums are computed meanwhile.  The mark is written only once
-    every piece and the checksums are."""
+    as it is (no copy); the checksums are computed meanwhile."""
     sl = sweep.chunk_slices(index)
     names = list(sweep.output_names)
     pool = _pool()
-    book = checksum_array(group)
-    algo = algorithm(book)
     sums = pool.submit(lambda: [checksum(results[n], algo) for n in names])
     puts: list[Future[None]] = []
     try:
@@ -283,71 +318,12 @@ def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
                 puts.append(pool.submit(_put, target, where, values[local]))
         for put in puts:
             put.result()
-        crcs = sums.result()
+        return sums.result()
     finally:  # after a failure: nothing more starts, and what began has ended
         jobs: list[Future[Any]] = [sums, *puts]
         for job in jobs:
             job.cancel()
         wait(jobs)
-    _write_book(group, book, index, np.array(crcs, dtype="<u4").tobytes())
-
-
-def _raw_key(arr: Any, index: tuple[int, ...], chunk: tuple[int, ...], itemsize: int,
-             nbytes: int) -> str | None:
-    """The store key of the chunk ``index`` of a bookkeeping array whose chunks daskcl can
-    write as raw bytes (chunks of shape ``chunk``, no codec but little-endian bytes, zarr v3's
-    default keys): ``None`` where the array is not such (a store of an earlier format)."""
-    meta = arr.metadata.to_dict()
-    codecs = [c.get("name") if isinstance(c, dict) else None for c in meta.get("codecs") or ()]
-    conf = (meta.get("chunk_grid") or {}).get("configuration") or {}
-    enc = meta.get("chunk_key_encoding") or {}
-    if (meta.get("zarr_format") != 3 or codecs != ["bytes"]
-            or tuple(conf.get("chunk_shape") or ()) != chunk
-            or arr.dtype.itemsize != itemsize or nbytes != itemsize * math.prod(chunk)
-            or enc.get("name") != "default"
-            or (enc.get("configuration") or {}).get("separator", "/") != "/"
-            or (meta["codecs"][0].get("configuration") or {}).get("endian", "little")
-            != "little"):
-        return None
-    return "/".join([arr.path, "c", *map(str, index), *(["0"] if len(chunk) > len(index)
-                                                         else [])])
-
-
-def _put_raw(store: Any, key: str, data: bytes) -> bool:
-    """Write ``data`` as the store's ``key``: a file written directly on a local store, the
-    fsspec file system's ``pipe_file`` on another; ``False`` where neither applies."""
-    root = getattr(store, "root", None)
-    if isinstance(root, os.PathLike):
-        path = os.path.join(os.fspath(root), *key.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        return True
-    fs, base = getattr(store, "fs", None), getattr(store, "path", None)
-    if fs is not None and isinstance(base, str) and hasattr(fs, "sync_fs"):
-        fs.sync_fs.pipe_file(posixpath.join(base, key), data)
-        return True
-    return False
-
-
-def _write_book(group: Any, book: Any, index: tuple[int, ...], crcs: bytes) -> None:
-    """A chunk's checksums, then its done mark: each one chunk of its bookkeeping array,
-    written as its bytes (a zarr write costs a millisecond of Python a call; a sweep's chunk
-    made three), or through zarr where the arrays are not of the layout daskcl writes now."""
-    done = done_array(group)
-    nout = len(crcs) // 4
-    ck = _raw_key(book, index, (1,) * len(index) + (nout,), 4, len(crcs))
-    dk = _raw_key(done, index, (1,) * len(index), 1, 1)
-    store = getattr(group, "store", None)
-    if ck and dk and _put_raw(store, ck, crcs):
-        _put_raw(store, dk, b"\x01")
-        return
-    book[index] = np.frombuffer(crcs, dtype="<u4")
-    done[index] = 1
 
 
 def _pieces(target: Any, sl: tuple[slice, ...], shape: tuple[int, ...]

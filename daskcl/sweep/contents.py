@@ -22,7 +22,12 @@ from typing import Any
 from ..errors import SweepError
 from . import inputs
 from . import lease as _lease
-from .chunks import BOOK, BOOKKEEPING
+from .chunks import BOOK, BOOKKEEPING, DONE, OLD_DONE
+from .journal import DIR as _JOURNAL
+from .journal import NAME as _JOURNAL_NAME
+
+#: where a store's journal may be (:mod:`daskcl.sweep.journal`)
+_JOURNALS = (f"{DONE}/{_JOURNAL}", f"{OLD_DONE}/{_JOURNAL}")
 
 __all__ = ["TMP_META", "foreign_inside", "own_entries", "read_local_json",
            "refuse_odd_entries"]
@@ -41,8 +46,8 @@ def own_entries(info: dict[str, Any]) -> set[str]:
 # what daskcl writes inside its own entries: an array's metadata and its chunks (zarr v3's
 # default chunk keys, c/i/j/...: one index per dimension of the array, each within its grid of
 # chunks, or of shards where it is sharded), the bookkeeping group's metadata and arrays, and
-# the probes of _prove_writable that a killed run may leave (c/daskcl-probe-...); each a
-# regular file
+# the probes of _prove_writable that a killed run may leave (c/daskcl-probe-...), the journal's
+# files (:mod:`daskcl.sweep.journal`); each a regular file
 _PROBE = re.compile(r"daskcl-probe-[0-9a-f]{12}")
 #: the groups of the files a Python function read (:mod:`daskcl.sweep.inputs`)
 _INPUTS = re.compile(re.escape(inputs.GROUP) + r"(/[0-9a-f]{16})?/zarr\.json")
@@ -89,6 +94,9 @@ def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> 
     if rel.split("/") in (["zarr.json"], [BOOK, "zarr.json"]) or _lease.is_lease_file(rel) \
             or _INPUTS.fullmatch(rel):
         return True
+    head, _, name = rel.rpartition("/")
+    if head in _JOURNALS and _JOURNAL_NAME.fullmatch(name):
+        return True
     array, rest = _array_and_rest(rel)
     if rest == ["zarr.json"]:
         return True
@@ -104,6 +112,8 @@ def _is_own_dir(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> b
     or a prefix of a chunk key that ``grid_of(array)`` holds (``c/0`` of a 2-d grid), left
     empty where a chunk was deleted.  Any other empty directory is the user's, and
     ``--overwrite`` would delete it with its entry."""
+    if rel in _JOURNALS:
+        return True
     array, rest = _array_and_rest(rel)
     return bool(rest) and rest[0] == "c" and _in_grid(rest[1:], grid_of(array), whole=False)
 

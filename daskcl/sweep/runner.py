@@ -2,12 +2,12 @@
 """Running a :class:`daskcl.sweep.Sweep` into its store: :func:`run`, one task per chunk.
 
 The store is prepared (and proven writable) before anything is computed
-(:func:`daskcl.sweep.store.open_store`); for a local cluster (``client=None``) what the store
+(:meth:`daskcl.sweep.store.Store.open`); for a local cluster (``client=None``) what the store
 would refuse is said before the cluster starts, and the store is made once it has started, so
 that a cluster that fails to start leaves no store behind.  Each chunk is one task that
 computes its arrays on the worker's device and writes them with
-:func:`daskcl.sweep.store.write_chunk` (its zarr chunks, their checksums, its mark); a task
-whose chunk is marked reads it back and skips it only if it still matches its checksums.  The
+:meth:`daskcl.sweep.store.Store.write_chunk` (its zarr chunks, then its record: mark and
+checksums); a task whose chunk is marked reads it back and skips it only if it still matches its checksums.  The
 sweep travels to the workers once, and at most a few tasks per worker thread are submitted at a
 time, so the client's memory does not grow with the number of chunks.
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import itertools
+import logging
 import math
 import os
 import signal
@@ -44,25 +45,14 @@ import numpy as np
 from ..errors import collect_r_warnings
 from . import inputs
 from .evaluate import evaluate_chunk
+from .journal import Book
 from .lease import Lease, acquire
 from .spec import Sweep, SweepError, current_settings, listing
-from .store import (
-    DISK_FULL,
-    check_store,
-    chunk_marked,
-    chunk_matches,
-    create_arrays,
-    local_url,
-    open_group,
-    open_store,
-    read_done,
-    read_info,
-    record_run,
-    write_chunk,
-    write_error,
-)
+from .store import DISK_FULL, Store, local_url, read_info, write_error
 
 __all__ = ["Progress", "SweepResult", "chunk_task", "run"]
+
+_log = logging.getLogger("daskcl.sweep")
 
 #: tasks in flight per worker thread: enough to keep every thread busy between results, and
 #: the chunks a worker writes while the next one computes
@@ -112,83 +102,61 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
 
     The task holds its worker's thread only while it computes: reading a marked chunk back and
     writing a computed one happen after ``distributed.secede``, so the worker's next task
-    computes meanwhile.  It returns once the chunk's mark is written (or it was skipped)."""
-    group, done = _store_group(sweep, url, options, fresh)
-    marked = bool(done[index])
+    computes meanwhile.  It returns once the chunk is recorded done (or it was skipped)."""
+    store, book = _open_here(sweep, url, options, fresh)
+    marked = book is not None and bool(book.done[index])
     if marked:
         _leave_thread_pool()  # reading back is no device work
-        if chunk_matches(group, sweep.output_names, sweep.chunk_slices(index), index):
+        assert book is not None
+        if store.matches(sweep, index, book):
             return {"index": index, "skipped": True}
     results, report = _compute(sweep, index)
     if not marked:
         _leave_thread_pool()
-    return _write(group, sweep, index, results, report, marked, url)
+    return _write(store, sweep, index, results, report, marked)
 
 
-#: the store's group and done marks per sweep object and store, read once in a process (see
-#: _store_group)
-_GROUPS: weakref.WeakKeyDictionary[
-    Sweep, dict[tuple[str, str], Future[tuple[Any, np.ndarray]]]] = weakref.WeakKeyDictionary()
-_GROUPS_LOCK = threading.Lock()
+#: the store and its chunks' marks per sweep object and store, opened once in a process (see
+#: _open_here)
+_STORES: weakref.WeakKeyDictionary[
+    Sweep, dict[tuple[str, str], Future[tuple[Store, Book | None]]]] = \
+    weakref.WeakKeyDictionary()
+_STORES_LOCK = threading.Lock()
 
 
 def _store_key(url: str, options: dict[str, Any] | None) -> tuple[str, str]:
     return url, repr(sorted(options.items())) if options else ""
 
 
-class _Arrays:
-    """A zarr group whose arrays are each opened once (``group[name]``, about 0.2 ms of Python
-    under the interpreter's lock, was done for every output, the checksums and the marks of
-    every chunk written); anything else goes to the group."""
-
-    def __init__(self, group: Any) -> None:
-        self._group = group
-        self._arrays: dict[str, Any] = {}
-
-    def __getitem__(self, name: str) -> Any:
-        arr = self._arrays.get(name)
-        if arr is None:
-            arr = self._arrays.setdefault(name, self._group[name])   # KeyError as the group's
-        return arr
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._group, name)
-
-
-def _store_group(sweep: Sweep, url: str, options: dict[str, Any] | None, fresh: bool = False
-                 ) -> tuple[Any, np.ndarray]:
-    """The zarr group of the store at ``url`` and its chunks' done marks as they were when
-    this process first asked, read once per process for each sweep object; none set, without
-    reading them, where the run is ``fresh`` (it created the store).  Reading them reads every
-    chunk's mark (one file or request each): 1 s for 4096 chunks of a new store on a local
-    disk, before the first chunk of every worker could compute.
+def _open_here(sweep: Sweep, url: str, options: dict[str, Any] | None, fresh: bool = False
+               ) -> tuple[Store, Book | None]:
+    """The store at ``url`` as this process writes it (its group and journal opened once) and
+    its chunks' marks and checksums as they were when this process first asked (``None``,
+    without reading them, where the run is ``fresh``: it created the store), once per process
+    for each sweep object.
 
     Every chunk task of a run names the same sweep object (the run's payload, held by the
-    worker), so its tasks share one open group and one reading of the marks.  Read in each
-    task, the group's metadata and the chunk's mark came again before every chunk's launch,
-    through zarr's one event-loop thread that the writes of earlier chunks keep busy (a GPU
-    sweep's worker spent 6% of its time opening the group: benchmarks/README.md, "Sweeps").
-    A chunk's mark matters only if it was set before its task ran: set by an earlier run (the
+    worker), so its tasks share one open store, one journal file and one reading of the marks.
+    A chunk's mark matters only if it was set before its task ran: by an earlier run (the
     chunk is then checked against its checksums and skipped), or by an attempt of the same
     task on a worker that died after writing it (computed and written again, the same values,
     if the marks were read before).  The sweep object dies with its run (a new run sends its
-    own), and with it the entry; :func:`_forget_group` drops it where a run reuses the object
+    own), and with it the entry; :func:`_forget_store` drops it where a run reuses the object
     in this process.  The first task to ask opens and reads; a task asking meanwhile (the
     worker's other thread) waits for that, and if it fails, both fail (dask retries them)."""
     key = _store_key(url, options)
-    with _GROUPS_LOCK:
-        entries = _GROUPS.setdefault(sweep, {})
+    with _STORES_LOCK:
+        entries = _STORES.setdefault(sweep, {})
         entry = entries.get(key)
         mine = entry is None
         if entry is None:
             entry = entries[key] = Future()
     if mine:
         try:
-            group = _Arrays(open_group(url, "r+", options))
-            entry.set_result((group, np.zeros(sweep.grid, dtype=bool) if fresh
-                              else read_done(group, sweep.grid)))
+            store = Store(url, options).writer()
+            entry.set_result((store, None if fresh else store.read_book()))
         except BaseException as exc:
-            with _GROUPS_LOCK:
+            with _STORES_LOCK:
                 if entries.get(key) is entry:
                     del entries[key]
             entry.set_exception(exc)
@@ -196,11 +164,11 @@ def _store_group(sweep: Sweep, url: str, options: dict[str, Any] | None, fresh: 
     return entry.result()
 
 
-def _forget_group(sweep: Sweep, url: str, options: dict[str, Any] | None) -> None:
-    """Drop this process's open group of ``sweep`` at ``url`` (a run starting: its store may
+def _forget_store(sweep: Sweep, url: str, options: dict[str, Any] | None) -> None:
+    """Drop this process's open store of ``sweep`` at ``url`` (a run starting: its store may
     have been created again since)."""
-    with _GROUPS_LOCK:
-        _GROUPS.get(sweep, {}).pop(_store_key(url, options), None)
+    with _STORES_LOCK:
+        _STORES.get(sweep, {}).pop(_store_key(url, options), None)
 
 
 def _leave_thread_pool() -> None:
@@ -249,14 +217,14 @@ def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray
         "inputs": read}
 
 
-def _write(group: Any, sweep: Sweep, index: tuple[int, ...], results: dict[str, np.ndarray],
-           report: dict[str, Any], marked: bool, url: str = "") -> dict[str, Any]:
-    """Write one computed chunk (the files it read, values, checksums, mark): the task's
-    result."""
+def _write(store: Store, sweep: Sweep, index: tuple[int, ...],
+           results: dict[str, np.ndarray], report: dict[str, Any], marked: bool
+           ) -> dict[str, Any]:
+    """Write one computed chunk (the files it read, values, its record): the task's result."""
     t0 = time.perf_counter()
     try:
-        inputs.save(group, report.pop("inputs", {}))
-        write_chunk(group, sweep, index, results)
+        inputs.save(store.group, report.pop("inputs", {}))
+        store.write_chunk(sweep, index, results)
     except OSError as exc:
         if exc.errno in DISK_FULL:  # the client says so in one line; no retry helps
             return {"index": index, "skipped": False, "disk_full": str(exc)}
@@ -423,8 +391,6 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
 
         check_config()
     if client is None:
-        import logging
-
         from distributed import Client
 
         from ..distributed.local import local_cluster
@@ -436,7 +402,7 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
         # worker.warm name that is no function, a device without fp64) leaves nothing behind.
         with warnings.catch_warnings():     # what it warns of is said once, as it opens
             warnings.simplefilter("ignore")
-            check_store(sweep, url, resume=resume, overwrite=overwrite, options=storage_options)
+            Store(url, storage_options).check(sweep, resume=resume, overwrite=overwrite)
         # _run_client warms every worker's programs, on this cluster as on any other.
         host = {} if listen is None else {"host": listen}
         with local_cluster(workers, threads_per_worker=_SWEEP_THREADS,
@@ -450,17 +416,16 @@ def _open_and_run(sweep: Sweep, url: str, client: Any, resume: bool, overwrite: 
                   progress: bool, storage_options: dict[str, Any] | None) -> SweepResult:
     """Open (or create) the store, then compute the sweep into it: the store is made only
     once whoever computes is there."""
+    store = Store(url, storage_options)
     # what the store would refuse is said before the lease is written into it (what it
-    # warns of is said once, by open_store)
+    # warns of is said once, by Store.open)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_store(sweep, url, resume=resume, overwrite=overwrite, options=storage_options)
+        store.check(sweep, resume=resume, overwrite=overwrite)
     held = acquire(url, storage_options)
     try:
-        sweep, group, done = open_store(sweep, url, resume=resume, overwrite=overwrite,
-                                        options=storage_options)
-        return _run(sweep, url, client, group, done is None, t0, progress, storage_options,
-                    held)
+        sweep, book = store.open(sweep, resume=resume, overwrite=overwrite)
+        return _run(sweep, store, client, book, t0, progress, held)
     finally:
         held.release()
 
@@ -501,36 +466,35 @@ def _stop_if_interrupted() -> None:
         raise KeyboardInterrupt
 
 
-def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float,
-         progress: bool, storage_options: dict[str, Any] | None, held: Lease) -> SweepResult:
+def _run(sweep: Sweep, store: Store, client: Any, book: Book | None, t0: float,
+         progress: bool, held: Lease) -> SweepResult:
     sync = isinstance(client, str)
+    url, fresh = store.url, book is None
     tally = _Tally(url)
-    _forget_group(sweep, url, storage_options)   # a cluster in this process shares the object
+    _forget_store(sweep, url, store.options)   # a cluster in this process shares the object
     try:
         if fresh:
             env_info = None
             if sweep.has_envelope:  # found on a worker's device unless this process computes
                 sweep, env_info = (sweep.resolve_envelope() if sync else client.submit(
                     Sweep.resolve_envelope, sweep, pure=False).result())
-            create_arrays(sweep, group, env_info, url, storage_options)
+            store.create(sweep, env_info)
         # Every chunk is a task: those marked done check their data and skip themselves.
         bar = Progress(sweep.n_chunks, math.prod(sweep.chunks)) if progress else None
-        with _noticing_ctrl_c():
+        with _noticing_ctrl_c(), _folding(store):
             if sync:
-                _run_here(sweep, url, storage_options, sweep.chunk_indices(), bar, tally,
-                          fresh, held)
+                _run_here(sweep, store, book, sweep.chunk_indices(), bar, tally, held)
             else:
-                _run_client(sweep, url, storage_options, client, sweep.chunk_indices(), bar,
-                            tally, fresh, held)
+                _run_client(sweep, store, client, sweep.chunk_indices(), bar, tally, fresh,
+                            held)
         seconds = time.perf_counter() - t0
-        record_run(group, tally.devices, {
+        store.record_run(tally.devices, {
             "resumed": not fresh, "chunks_computed": tally.computed,
             "chunks_repaired": len(tally.repaired), "seconds": round(seconds, 3),
             "chunks_warned": tally.warned, "warnings": dict(tally.summary()),
             # summed over the chunks: the device's busy time, and the writes' (which overlap)
             "compute_seconds": round(tally.compute_s, 3),
-            "write_seconds": round(tally.write_s, 3)},
-            url, storage_options)
+            "write_seconds": round(tally.write_s, 3)})
     except OSError as exc:
         if exc.errno in DISK_FULL:
             raise write_error(url, exc) from exc
@@ -546,18 +510,34 @@ def _run(sweep: Sweep, url: str, client: Any, group: Any, fresh: bool, t0: float
                       + "; ".join(f"{m} ({n} chunks)" for m, n in tally.summary()),
                       RuntimeWarning, stacklevel=3)
     return SweepResult(url, computed, sweep.n_chunks - computed, seconds,
-                       sorted(devices), open_group(url, "r", storage_options))
+                       sorted(devices), store.reader())
 
 
-def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
+@contextlib.contextmanager
+def _folding(store: Store) -> Iterator[None]:
+    """Fold the store's journal into its bookkeeping arrays once the chunks are done, or
+    stopped (then as far as it can: what it cannot is folded by the next run)."""
+    try:
+        yield
+    except BaseException:
+        try:
+            store.fold()
+        except Exception:
+            _log.info("daskcl: %s: the journal is left to the next run", store.url,
+                      exc_info=True)
+        raise
+    store.fold()
+
+
+def _run_here(sweep: Sweep, store: Store, book: Book | None,
               todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally,
-              fresh: bool = False, held: Lease | None = None) -> None:
+              held: Lease | None = None) -> None:
     """Every chunk of ``todo`` computed in this process, chunk after chunk; each computed
     chunk is written on a writer thread while the next computes, at most
-    :data:`_SYNC_WRITES` at once, and counted (in order) once its mark is written.  An error
-    stops the computing; the writes begun finish (each marked only once complete).  A
-    ``fresh`` run (it created the store) reads no marks."""
-    group = open_group(url, "r+", options)
+    :data:`_SYNC_WRITES` at once, and counted (in order) once it is recorded.  An error
+    stops the computing; the writes begun finish (each recorded only once complete).  A
+    fresh store (``book`` ``None``) has no marks to read."""
+    url = store.url
     writing: deque[tuple[tuple[int, ...], Future[dict[str, Any]]]] = deque()   # (chunk, job)
 
     def count(idx: tuple[int, ...], done: Future[dict[str, Any]]) -> None:
@@ -574,9 +554,8 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
 
     with ThreadPoolExecutor(_SYNC_WRITES, thread_name_prefix="daskcl-writer") as writer:
         for idx in todo:
-            marked = not fresh and chunk_marked(group, idx)
-            if marked and chunk_matches(group, sweep.output_names, sweep.chunk_slices(idx),
-                                        idx):
+            marked = book is not None and bool(book.done[idx])
+            if marked and store.matches(sweep, idx, book):   # type: ignore[arg-type]
                 job = _finished({"index": idx, "skipped": True})
             else:
                 try:
@@ -584,8 +563,7 @@ def _run_here(sweep: Sweep, url: str, options: dict[str, Any] | None,
                 except Exception as exc:  # the writes begun finish first
                     job = _failed(exc)
                 else:
-                    job = writer.submit(_write, group, sweep, idx, results, report, marked,
-                                        url)
+                    job = writer.submit(_write, store, sweep, idx, results, report, marked)
                     del results
             writing.append((idx, job))
             while writing and (writing[0][1].done() or len(writing) > _SYNC_WRITES):
@@ -626,9 +604,9 @@ def _warm_names(sweep: Sweep) -> list[Any]:
     return sweep.func.warm_names() if sweep.func is not None else []
 
 
-def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: Any,
-                todo: Iterable[tuple[int, ...]], bar: Progress | None, tally: _Tally,
-                fresh: bool = False, held: Lease | None = None) -> None:
+def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[int, ...]],
+                bar: Progress | None, tally: _Tally, fresh: bool = False,
+                held: Lease | None = None) -> None:
     """Run ``chunk_task`` for every index of ``todo`` on the client's workers (``fresh``: the
     run created the store, and the tasks need not read its marks).
 
@@ -637,10 +615,12 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
     once, and where the workers holding it die the scheduler computes it again from the task
     (data scattered to a lone worker would die with it, and the sweep with it).  A window of
     :data:`_WINDOW_PER_THREAD` tasks per worker thread is in flight, the next submitted as
-    each finishes, so that neither the client nor the scheduler holds more than the window
-    however many chunks there are."""
+    half the window finishes (one message to the scheduler, not one a chunk), so that neither
+    the client nor the scheduler holds more than the window however many chunks there
+    are."""
     from distributed import as_completed
 
+    url, options = store.url, store.options
     indices: Iterator[tuple[int, ...]] = iter(todo)
     first = next(indices, None)
     if first is None:
@@ -666,13 +646,17 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
     queue = itertools.chain([first], indices)
 
     def submit(n: int) -> None:
-        for idx in itertools.islice(queue, n):
-            fut = client.submit(chunk_task, payload, url, options, idx, fresh, pure=False,
-                                retries=2,
-                                key=f"{token}-{'.'.join(map(str, idx))}")
+        batch = list(itertools.islice(queue, n))
+        if not batch:
+            return
+        futs = client.map(chunk_task, [payload] * len(batch), [url] * len(batch),
+                          [options] * len(batch), batch, [fresh] * len(batch), pure=False,
+                          retries=2, key=[f"{token}-{'.'.join(map(str, i))}" for i in batch])
+        for idx, fut in zip(batch, futs):
             pending[fut.key] = (idx, fut)
             running.add(fut)
 
+    finished = 0
     try:
         submit(width)
         for fut in running:
@@ -688,7 +672,10 @@ def _run_client(sweep: Sweep, url: str, options: dict[str, Any] | None, client: 
             _stop_if_interrupted()
             if held:
                 held.check()
-            submit(1)
+            finished += 1
+            if finished >= width // 2 or not pending:   # the next tasks, in one message
+                submit(finished)
+                finished = 0
     finally:
         client.cancel([f for _, f in pending.values() if not f.done()])
 

@@ -139,16 +139,12 @@ COMPRESSORS: dict[str, tuple[int, int, int] | None] = {
 #: (results/store-*.json), which stores smooth float64 fields about as small as zstd at its
 #: default level
 DEFAULT_COMPRESSOR = "blosc-lz4:5"
-#: default chunk: 2^24 elements (128 MiB of float64).  The store and the task have costs per
-#: chunk: on an H100, sweeps of 2^30 points of qbeta and dnorm delivered 2.0-2.1e8, 2.4-2.5e8
-#: and 2.6e8 points/s (qbeta) and 2.1-2.3e8, 2.7-2.8e8 and 3.0-3.1e8 (dnorm) with chunks of
-#: 2^22, 2^23 and 2^24 elements (benchmarks/README.md, "Sweeps")
+#: default chunk: 2^24 elements (128 MiB of float64): the store and the task cost per chunk,
+#: and larger chunks delivered more points/s (``bench_sweep.py``)
 _TARGET_ELEMENTS = 2**24
-#: default GLM chunk: 2^18 points (a point costs l1 * l2, an output l2 + 1 values).  The store
-#: has a cost per chunk (files, checksums, the mark), and a GLM chunk's outputs are small beside
-#: its compute: with 2^16 points an f2_f3 sweep on an H100 reached 0.82-0.84 of its bare kernel
-#: and its store absorbed 7.7e6 points/s; with 2^18, 0.96-0.97 and 2.9e7 (the bare kernel itself
-#: 27% faster: benchmarks/README.md, "Sweeps")
+#: default GLM chunk: 2^18 points (a point costs l1 * l2, an output l2 + 1 values): a GLM
+#: chunk's outputs are small beside its compute, so the store's cost per chunk weighs more, and
+#: 2^18 came closer to the bare kernel than 2^16 (``bench_sweep.py``)
 _TARGET_GLM_POINTS = 2**18
 _STORE_CHUNK_ELEMENTS = 2**20  # zarr chunks of at most 8 MiB: a task's are encoded in parallel
 # Array names in the store: a letter first, then letters, digits, '_', '.', '-' (no path

@@ -116,9 +116,10 @@ def test_a_sharded_store_holds_one_file_a_task(tmp_path: Path, monkeypatch: Any)
     monkeypatch.setattr(spec, "_STORE_CHUNK_ELEMENTS", 8)
     s = Sweep.from_dict(_spec())
     out = tmp_path / "o.zarr"
-    s, group, done = store.open_store(s, str(out), resume=False, overwrite=False, options=None)
-    assert done is None
-    store.create_arrays(s, group, None, str(out), None, shards=True)
+    st = store.Store(out)
+    s, book = st.open(s, resume=False, overwrite=False)
+    assert book is None
+    st.create(s, None, shards=True)
     res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (3, 0)
     g = open_result(out)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daskcl.sweep import Sweep, SweepError, functions, open_result, run, runner, verify
+from daskcl.sweep import Sweep, SweepError, functions, open_result, run, runner, store, verify
 
 _FUNC = """\
 import helper_{tag}
@@ -37,7 +37,7 @@ def _python_sweep(tmp_path: Path, tag: str) -> tuple[Sweep, Path, Path]:
 
 def _stop_after(monkeypatch: Any, n: int) -> None:
     """Ctrl-C once ``n`` chunks are written: a run stopped half-way."""
-    real = runner.write_chunk
+    real = store.Store.write_chunk
     calls: list[int] = []
 
     def write(*args: Any) -> None:
@@ -46,7 +46,7 @@ def _stop_after(monkeypatch: Any, n: int) -> None:
             raise KeyboardInterrupt
         real(*args)
 
-    monkeypatch.setattr(runner, "write_chunk", write)
+    monkeypatch.setattr(store.Store, "write_chunk", write)
 
 
 def _stopped_half_way(s: Sweep, tmp_path: Path, monkeypatch: Any) -> None:

@@ -31,7 +31,7 @@ from support.procs import run_python
 
 from daskcl import cli, nmath
 from daskcl.runtime.library import default_root
-from daskcl.sweep import Sweep, SweepError, contents, open_result, run, runner, store
+from daskcl.sweep import Sweep, SweepError, contents, layout, open_result, run, runner, store
 from daskcl.sweep.store import read_info
 
 
@@ -96,7 +96,7 @@ def test_overwrite_replaces_a_daskcl_store_and_nothing_else_in_it(tmp_path: Path
     out = tmp_path / "o.zarr"
     run(Sweep.from_dict(_spec()), out, client="sync")
     info = read_info(open_result(out))
-    assert info["format"] == "daskcl-sweep/3"
+    assert info["format"] == "daskcl-sweep/4"
     # A file the user put inside the store: daskcl did not write it, so it is not deleted.
     (out / "notes.txt").write_text("keep me")
     other = Sweep.from_dict({**_spec(), "args": {"scale": 2.0}})
@@ -164,7 +164,7 @@ def test_overwrite_leaves_files_named_like_chunks_beyond_the_grid(tmp_path: Path
     assert _tree(out) == before and (out / stray).read_text() == "keep me"
     # the dry run says the same
     with pytest.raises(SweepError, match=rf"also holds {stray}, which"):
-        store.check_store(other, str(out), resume=False, overwrite=True)
+        store.Store(out).check(other, resume=False, overwrite=True)
     (out / stray).unlink()
     for d in made:      # deepest first: an empty directory of the user's stops it too
         d.rmdir()
@@ -319,7 +319,7 @@ def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> 
         raise KeyboardInterrupt
 
     out = tmp_path / "o.zarr"
-    monkeypatch.setattr(store, "_info", killed)  # after the arrays, before the attributes
+    monkeypatch.setattr(layout, "_info", killed)  # after the arrays, before the attributes
     with pytest.raises(KeyboardInterrupt):
         run(Sweep.from_dict(_spec()), out, client="sync")
     monkeypatch.undo()
@@ -330,7 +330,7 @@ def test_a_half_prepared_store_is_replaced(tmp_path: Path, monkeypatch: Any) -> 
     # the same spec's plain run takes such a store up too (it said "already holds a sweep":
     # a preparing store recorded no identity); another spec's is refused
     shutil.rmtree(out)
-    monkeypatch.setattr(store, "_info", killed)
+    monkeypatch.setattr(layout, "_info", killed)
     with pytest.raises(KeyboardInterrupt):
         run(Sweep.from_dict(_spec()), out, client="sync")
     monkeypatch.undo()
@@ -348,7 +348,7 @@ def _half_prepared(out: Path, monkeypatch: Any, preparer: dict[str, Any] | None)
     def killed(*args: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store, "_info", killed)
+    monkeypatch.setattr(layout, "_info", killed)
     with pytest.raises(KeyboardInterrupt):
         run(Sweep.from_dict(_spec()), out, client="sync")
     monkeypatch.undo()
@@ -633,6 +633,11 @@ class _FakeClient:
             raise MemoryError(f"{self.live >> 20} MiB of tasks held at once")
         return fut
 
+    def map(self, fn: Any, *iterables: Any, key: list[str], pure: bool, retries: int
+            ) -> list[_FakeFuture]:
+        return [self.submit(fn, *args, key=k, pure=pure, retries=retries)
+                for *args, k in zip(*iterables, key)]
+
     def cancel(self, futures: list[Any]) -> None:
         pass
 
@@ -678,8 +683,8 @@ def test_client_memory_stays_flat_over_100000_chunks(tmp_path: Path, monkeypatch
     try:
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
-        runner._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
-                               None, tally)
+        runner._run_client(s, store.Store(tmp_path / "o.zarr"), client, s.chunk_indices(),
+                           None, tally)
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
@@ -718,7 +723,7 @@ def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         _SCHEDULER[:] = [cluster.scheduler]
-        runner._run_client(s, str(tmp_path / "o.zarr"), None, client, s.chunk_indices(),
-                               None, tally)
+        runner._run_client(s, store.Store(tmp_path / "o.zarr"), client, s.chunk_indices(),
+                           None, tally)
     assert tally.computed == 600 and len(_HELD) == 600
     assert max(_HELD) <= 8 + 1 + 3, max(_HELD)

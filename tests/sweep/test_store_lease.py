@@ -20,6 +20,8 @@ import zarr
 from support.procs import repo_pythonpath
 
 from daskcl.sweep import Sweep, SweepError, lease, open_result, run, verify
+from daskcl.sweep.chunks import read_book
+from daskcl.sweep.journal import Journal
 
 _REPO = Path(__file__).resolve().parents[2]
 _SLOW = "import time\n\ndef g(x, k=1.0):\n    time.sleep({delay})\n    return x * k\n"
@@ -46,8 +48,9 @@ def _wait_for_chunks(out: Path, proc: subprocess.Popen[str], n: int = 2) -> None
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         try:
-            done = zarr.open_group(str(out), mode="r", use_consolidated=False)["_daskcl/done"]
-            if int(np.count_nonzero(done[...])) >= n:
+            group = zarr.open_group(str(out), mode="r", use_consolidated=False)
+            book = read_book(group, Journal(str(out), None, "_daskcl/done"))   # marks so far
+            if int(np.count_nonzero(book.done)) >= n:
                 return
         except (OSError, KeyError, ValueError):
             pass

@@ -49,7 +49,7 @@ def test_store_opens_in_xarray_with_typed_labelled_coordinates(tmp_path: Path) -
     assert all("long_name" in ds[c].attrs for c in ds.coords)
     assert ds.attrs["Conventions"] == "CF-1.10"
     assert ds.attrs["daskcl_function"] == "ptukey"
-    assert ds.attrs["daskcl_format"] == "daskcl-sweep/3"
+    assert ds.attrs["daskcl_format"] == "daskcl-sweep/4"
     assert json.loads(ds.attrs["daskcl_spec"])["axes"]["nmeans"] == {"arange": [2, 6]}
     assert all(isinstance(v, (str, int, float)) for v in ds.attrs.values())
     # the bookkeeping is there for daskcl, not a variable
@@ -226,7 +226,7 @@ def test_a_store_of_the_first_layout_still_resumes_and_verifies(tmp_path: Path) 
 
 
 def test_a_store_of_a_newer_format_is_refused_not_recomputed(tmp_path: Path) -> None:
-    """A store written by a newer daskcl (format ``daskcl-sweep/4``) is not taken for one of
+    """A store written by a newer daskcl (format ``daskcl-sweep/5``) is not taken for one of
     this daskcl's: resuming or verifying it is a clear error that leaves every chunk as it is
     (an older reader would otherwise find every checksum wrong and compute the whole sweep
     again); ``--overwrite`` still replaces it, being daskcl's."""
@@ -235,11 +235,11 @@ def test_a_store_of_a_newer_format_is_refused_not_recomputed(tmp_path: Path) -> 
     g = zarr.open_group(str(out), mode="r+")
     info = read_info(g)
     assert info is not None and info["format"] == store.FORMAT
-    info.update(format="daskcl-sweep/4", version="9.0")
+    info.update(format="daskcl-sweep/5", version="9.0")
     _write_info(out, info)
     before = open_result(out)["ptukey"][...]
-    newer = (r"written by a newer daskcl \(9\.0, store format daskcl-sweep/4\); this daskcl "
-             r"\(.+\) reads formats up to daskcl-sweep/3, so it cannot {} it: upgrade daskcl")
+    newer = (r"written by a newer daskcl \(9\.0, store format daskcl-sweep/5\); this daskcl "
+             r"\(.+\) reads formats up to daskcl-sweep/4, so it cannot {} it: upgrade daskcl")
     with pytest.raises(SweepError, match=newer.format("resume")):
         run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     with pytest.raises(SweepError, match=newer.format("verify")):
@@ -252,7 +252,7 @@ def test_a_store_of_a_newer_format_is_refused_not_recomputed(tmp_path: Path) -> 
         run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     np.testing.assert_array_equal(open_result(out)["ptukey"][...], before)
     assert store.newer_format({"format": "daskcl-sweep/10"})
-    assert not store.newer_format({"format": "daskcl-sweep/3"})
+    assert not store.newer_format({"format": "daskcl-sweep/4"})
     assert not store.newer_format({"format": "other/4"}) and not store.newer_format({})
     res = run(Sweep.from_dict(_spec()), out, client="sync", overwrite=True)
     assert res.computed == 4

@@ -22,6 +22,7 @@ from support.procs import run_python
 from daskcl import glm, nmath
 from daskcl.runtime.library import default_root
 from daskcl.sweep import Sweep, SweepError, open_result, run
+from daskcl.sweep.journal import record
 from daskcl.sweep.store import read_info
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -354,15 +355,20 @@ def test_resume_computes_only_missing_chunks(tmp_path: Path) -> None:
     full = open_result(out)["pgamma"][...]
     g = zarr.open_group(str(out), mode="r+")
     # A chunk whose mark was never written (worker killed after writing data), one whose data
-    # is gone too, and a mark truncated on disk: all three are computed again.
+    # is gone too, and one whose record in the journal was torn by a kill: all three are
+    # computed again; one recorded whole in the journal (a run killed before it folded its
+    # journal into the marks) is done.
     g["_daskcl/done"][0, 1] = 0
     g["_daskcl/done"][2, 0] = 0
     g["pgamma"][16:21, 0:3] = -1.0
-    mark = out / "_daskcl" / "done" / "c" / "1" / "1"
-    assert mark.is_file()
-    mark.write_bytes(b"")
+    sums = g["_daskcl/checksum"][...]
+    g["_daskcl/done"][1, :] = 0
+    (out / "_daskcl" / "done" / "journal").mkdir()
+    (out / "_daskcl" / "done" / "journal" / "w-0123456789abcdef").write_bytes(
+        record(2, [int(sums[1, 0, 0])]) + record(3, [int(sums[1, 1, 0])])[:-2])
     res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (3, 3)
+    assert not (out / "_daskcl" / "done" / "journal").exists()   # folded into the marks
     assert np.array_equal(open_result(out)["pgamma"][...], full)
     assert open_result(out)["_daskcl/done"][...].sum() == 6
     runs = read_info(open_result(out))["runs"]
@@ -598,31 +604,31 @@ def test_an_envelope_found_on_a_worker_gives_the_same_store(tmp_path: Path) -> N
 
 def test_a_fresh_run_reads_no_marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that creates its store knows no chunk is marked: its chunk tasks do not read the
-    marks (a read per chunk: 1 s for 4096 chunks on a local disk, a request each on an object
-    store) and write the same values; a resumed run reads them once per worker and skips every
-    chunk done.  The same in this process (``client="sync"``)."""
+    marks (a request each on an object store) and write the same values; a resumed run reads
+    them once per worker and checks every chunk done.  The same in this process
+    (``client="sync"``), which reads them once as it opens the store."""
     import distributed
 
-    from daskcl.sweep import runner
+    from daskcl.sweep import store
 
-    read: list[tuple[int, ...]] = []
-    marked: list[tuple[int, ...]] = []
-    real_read, real_marked = runner.read_done, runner.chunk_marked
+    read: list[str] = []
+    checked: list[tuple[int, ...]] = []
+    real_read, real_matches = store.Store.read_book, store.Store.matches
 
-    def reading(group: object, grid: tuple[int, ...]) -> np.ndarray:
-        read.append(grid)
-        return real_read(group, grid)
+    def reading(self: store.Store) -> object:
+        read.append(self.url)
+        return real_read(self)
 
-    def asking(group: object, index: tuple[int, ...]) -> bool:
-        marked.append(index)
-        return real_marked(group, index)
+    def matching(self: store.Store, sweep: Sweep, index: tuple[int, ...], book: object) -> bool:
+        checked.append(index)
+        return real_matches(self, sweep, index, book)   # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "read_done", reading)
-    monkeypatch.setattr(runner, "chunk_marked", asking)
+    monkeypatch.setattr(store.Store, "read_book", reading)
+    monkeypatch.setattr(store.Store, "matches", matching)
     ref = run(Sweep.from_dict(_spec()), tmp_path / "ref.zarr", client="sync")
-    assert ref.computed == 6 and marked == []
+    assert ref.computed == 6 and checked == [] and read == []
     again = run(Sweep.from_dict(_spec()), tmp_path / "ref.zarr", client="sync", resume=True)
-    assert again.computed == 0 and len(marked) == 6
+    assert again.computed == 0 and len(checked) == 6 and read == []
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
@@ -631,7 +637,7 @@ def test_a_fresh_run_reads_no_marks(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert res.computed == 6 and read == []
         np.testing.assert_array_equal(res.arrays["pgamma"], ref.arrays["pgamma"])
         res = run(Sweep.from_dict(_spec()), out, client, resume=True)
-        assert res.computed == 0 and res.skipped == 6 and read == [(3, 2)]
+        assert res.computed == 0 and res.skipped == 6 and read == [str(out)]
 
 
 def test_chunk_tasks_share_one_open_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -639,29 +645,31 @@ def test_chunk_tasks_share_one_open_group(tmp_path: Path, monkeypatch: pytest.Mo
     """The chunk tasks of a run (one sweep object in a process) open the store's group once,
     and write the same values as a run in this process; a run starting drops the group, so
     that a store made again is opened again."""
-    from daskcl.sweep import runner
-    from daskcl.sweep.store import create_arrays, open_store
+    from daskcl.sweep import runner, store
 
     s = Sweep.from_dict(_spec())
     url = str(tmp_path / "g.zarr")
-    s, group, done = open_store(s, url, resume=False, overwrite=False, options=None)
-    assert done is None
-    create_arrays(s, group, None, url, None)
+    st = store.Store(url)
+    s, book = st.open(s, resume=False, overwrite=False)
+    assert book is None
+    st.create(s, None)
     ref = run(Sweep.from_dict(_spec()), tmp_path / "ref.zarr", client="sync")
     opened: list[str] = []
-    real = runner.open_group
+    real = store.open_group
 
     def counting(u: str, mode: str, options: dict | None = None) -> object:
-        opened.append(mode)
+        if mode != "r":     # open_result's
+            opened.append(mode)
         return real(u, mode, options)
 
-    monkeypatch.setattr(runner, "open_group", counting)
-    reports = [runner.chunk_task(s, url, None, idx) for idx in s.chunk_indices()]
+    monkeypatch.setattr(store, "open_group", counting)
+    reports = [runner.chunk_task(s, url, None, idx, True) for idx in s.chunk_indices()]
     assert opened == ["r+"] and len(reports) == 6
     assert all(not r["skipped"] and r["points"] > 0 for r in reports)
     assert np.array_equal(open_result(url)["pgamma"][...], ref.arrays["pgamma"])
-    # the next run's start forgets the group: a chunk task opens the store again
-    runner._forget_group(s, url, None)
+    # the next run's start forgets the store: a chunk task opens it again, and finds the
+    # chunk recorded in the journal
+    runner._forget_store(s, url, None)
     again = runner.chunk_task(s, url, None, (0, 0))
     assert opened == ["r+", "r+"] and again["skipped"]
     # another sweep object (another run) opens its own

@@ -98,7 +98,10 @@ def test_damaged_coordinates_are_found_by_verify_and_written_again_by_resume(
     """The coordinate arrays have no checksums: one deleted read as zeros (its fill value),
     verify said every chunk matched (exit 0) and --resume left it so."""
     from daskcl import cli
-    from daskcl.sweep.store import damaged_coordinates
+    from daskcl.sweep.store import Store
+
+    def damaged_coordinates(out: str) -> list[str]:
+        return Store(out).damaged_coordinates()
 
     spec, out = _pnorm(tmp_path)
     (out / "q" / "c" / "0").unlink()                     # deleted: reads as its fill value
@@ -187,13 +190,13 @@ def test_a_store_created_by_another_run_meanwhile_is_said_so(tmp_path: Path, mon
     (tmp_path / "f.py").write_text(FAILING)
     out = tmp_path / "o.zarr"
     sweep = _spec(tmp_path)
-    real = store._create
+    real = store.Store._create_group
 
-    def create_after_the_other(sweep: Sweep, url: str, options: object) -> object:
-        real(sweep, url, None)                # the other run, between the check and the create
-        return real(sweep, url, options)
+    def create_after_the_other(self: store.Store, sweep: Sweep) -> None:
+        real(store.Store(self.url), sweep)    # the other run, between the check and the create
+        real(self, sweep)
 
-    monkeypatch.setattr(store, "_create", create_after_the_other)
+    monkeypatch.setattr(store.Store, "_create_group", create_after_the_other)
     with pytest.raises(SweepError, match=r"o\.zarr was created by another run meanwhile \(two "
                        r"runs started on one --out at once\); let that run finish"):
         run(sweep, out, client="sync")

@@ -23,6 +23,8 @@ from support.procs import run_python
 
 from daskcl.cluster import local_cluster, worker_devices
 from daskcl.sweep import Sweep, open_result, run, runner, spec, store
+from daskcl.sweep.chunks import read_book
+from daskcl.sweep.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,10 +73,12 @@ def _overlapped(events: list[tuple[str, float, float, float, int]]) -> list[tupl
 
 def _plain(s: Sweep, out: Path) -> Any:
     """The store written chunk after chunk, in this thread: no overlap."""
-    sweep, group, _ = store.open_store(s, str(out), resume=False, overwrite=False, options=None)
-    store.create_arrays(sweep, group, None, str(out), None)
+    st = store.Store(out)
+    sweep, _ = st.open(s, resume=False, overwrite=False)
+    st.create(sweep, None)
     for idx in sweep.chunk_indices():
-        store.write_chunk(group, sweep, idx, sweep.evaluate(idx))
+        st.write_chunk(sweep, idx, sweep.evaluate(idx))
+    st.fold()
     return open_result(out)
 
 
@@ -85,19 +89,19 @@ def _same(a: Any, b: Any) -> None:
 
 def _slow_writes(log: str, pause: float) -> None:
     """In a worker (client.run): each chunk's write takes ``pause`` s more and is logged."""
-    from daskcl.sweep import runner as r
+    from daskcl.sweep.store import Store
 
-    real = r.write_chunk
+    real = Store.write_chunk
 
-    def write_chunk(group: Any, sweep: Any, index: Any, results: Any) -> None:
+    def write_chunk(self: Any, sweep: Any, index: Any, results: Any) -> None:
         t0 = time.time()
         time.sleep(pause)
-        real(group, sweep, index, results)
+        real(self, sweep, index, results)
         x = float(sweep.axes[0].values[sweep.chunk_slices(index)[0].start])
         with open(log, "a") as f:
             f.write(f"write {x!r} {t0!r} {time.time()!r} {os.getpid()}\n")
 
-    r.write_chunk = write_chunk
+    Store.write_chunk = write_chunk     # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="module")
@@ -131,17 +135,17 @@ def test_a_one_thread_worker_computes_while_it_writes(client1: Any, tmp_path: Pa
 def test_this_process_computes_while_it_writes(tmp_path: Path, monkeypatch: Any) -> None:
     log = tmp_path / "events.log"
     s = _sweep(tmp_path, log, pause=0.05)
-    real = runner.write_chunk
+    real = store.Store.write_chunk
 
-    def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...], results: Any) -> None:
+    def write_chunk(self: Any, sweep: Sweep, index: tuple[int, ...], results: Any) -> None:
         t0 = time.time()
         time.sleep(0.3)
-        real(group, sweep, index, results)
+        real(self, sweep, index, results)
         x = float(sweep.axes[0].values[sweep.chunk_slices(index)[0].start])
         with open(log, "a") as f:
             f.write(f"write {x!r} {t0!r} {time.time()!r} {os.getpid()}\n")
 
-    monkeypatch.setattr(runner, "write_chunk", write_chunk)
+    monkeypatch.setattr(store.Store, "write_chunk", write_chunk)
     res = run(s, tmp_path / "o.zarr", client="sync")
     assert (res.computed, res.skipped) == (6, 0)
     ev = _events(log)
@@ -149,7 +153,7 @@ def test_this_process_computes_while_it_writes(tmp_path: Path, monkeypatch: Any)
     # at most two chunks are written at once
     writes = sorted((e[2], e[3]) for e in ev if e[0] == "write")
     assert max(sum(1 for a, b in writes if a <= t < b) for t, _ in writes) <= runner._SYNC_WRITES
-    monkeypatch.setattr(runner, "write_chunk", real)
+    monkeypatch.setattr(store.Store, "write_chunk", real)
     _same(open_result(tmp_path / "o.zarr"), _plain(_sweep(tmp_path, tmp_path / "ref.log"),
                                                     tmp_path / "ref.zarr"))
 
@@ -220,8 +224,10 @@ def test_a_process_killed_during_a_write_resumes(tmp_path: Path) -> None:
     r = run_python([str(script)], timeout=300)
     assert r.returncode == -signal.SIGKILL, r.stderr
     g = open_result(out)
-    done = g["_daskcl/done"][:, 0].tolist()
-    assert done[2] == 0 and sum(done) < 6
+    # the marks: the arrays' (none yet) and the killed run's journal
+    assert not g["_daskcl/done"][...].any()
+    done = read_book(g, Journal(str(out), None, "_daskcl/done")).done[:, 0].tolist()
+    assert done[2] == 0 and 0 < sum(done) < 6
     assert np.array_equal(g["p"][24:26], _plain(_sweep(tmp_path, tmp_path / "ref.log"),
                                                 tmp_path / "ref.zarr")["p"][24:26])
     missing = [(i, 0) for i in range(6) if not done[i]]
