@@ -4,6 +4,7 @@ elementwise kernel of one :class:`~daskcl.kernels._table.Fn` row with R's interf
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -139,7 +140,5 @@ class NmathFunction(ElementwiseKernel):
 
 
 def _by_name(name: str) -> Any:
-    """The public function ``name`` (what R's keyword names dispatch to)."""
-    from ._registry import get
-
-    return get(name)
+    """The public function ``name`` (what R's keyword names dispatch to), from its module."""
+    return getattr(importlib.import_module(PUBLIC_MODULE), name)

@@ -272,9 +272,10 @@ def _probe(cl: Any, device: Any, held: contextlib.ExitStack) -> np.ndarray:
     if "keep" in _kept_probe:
         _kept_probe["context"] = (device, ctx)
     queue = cl.CommandQueue(ctx)
-    entry = _probe_entry(device, held)
-    if entry is not None:
-        prg = _probe_from(entry, cl, ctx, device)
+    store = probe_store if "keep" in _kept_probe else None
+    entry = None if store is None else store[0](device, held, _PROBE_KEY)
+    if entry is not None and store is not None:
+        prg = store[1](entry, cl, ctx, device)
         if prg is not None:
             out = _run_probe(cl, ctx, queue, prg)
             if np.allclose(out, _PROBE_WANT, rtol=1e-15, atol=0):
@@ -296,43 +297,12 @@ def _run_probe(cl: Any, ctx: Any, queue: Any, prg: Any) -> np.ndarray:
     return out
 
 
+#: where the probe's binary is kept: ``(entry, load)`` of :mod:`daskcl.runtime.diskcache`, which
+#: sits above this module and sets it when imported; ``None``: the probe is built from source
+probe_store: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+
 #: the probe's key in the disk cache (no program's: those are SHA-256 digests of their parts)
 _PROBE_KEY = "fp64-probe-" + hashlib.sha256(_PROBE_SRC.encode()).hexdigest()
-
-
-def _probe_entry(device: Any, held: contextlib.ExitStack) -> Any:
-    """The disk cache entry of the probe's binary on ``device``, its directory open while
-    ``held`` is, where :func:`bind` probes (listing devices writes nothing); ``None`` without
-    a disk cache that is used and trusted (nothing is warned: a program's build says why,
-    where it comes to one)."""
-    from . import diskcache
-
-    try:
-        if "keep" not in _kept_probe or diskcache.cache_dir() is None or diskcache.cache_refused(create=True) is not None:
-            return None
-        p = device.platform
-        identity = " | ".join(str(v).strip() for v in (
-            p.name, p.vendor, p.version, device.name, device.vendor, device.version,
-            device.driver_version))
-        disk = held.enter_context(diskcache._DiskCache.open())
-        return None if disk is None else disk.entry(_PROBE_KEY, identity, ".probe")
-    except Exception:       # any trouble with the cache: the probe is built from source
-        return None
-
-
-def _probe_from(entry: Any, cl: Any, ctx: Any, device: Any) -> Any:
-    """The probe's program from its cached binary, built; ``None`` where there is none or it
-    cannot be used."""
-    from . import diskcache
-
-    try:
-        blob = entry.read()
-        if blob is None:
-            return None
-        binary = diskcache._unpack(blob, entry.record)
-        return build_program(cl.Program(ctx, [device], [binary]))
-    except Exception:       # unreadable, untrusted, corrupt, refused by the driver
-        return None
 
 
 def _choose_keeping_context(spec: str | None) -> tuple[DeviceInfo, Any, Any]:
@@ -421,8 +391,8 @@ def choose(spec: str | None = None) -> tuple[DeviceInfo, Any]:
 
 def remedy(problem: str) -> str:
     """What to do about a failed probe (:func:`probe_fp64`'s text), where daskcl knows: ``""``
-    or a sentence that starts with a space.  PyPI's PoCL 3.0 (LLVM 14) fails every build on
-    CPUs newer than its LLVM, such as AMD's Zen 5, with "unknown target CPU 'generic'"."""
+    or a sentence that starts with a space.  A PoCL whose LLVM predates the CPU fails
+    every build with "unknown target CPU 'generic'"."""
     if "unknown target CPU" in problem:
         return (" PoCL's compiler does not know this CPU (its LLVM is older than the CPU): "
                 "install a newer PoCL beside it, on Debian and Ubuntu 'apt-get install "

@@ -599,3 +599,39 @@ def _unpack(blob: bytes, record: bytes) -> memoryview:
     if got != record:
         raise ValueError("the entry was written for another program or device (key mismatch)")
     return binary
+
+
+# -- the device probe's binary (daskcl.runtime.device) ---------------------------------------
+
+def probe_entry(device: Any, held: contextlib.ExitStack, key: str) -> Any:
+    """The disk cache entry of the probe's binary on ``device``, its directory open while
+    ``held`` is, where :func:`~daskcl.runtime.device.bind` probes (listing devices writes
+    nothing); ``None`` without a disk cache that is used and trusted (nothing is warned: a
+    program's build says why, where it comes to one)."""
+    try:
+        if cache_dir() is None or cache_refused(create=True) is not None:
+            return None
+        p = device.platform
+        identity = " | ".join(str(v).strip() for v in (
+            p.name, p.vendor, p.version, device.name, device.vendor, device.version,
+            device.driver_version))
+        disk = held.enter_context(_DiskCache.open())
+        return None if disk is None else disk.entry(key, identity, ".probe")
+    except Exception:       # any trouble with the cache: the probe is built from source
+        return None
+
+
+def probe_load(entry: Any, cl: Any, ctx: Any, device: Any) -> Any:
+    """The probe's program from its cached binary, built; ``None`` where there is none or it
+    cannot be used."""
+    try:
+        blob = entry.read()
+        if blob is None:
+            return None
+        binary = _unpack(blob, entry.record)
+        return _device.build_program(cl.Program(ctx, [device], [binary]))
+    except Exception:       # unreadable, untrusted, corrupt, refused by the driver
+        return None
+
+
+_device.probe_store = (probe_entry, probe_load)

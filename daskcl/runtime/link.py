@@ -503,13 +503,10 @@ def plan(source: ProgramSource, options: Sequence[str], granularity: str = "unit
     @functools.cache
     def closure(stem: str) -> frozenset[str]:
         out: set[str] = set()
-        for d in by_stem[stem].depends:
-            if d not in by_stem:
-                if d.endswith("_best"):     # left out of a default-mode program (library.py)
-                    continue
+        for d in by_stem[stem].depends:     # a _best unit: left out in the default mode
+            if d not in by_stem and not d.endswith("_best"):
                 raise KeyError(d)
-            out.add(d)
-            out |= closure(d)
+            out |= {d} | closure(d) if d in by_stem else set()
         return frozenset(out)
 
     try:

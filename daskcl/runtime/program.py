@@ -3,19 +3,13 @@
 
 A program is keyed by the device identity (platform and device names, versions and driver),
 the SHA-256 of its source and its build options.  In memory, each process keeps built programs
-(and their kernel objects) per context.  On disk (:mod:`daskcl.runtime.diskcache`, with its trust
-rules), device binaries are kept under the same key plus the daskcl version; NVIDIA's own cache
-of compiled code lies beside them (:mod:`daskcl.runtime.drivercache`).  Background builds run
-in helper processes (:mod:`daskcl.runtime.background`) or on threads.  The public names of
-those modules are reachable here too.
+(and their kernel objects) per context; on disk, :mod:`daskcl.runtime.diskcache` (with its
+trust rules) and NVIDIA's cache beside it (:mod:`daskcl.runtime.drivercache`).  Background
+builds run in helper processes (:mod:`daskcl.runtime.background`) or on threads.
 
-A program is built from source whole (the assembled program), or, where the config key
-``build.link`` (``DASKCL_LINK``) says so (:func:`link_mode`), linked from separately compiled
-objects (:mod:`daskcl.runtime.link`): one per library unit, compiled once per device and build
-options and shared by every kernel that uses the unit, and the kernel's own.  Objects are kept
-in memory and on disk exactly as programs are (the same trust checks, records, atomic writes,
-build locks and warnings; their key is the object's text, its options, the device identity and
-the daskcl version), and so is the linked program.
+A program is built from source whole, or, where ``build.link`` says so (:func:`link_mode`),
+linked from objects compiled per library unit and shared by every kernel that uses the unit
+(:mod:`daskcl.runtime.link`); objects are cached and trusted exactly as programs are.
 """
 
 from __future__ import annotations
@@ -153,10 +147,10 @@ def default_options(device_type: str = "CPU", inlined: bool = False) -> tuple[st
     algorithm loses digits somewhere take another (docs/accuracy.rst); the default ``r`` adds
     nothing, so ``r`` and ``best`` never share a cached program.
 
-    ``noinline`` (``DASKCL_NOINLINE``) keeps the heavy library routines out of line (``OPENCL.cl``): on by
-    default for GPUs, where it cuts cold builds 5.8x over every function (the slowest, qnf,
-    from 267 s to 22 s on an H100) with the same bits; off for CPUs, where PoCL's kernels run
-    slower with calls (pbeta 18%) and builds are cheap (benchmarks/README.md).  ``0`` or ``1``
+    ``noinline`` (``DASKCL_NOINLINE``) keeps the heavy library routines out of line
+    (``OPENCL.cl``): on by default for GPUs, where it cuts cold builds several-fold with the
+    same bits; off for CPUs, where PoCL's kernels run slower with calls and builds are cheap
+    (benchmarks/README.md, "Cold builds").  ``0`` or ``1``
     (false or true) overrides the choice; ``tiered`` (the default of daskcl's dask workers on
     GPUs, :func:`noinline_mode`) builds out of line first and, for kernels measured faster
     inlined, the inlined program later.  ``inlined``: the options of that later program (the

@@ -607,15 +607,6 @@ class Sweep:
                          "that the store's filesystem holds it")
         return "\n".join(lines)
 
-    # -- evaluation ---------------------------------------------------------------------------
-
-    def evaluate(self, index: tuple[int, ...]) -> dict[str, np.ndarray]:
-        """The result arrays of one chunk, computed on this process's device (under the
-        configuration the spec sets): :func:`daskcl.sweep.evaluate.evaluate_chunk`."""
-        from .evaluate import evaluate_chunk
-
-        return evaluate_chunk(self, index)
-
 
 def parse_compressor(value: Any) -> str:
     """``sweep.compressor`` checked and spelled in full: ``NAME`` or ``NAME:LEVEL`` of

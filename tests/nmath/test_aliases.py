@@ -218,6 +218,7 @@ def test_sweep_specs_name_rmath_parameters():
     """A spec names Rmath.h's parameters: R's keywords are refused before anything runs, and
     dnbinom's prob stays required there."""
     from daskcl.sweep import Sweep, SweepError
+    from daskcl.sweep.evaluate import evaluate_chunk
 
     base = {"sweep": {"function": "dgamma"}, "axes": {"x": {"arange": [0, 3]}}}
     with pytest.raises(SweepError, match="dgamma has no parameter 'rate'"):
@@ -226,7 +227,7 @@ def test_sweep_specs_name_rmath_parameters():
     with pytest.raises(SweepError, match=r"dnbinom needs \['prob'\]"):
         Sweep.from_dict({**nb, "args": {"size": 3.0}})
     s = Sweep.from_dict({**base, "args": {"shape": 2.0, "scale": 1 / 3.0, "log": True}})
-    assert same(s.evaluate((0,))["dgamma"], nmath.dgamma(np.arange(3.0), 2.0, rate=3.0, log=True))
+    assert same(evaluate_chunk(s, (0,))["dgamma"], nmath.dgamma(np.arange(3.0), 2.0, rate=3.0, log=True))
 
 
 def test_warnings_through_rs_keywords_point_at_the_callers_line():

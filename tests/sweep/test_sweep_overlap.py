@@ -24,6 +24,7 @@ from support.procs import run_python
 from daskcl.cluster import local_cluster, worker_devices
 from daskcl.sweep import Sweep, open_result, run, runner, spec, store
 from daskcl.sweep.chunks import read_book
+from daskcl.sweep.evaluate import evaluate_chunk
 from daskcl.sweep.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def _plain(s: Sweep, out: Path) -> Any:
     sweep, _ = st.open(s, resume=False, overwrite=False)
     st.create(sweep, None)
     for idx in sweep.chunk_indices():
-        st.write_chunk(sweep, idx, sweep.evaluate(idx))
+        st.write_chunk(sweep, idx, evaluate_chunk(sweep, idx))
     st.fold()
     return open_result(out)
 
