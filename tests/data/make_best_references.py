@@ -42,6 +42,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import mpmath as mp
 import numpy as np
@@ -324,6 +325,30 @@ def _r_value(fn: str, args: tuple[float, ...], lower: object, log: object) -> fl
     return float(r_eval(fn, [np.float64(a) for a in args], flags))
 
 
+COLUMNS = ["fn", "region", "a0", "a1", "a2", "a3", "lower", "log", "ref", "r_wrong"]
+
+
+def record(fn: str, region: str, args: Any, row: dict[str, object], got: float,
+           tol: float) -> dict[str, object]:
+    """One row of a reference file: ``row``'s flags and reference, R's value ``got`` flagged
+    ``r_wrong`` where it is not within ``tol`` of the reference."""
+    ref = float(row["ref"])  # type: ignore[arg-type]
+    err = abs(got - ref) / abs(ref) if ref != 0 else abs(got)
+    return {"fn": fn, "region": region, **{f"a{i}": repr(float(v)) for i, v in enumerate(args)},
+            "lower": row["lower"], "log": row["log"], "ref": repr(ref),
+            "r_wrong": int(not err <= tol)}
+
+
+def write(out: str, rows: list[dict[str, object]], how: str) -> None:
+    """Write ``rows`` to ``out`` under a comment line saying ``how`` they were made."""
+    with open(out, "w", newline="") as f:
+        f.write(f"# written by {how}\n")
+        w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    print(f"{len(rows)} rows -> {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(HERE / "best_references.csv"))
@@ -344,25 +369,11 @@ def main() -> None:
         print(f"worst {worst:.2e}")
         return
     t0 = time.time()
-    rows: list[dict[str, object]] = []
-    for fn, region, args in _grid(a.seed):
-        for row in _rows(fn, region, args):
-            got = _r_value(fn, args, row["lower"], row["log"])
-            ref = float(row["ref"])  # type: ignore[arg-type]
-            err = abs(got - ref) / abs(ref) if ref != 0 else abs(got)
-            rows.append({"fn": fn, "region": region,
-                         **{f"a{i}": repr(v) for i, v in enumerate(args)},
-                         **row, "ref": repr(ref),
-                         "r_wrong": int(not err <= TOLERANCE[fn])})
-    with open(a.out, "w", newline="") as f:
-        f.write(f"# written by tests/data/make_best_references.py --seed {a.seed} "
-                f"(mpmath {mp.__version__}, {mp.mp.dps} digits) in {time.time() - t0:.0f} s\n")
-        w = csv.DictWriter(f, ["fn", "region", "a0", "a1", "a2", "a3", "lower", "log", "ref",
-                               "r_wrong"], lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    print(f"{len(rows)} rows in {time.time() - t0:.0f} s -> {a.out}")
-
+    rows = [record(fn, region, args, row, _r_value(fn, args, row["lower"], row["log"]),
+                   TOLERANCE[fn])
+            for fn, region, args in _grid(a.seed) for row in _rows(fn, region, args)]
+    write(a.out, rows, f"tests/data/make_best_references.py --seed {a.seed} (mpmath "
+          f"{mp.__version__}, {mp.mp.dps} digits) in {time.time() - t0:.0f} s")
 
 if __name__ == "__main__":
     main()

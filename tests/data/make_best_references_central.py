@@ -35,7 +35,6 @@ a double, and ``r_wrong``: 1 where R's libRmath is further from it than 1e-13 re
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import sys
 import time
@@ -48,9 +47,11 @@ import numpy as np
 import scipy.stats as st
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from rmath_oracle import r_eval  # noqa: E402
+import make_best_references as base  # noqa: E402
+from support.rmath_oracle import r_eval  # noqa: E402
 
 TOLERANCE = 1e-13
 TINY = mp.mpf("1e-300")
@@ -648,24 +649,11 @@ def main() -> None:
     out = []
     for r in rows:
         args = r.pop("args")
-        if not math.isfinite(float(r["ref"])):      # type: ignore[arg-type]
-            continue
-        got = _r_value(str(r["fn"]), args, r["lower"], r["log"])  # type: ignore[arg-type]
-        ref = float(r["ref"])  # type: ignore[arg-type]
-        err = abs(got - ref) / abs(ref) if ref != 0 else abs(got)
-        out.append({"fn": r["fn"], "region": r["region"],
-                    **{f"a{i}": repr(float(v)) for i, v in enumerate(args)},  # type: ignore[attr-defined]
-                    "lower": r["lower"], "log": r["log"], "ref": repr(ref),
-                    "r_wrong": int(not err <= TOLERANCE)})
-    with open(a.out, "w", newline="") as f:
-        f.write(f"# written by tests/data/make_best_references_central.py --seed {a.seed} "
-                f"--per {a.per} (mpmath {mp.__version__}) in {time.time() - t0:.0f} s\n")
-        w = csv.DictWriter(f, ["fn", "region", "a0", "a1", "a2", "a3", "lower", "log", "ref",
-                               "r_wrong"], lineterminator="\n")
-        w.writeheader()
-        w.writerows(out)
-    print(f"{len(out)} rows in {time.time() - t0:.0f} s -> {a.out}")
-
+        if math.isfinite(float(r["ref"])):      # type: ignore[arg-type]
+            got = _r_value(str(r["fn"]), args, r["lower"], r["log"])  # type: ignore[arg-type]
+            out.append(base.record(str(r["fn"]), str(r["region"]), args, r, got, TOLERANCE))
+    base.write(a.out, out, f"tests/data/make_best_references_central.py --seed {a.seed} "
+               f"--per {a.per} (mpmath {mp.__version__}) in {time.time() - t0:.0f} s")
 
 if __name__ == "__main__":
     main()

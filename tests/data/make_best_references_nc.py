@@ -27,11 +27,9 @@ R's libRmath is further from it than the test's tolerance.  A probability of 1 (
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import mpmath as mp
@@ -42,7 +40,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import make_best_references as base  # noqa: E402
-from rmath_oracle import r_eval  # noqa: E402
+from support.rmath_oracle import r_eval  # noqa: E402
 
 #: relative tolerance by function (the test's)
 TOLERANCE = {"dnchisq": 1e-12, "dnbeta": 1e-12, "qnchisq": 1e-12, "qnbeta": 1e-12,
@@ -244,29 +242,15 @@ def main() -> None:
     a = ap.parse_args()
     only = set(a.functions.split(","))
     t0 = time.time()
-    rows: list[dict[str, object]] = []
-    fns: Callable[[str], bool] = only.__contains__
+    rows = []
     for fn, region, args in _grid(a.seed):
-        if not fns(fn):
-            continue
-        for row in _rows(fn, region, args):
-            cargs = row.pop("args")
-            got = _r_value(fn, cargs, row["lower"], row["log"])  # type: ignore[arg-type]
-            ref = float(row["ref"])  # type: ignore[arg-type]
-            err = abs(got - ref) / abs(ref) if ref != 0 else abs(got)
-            rows.append({"fn": fn, "region": region,
-                         **{f"a{i}": repr(v) for i, v in enumerate(cargs)},  # type: ignore[arg-type]
-                         **row, "ref": repr(ref),
-                         "r_wrong": int(not err <= TOLERANCE[fn])})
-    with open(a.out, "w", newline="") as f:
-        f.write(f"# written by tests/data/make_best_references_nc.py --seed {a.seed} "
-                f"(mpmath {mp.__version__}, {mp.mp.dps} digits) in {time.time() - t0:.0f} s\n")
-        w = csv.DictWriter(f, ["fn", "region", "a0", "a1", "a2", "a3", "lower", "log", "ref",
-                               "r_wrong"], lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    print(f"{len(rows)} rows in {time.time() - t0:.0f} s -> {a.out}")
-
+        if fn in only:
+            for row in _rows(fn, region, args):
+                cargs = row.pop("args")
+                got = _r_value(fn, cargs, row["lower"], row["log"])  # type: ignore[arg-type]
+                rows.append(base.record(fn, region, cargs, row, got, TOLERANCE[fn]))
+    base.write(a.out, rows, f"tests/data/make_best_references_nc.py --seed {a.seed} (mpmath "
+               f"{mp.__version__}, {mp.mp.dps} digits) in {time.time() - t0:.0f} s")
 
 if __name__ == "__main__":
     main()
