@@ -138,8 +138,7 @@ N25 = 1 << 25
 
 
 @claim("Kernels against CuPy", """
-    Kernels alone on device arrays against `cupyx.scipy.special` and JAX.  The costly
-    functions, sorted by method on GPUs, beat CuPy; pnorm and qnorm do not.""")
+    Kernels alone on device arrays against `cupyx.scipy.special` and JAX.""")
 def kernels() -> Table:
     rows = newest(lambda r: r["function"], NMATH_SORTED, lambda r: "cupy_kernel_Gel_s" in r)
     bw = max(r["bandwidth_fraction"] for _, r in rows)
@@ -151,8 +150,8 @@ def kernels() -> Table:
 
 
 @claim("R's pnorm and qnorm at their leanest", """
-    The library's kernels and the fastest lean versions of R's rational functions (one tail,
-    fewer divisions) against `ndtr` and `ndtri`: R's algorithms stay behind CuPy's.""")
+    Lean versions of R's rational functions (one tail, fewer divisions) against `ndtr` and
+    `ndtri`.""")
 def lean_norm() -> Table:
     a, b = load("lean-norm-gpu-h200.json"), load("lean-norm-2e27-gpu-h200.json")
     rows = []
@@ -203,8 +202,8 @@ def resident() -> Table:
 
 
 @claim("GLM f2_f3 against CuPy", """
-    The binomial/logit log-posterior and gradient at l1 points of l2 coefficients (200,000 and
-    100,000 observations) against CuPy array code on device data; no JAX peer.""")
+    The binomial/logit log-posterior and gradient (200,000 and 100,000 observations) against
+    CuPy array code on device data.""")
 def glm() -> Table:
     rows: list[tuple[Record, list[str]]] = []
     for r in load("glm-gpu-h200.json").rows:
@@ -233,8 +232,7 @@ TRANSFER = (("pinned, DMA", "h2d_pinned", "d2h_pinned", "link"),
 
 
 @claim("Transfer ceilings", """
-    The host's rates for 256 MB of float64, GB/s.  Each call's ceiling above comes from these
-    rates, measured in its own run.""")
+    The host's rates for 256 MB of float64, GB/s; each ceiling above is its own run's.""")
 def transfer() -> Table:
     rec = load("transfer-usehost-gpu-h200.json")
     rate = {r["path"]: r["GB_s"] for r in rec.rows}
@@ -284,8 +282,7 @@ def chunk_cost() -> Table:
 
 
 @claim("Sweeps over several GPUs", """
-    One worker per GPU of one host: points per second over one worker's times the workers,
-    with the codec of then (zstd).""")
+    One worker per GPU of one host: the speed-up over one worker (codec zstd).""")
 def sweep_gpus() -> Table:
     rec = load("sweep-gpu-h200x4.json")
     eff = {(r["case"], r["workers"]): r["efficiency"] for r in rec.rows}
@@ -395,7 +392,7 @@ def small() -> Table:
     g = {(r["function"], r["n"], r["path"]): r for r in gpu.rows}
     c = {(r["function"], r["n"], r["path"]): r for r in cpu.rows}
     rows = []
-    for f in ("pnorm", "pgamma", "pbeta", "qbeta"):     # qnorm: as pnorm, in the record
+    for f in ("pnorm", "pgamma", "qbeta"):     # qnorm as pnorm, pbeta as pgamma: in the record
         for n in (1, 1024):
             rows.append((gpu, [f, str(n), x(g[f, n, "numpy"]["x_cupy"]),
                                x(g[f, n, "device"]["x_cupy"]), x(g[f, n, "device"]["x_floor"]),
@@ -457,8 +454,8 @@ def fused() -> Table:
 
 
 @claim("Threads on one queue", """
-    Reliability: threads calling sorted launches on device arrays at once, every value
-    compared, with each allocator of the device pool.""")
+    Threads calling sorted launches on device arrays at once, every value compared, per
+    allocator.""")
 def stress() -> Table:
     rec = load("stress-threads-gpu-h200.json")
     return Table(["allocator", "processes", "right", "wrong", "crashed", "hung"],
