@@ -282,7 +282,7 @@ def chunk_cost() -> Table:
 
 
 @claim("Sweeps over several GPUs", """
-    One worker per GPU of one host: the speed-up over one worker (codec zstd).""")
+    One worker per GPU of one host: points per second over n times one worker's (zstd).""")
 def sweep_gpus() -> Table:
     rec = load("sweep-gpu-h200x4.json")
     eff = {(r["case"], r["workers"]): r["efficiency"] for r in rec.rows}
