@@ -45,6 +45,7 @@ __all__ = [
     "listing",
     "matches",
     "probe_fp64",
+    "probe_store",
     "quiet_compiler",
     "refuse_default",
     "remedy",

@@ -51,7 +51,8 @@ from .._version import __version__
 from ..errors import CacheWarning, ConfigError, outside_stacklevel
 from . import device as _device
 
-__all__ = ["BUILD_WAIT_S", "cache_dir", "cache_refused", "stats"]
+__all__ = ["BUILD_WAIT_S", "cache_dir", "cache_refused", "probe_entry", "probe_load",
+           "stats"]
 
 _MAGIC = b"DASKCL-BINARY-2\n"
 

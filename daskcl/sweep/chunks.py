@@ -49,6 +49,7 @@ __all__ = [
     "checksum_array",
     "chunk_matches",
     "done_array",
+    "done_ndim",
     "keep_freed_buffers",
     "new_algorithm",
     "read_book",

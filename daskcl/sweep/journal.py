@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DIR", "NAME", "Book", "Journal"]
+__all__ = ["DIR", "NAME", "Book", "Journal", "parse", "record"]
 
 _log = logging.getLogger("daskcl.sweep")
 
