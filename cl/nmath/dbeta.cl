@@ -1,11 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: dbeta, dbeta_c
-// @depends: dbinom, lbeta, dpq
+// @depends: dbinom, ddouble, lbeta, dpq
 // @source: the beta density x^(a-1) (1-x)^(b-1) / B(a, b); for a, b > 2 through the binomial
 //          mass (a + b - 1) dbinom(a - 1; a + b - 2, x), evaluated by Loader's saddle point
 //          method (C. Loader (2000), "Fast and accurate computation of binomial
 //          probabilities"), which keeps full relative accuracy for large shapes.  Limit
-//          shapes (0 or Inf) are point masses (infinite density there), as in R.
+//          shapes (0 or Inf) are point masses (infinite density there), as in R.  Built with
+//          DASKCL_ACCURACY_BEST, the mass takes its size a + b - 2 and 1 - x unrounded, as
+//          double-doubles (dbinom_raw_dd).
+
+// log((a + b - 1) dbinom(a - 1; a + b - 2, x)) for a, b > 2, q = 1 - x (exact in best mode)
+static inline double dbeta_binom(double x, dd_t q, double a, double b)
+{
+#ifdef DASKCL_ACCURACY_BEST
+    if (a + b < 1e300)
+        return log(a + b - 1)
+               + dbinom_raw_dd(a - 1, b - 1, dd_add_d(dd_d(a - 1), b - 1), dd_d(x), q, 1);
+#endif
+    return log(a + b - 1) + dbinom_raw(a - 1, a + b - 2, x, dd_hi(q), 1);
+}
 
 double dbeta(double x, double a, double b, int give_log)
 {
@@ -47,7 +60,7 @@ double dbeta(double x, double a, double b, int give_log)
     if (a <= 2 || b <= 2)
         lval = (a - 1) * log(x) + (b - 1) * log1p(-x) - lbeta(a, b);
     else
-        lval = log(a + b - 1) + dbinom_raw(a - 1, a + b - 2, x, 1 - x, 1);
+        lval = dbeta_binom(x, dd_add_d(dd_d(1.), -x), a, b);
     return R_D_exp(lval);
 }
 
@@ -64,6 +77,6 @@ double dbeta_c(double x, double x1, double a, double b, int give_log)
     if (a <= 2 || b <= 2)
         lval = (a - 1) * log1p(-x1) + (b - 1) * log(x1) - lbeta(a, b);
     else
-        lval = log(a + b - 1) + dbinom_raw(a - 1, a + b - 2, x, x1, 1);
+        lval = dbeta_binom(x, dd_d(x1), a, b);
     return R_D_exp(lval);
 }

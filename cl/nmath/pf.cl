@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pf, pf_class
-// @depends: pbeta, pchisq, dpq
+// @depends: pbeta, toms708, pchisq, dpq
 // @source: P(F <= x) = I_{m x / (n + m x)}(m/2, n/2) (Abramowitz & Stegun 26.6.2), by TOMS 708
 //          (pbeta), taking the complementary argument when m x > n so that the first argument
 //          of pbeta is not squeezed against 1; infinite degrees of freedom through pchisq.
+//          Built with DASKCL_ACCURACY_BEST, a tail that bratio returns as 0 (-Inf on the log
+//          scale; its power series and bgrat underflow for df1 beyond 1e5 and a small df2) is
+//          taken by TOMS 708's continued fraction alone on the log scale (bratio_bfrac), with
+//          the beta argument of that tail, n / (n + m x) or m x / (n + m x), formed directly.
 
 // pbeta's arguments for pf: q = m x / (n + m x), shapes (m/2, n/2), or where m x > n the
 // complement n / (n + m x) with shapes (n/2, m/2) and the other tail (returns 1)
@@ -41,8 +45,20 @@ double pf(double x, double df1, double df2, int lower_tail, int log_p)
     // one call of pbeta, not one per branch: a GPU warp would run both inlined copies
     double q, a, b;
     const int swap = pf_beta_args(x, df1, df2, &q, &a, &b);
-    x = pbeta(q, a, b, swap ? !lower_tail : lower_tail, log_p);
-    return isnan(x) ? ML_NAN : x;
+    const int tail = swap ? !lower_tail : lower_tail;
+    const double r = pbeta(q, a, b, tail, log_p);
+#ifdef DASKCL_ACCURACY_BEST
+    // t: the log of the asked tail (lo = 1) or of the other one (lo = 0) where that is tiny
+    const int lo = log_p ? r == ML_NEGINF : r == 0.;
+    if (lo || (log_p && r == 0.)) {
+        // that tail is I_y(a', b') with y below the mean: y = q (lower) or 1 - q (upper)
+        const double qc = swap ? df1 * x / (df2 + df1 * x) : df2 / (df2 + df1 * x);
+        const double t = (tail == lo) ? bratio_bfrac(a, b, q, qc, 1) : bratio_bfrac(b, a, qc, q, 1);
+        if (!isnan(t))
+            return lo ? (log_p ? t : exp(t)) : -exp(t);
+    }
+#endif
+    return isnan(r) ? ML_NAN : r;
 }
 
 // pf's pbeta method (class functions: see pbeta.cl); the pchisq limits are class 0

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// @provides: bratio, bratio_class
+// @provides: bratio, bratio_class, bratio_bfrac
 // @depends: logspace, dpq, rmath_constants, rmath_utils
 // @source: A. R. DiDonato & A. H. Morris, Jr. (1992), "Algorithm 708: Significant digit
 //          computation of the incomplete beta function ratios", ACM TOMS 18(3), 360-373;
@@ -18,6 +18,8 @@
 //   bgrat   asymptotic expansion for large a, b <= 1   basym         expansion for large a, b
 // swapping (a, x) with (b, y) where that puts x below its mean.  ierr: 0 ok; 1-7 invalid
 // arguments (w, w1 left at 0); 9 NaN argument; 10 + k: bgrat's error k.
+// bratio_bfrac(a, b, x, y, log_p) is I_x(a, b) by the continued fraction alone, for callers
+// that know it converges (a, b > 1, x below the mean a / (a + b)).
 // None of these functions calls itself or calls back into a caller.
 
 #define T708_NUM_IT 20         // basym: maximal order, even
@@ -1483,3 +1485,15 @@ int bratio_class(double a, double b, double x, double y, int log_p)
 #undef T708_BGRAT_W1
 #undef T708_BUP_BGRAT
 #undef T708_L140
+
+// I_x(a, b) by Alg. 708's continued fraction (bfrac), for a, b > 1 and x + y == 1 with x
+// below the mean, where lambda = a - (a + b) x > 0; NaN elsewhere
+double bratio_bfrac(double a, double b, double x, double y, int log_p)
+{
+    if (!(a > 1.) || !(b > 1.) || !(x > 0.) || !(y > 0.))
+        return ML_NAN;
+    const double lambda = (a > b) ? (a + b) * y - b : a - (a + b) * x;
+    if (!(lambda > 0.))
+        return ML_NAN;
+    return t708_bfrac(a, b, x, y, lambda, 15. * DBL_EPSILON, log_p);
+}
