@@ -321,7 +321,8 @@ def test_cli_extract_refuses_to_overwrite_a_file_without_force(tmp_path):
     assert (ext / "nmath" / "pnorm.cl").read_text() == "mine\n"
     r = cli("extract", str(ext), "--names", "pnorm,dbinom", "--force")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"extracted 17 units into {ext}: ")
+    n = len(get_library(None).resolve(["pnorm", "dbinom"]))     # with the shims they need
+    assert r.stdout.startswith(f"extracted {n} units into {ext}: ")
     shipped = get_library(None).root
     assert (ext / "nmath" / "pnorm.cl").read_text() == (shipped / "nmath" / "pnorm.cl").read_text()
     assert cli("check", str(ext)).returncode == 0
