@@ -12,7 +12,8 @@
 //          the outer integral over t = log s by the trapezoidal rule, which converges
 //          geometrically for analytic integrands decaying on the real line (L. N. Trefethen &
 //          J. A. C. Weideman (2014), "The exponentially convergent trapezoidal rule", SIAM
-//          Review 56, 385-458), step 0.2 / sqrt(df + 3) (the integrand decays in the strip
+//          Review 56, 385-458), step 0.2 / sqrt(df + 3), df + rr (cc - 1) + 3 in the lower tail
+//          (the integrand decays in the strip
 //          |Im t| < pi / 4 about as a chi density of df degrees of freedom: an error near
 //          exp(-40)), from the largest term of a coarse scan outwards until the terms fall below
 //          1e-17 of the largest;
@@ -161,7 +162,8 @@ double ptukey_best(double q, double rr, double cc, double df, int lower_tail, in
     } else {
         double a = .5 * df;
         double lc = M_LN2 + .5 * log(a) - M_LN_SQRT_2PI - stirlerr(a);
-        double h = .2 / sqrt(df + 3.);
+        // (the lower tail's W^rr ~ (q s)^(rr (cc - 1)) moves the peak out to s^2 = 1 + that / df)
+        double h = .2 / sqrt(df + (upper ? 0. : rr * (cc - 1.)) + 3.);
         double t0 = 0., l0 = -INFINITY;
         for (double t = -30.; t <= 2.; t += 2.) {
             double v = ptkb_outer(t, q, rr, cc, df, lc, upper);

@@ -34,7 +34,7 @@ CHANGED = {"pnt", "dnt", "pnchisq", "pnbeta", "pnf", "choose", "lchoose",
            "dnchisq", "qnchisq", "qnbeta", "qnf", "qnt", "qbeta",
            "bessel_i", "dcauchy", "digamma", "dweibull", "lgammafn", "pentagamma", "punif",
            "pweibull", "qbinom", "qchisq", "qf", "qgamma", "qhyper", "qnorm", "qt", "qwilcox",
-           "tetragamma", "trigamma"}
+           "tetragamma", "trigamma", "ptukey", "qtukey"}
 
 #: the functions R (and the default) already gets right on their grids: in the table to show it
 RIGHT_IN_R = {"dnbeta"}
@@ -93,7 +93,7 @@ TABLE = _table()
 TOLERANCE = {**{k[0]: 1e-13 for k in TABLE},
              "pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
              "dnf": 1e-12, "dnchisq": 1e-12, "dnbeta": 1e-12, "qnchisq": 1e-12,
-             "qnbeta": 1e-12, "qnf": 1e-12, "qnt": 1e-12}
+             "qnbeta": 1e-12, "qnf": 1e-12, "qnt": 1e-12, "ptukey": 1e-12, "qtukey": 1e-12}
 
 
 def _call(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
