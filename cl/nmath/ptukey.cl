@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: ptukey
-// @depends: pnorm, lgammafn, dpq, rmath_constants, rmath_utils
+// @depends: ptukey_best, pnorm, lgammafn, dpq, rmath_constants, rmath_utils
 // @source: C. W. Copenhaver and B. S. Holland (1988), "Computation of the distribution of the
 //          maximum studentized range statistic with application to multiple significance
 //          testing of simple effects", J. Statist. Comput. Simul. 30, 1-15: Hartley's form of
@@ -17,6 +17,8 @@
 // s = sqrt(chi^2_df / df) over intervals of length 1, 1/2, 1/4 or 1/8 (by df), stopping once an
 // interval contributes less than 1e-14 (at most 50 intervals).  The tolerances, cut-offs and
 // interval rules are the paper's, as R uses them.  NaN for df < 2, nranges < 1, nmeans < 2.
+// Built with DASKCL_ACCURACY_BEST (config key accuracy = "best"), q > 0 finite goes to
+// ptukey_best.cl.
 
 __constant double ptukey_xleg[6] = {
     0.981560634246719250690549090149, 0.904117256370474856678465866119,
@@ -113,6 +115,13 @@ double ptukey(double q, double rr, double cc, double df, int lower_tail, int log
         ML_WARN_return_NAN;
     if (!isfinite(q))
         return R_DT_1;
+#ifdef DASKCL_ACCURACY_BEST
+    {
+        double best = ptukey_best(q, rr, cc, df, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
     if (df > dlarg)
         return R_DT_val(ptukey_wprob(q, rr, cc));
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qtukey
-// @depends: ptukey, dpq, rmath_utils
+// @depends: qtukey_best, ptukey, dpq, rmath_utils
 // @source: R. E. Lund and J. R. Lund (1983), "Algorithm AS 190: Probabilities and upper
 //          quantiles for the studentized range", Applied Statistics 32, 204-210: the initial
 //          value (qinv, from Odeh and Evans' normal-quantile approximation, AS 70, and Gleason's
@@ -10,6 +10,8 @@
 // qtukey(p, nranges, nmeans, df): the q with ptukey(q, ...) = p, by secant steps from AS 190's
 // initial value until two iterates differ by less than 1e-4 (at most 50 steps; R warns and
 // returns the last iterate if they do not converge).  NaN for df < 2, nranges < 1, nmeans < 2.
+// Built with DASKCL_ACCURACY_BEST (config key accuracy = "best"), 0 < p < 1 goes to
+// qtukey_best.cl.
 
 // AS 190's initial approximation to the quantile
 static double qtukey_qinv(double p, double c, double v)
@@ -45,6 +47,13 @@ double qtukey(double p, double rr, double cc, double df, int lower_tail, int log
     if (df < 2 || rr < 1 || cc < 2)
         ML_WARN_return_NAN;
     R_Q_P01_boundaries(p, 0, ML_POSINF);
+#ifdef DASKCL_ACCURACY_BEST
+    {
+        double best = qtukey_best(p, rr, cc, df, lower_tail, log_p);
+        if (!isnan(best))   // (NaN: beyond its reach: R's algorithm below)
+            return best;
+    }
+#endif
 
     p = R_DT_qIv(p);   // lower tail, natural scale
 

@@ -34,7 +34,7 @@ CHANGED = {"pnt", "dnt", "pnchisq", "pnbeta", "pnf", "choose", "lchoose",
            "dnchisq", "qnchisq", "qnbeta", "qnf", "qnt", "qbeta",
            "bessel_i", "dcauchy", "digamma", "dweibull", "lgammafn", "pentagamma", "punif",
            "pweibull", "qbinom", "qchisq", "qf", "qgamma", "qhyper", "qnorm", "qt", "qwilcox",
-           "tetragamma", "trigamma"}
+           "tetragamma", "trigamma", "ptukey", "qtukey"}
 
 #: the functions R (and the default) already gets right on their grids: in the table to show it
 RIGHT_IN_R = {"dnbeta"}
@@ -83,7 +83,7 @@ TABLE = _table()
 TOLERANCE = {**{k[0]: 1e-13 for k in TABLE},
              "pnt": 1e-12, "dnt": 1e-12, "pnchisq": 1e-12, "pnbeta": 1e-12, "pnf": 1e-12,
              "dnf": 1e-12, "dnchisq": 1e-12, "dnbeta": 1e-12, "qnchisq": 1e-12,
-             "qnbeta": 1e-12, "qnf": 1e-12, "qnt": 1e-12}
+             "qnbeta": 1e-12, "qnf": 1e-12, "qnt": 1e-12, "ptukey": 1e-12, "qtukey": 1e-12}
 
 
 def _call(fn: str, lower: str, log: str, args: np.ndarray) -> np.ndarray:
@@ -208,3 +208,19 @@ def test_best_quantiles_keep_r_boundaries_and_reach_the_far_tails():
         got = float(nm.qnchisq(-1e-320, 3, 2, log_p=True))
         assert abs(got / 1581.6834568362428 - 1) < 1e-13
     assert float(nm.qbeta(5.2e-243, 1.09, 4.1e18, lower_tail=False)) > 0.3    # R's value
+
+
+def test_best_studentized_range_keeps_r_boundaries_and_mends_the_issue_example():
+    with daskcl.config.set(accuracy="best"):
+        np.testing.assert_array_equal(nm.ptukey([0, np.inf], 1, 3, 10), [0, 1])
+        np.testing.assert_array_equal(nm.qtukey([0, 1], 1, 3, 10), [0, np.inf])
+        with pytest.warns(RuntimeWarning):
+            assert np.isnan(nm.ptukey(2.0, 1, 1, 10))
+        # P(W > 69.36) = 5.95533079848e-13 and P(W > 65.89) = 9.92904866656e-13 (mpmath);
+        # R: 9.996e-13 and 1.917e-12, so its qtukey(1 - 1e-12, 2, 2, 10) is near 69.36
+        got = nm.ptukey([69.36, 65.89], 2, 2, 10, lower_tail=False)
+        np.testing.assert_allclose(got, [5.95533079848e-13, 9.92904866656e-13], rtol=1e-11)
+        q = float(nm.qtukey(1e-12, 2, 2, 10, lower_tail=False))
+        assert 65.84 < q < 65.85
+        assert abs(float(nm.ptukey(q, 2, 2, 10, lower_tail=False)) / 1e-12 - 1) < 1e-13
+    assert abs(float(nm.ptukey(69.36, 2, 2, 10, lower_tail=False)) / 9.996e-13 - 1) < 1e-4
