@@ -100,16 +100,17 @@ static inline void qib_put(qib_t *s, double g)
         s->phase = QIB_DONE;
         return;
     }
+    int lo = g < 0.;     // the new point replaces the bracket's end on its side
+    if (lo) {
+        s->xlo = s->x;
+        s->ulo = s->u;
+        s->glo = g;
+    } else {
+        s->xhi = s->x;
+        s->uhi = s->u;
+        s->ghi = g;
+    }
     if (s->phase == 0) {
-        if (g < 0.) {
-            s->xlo = s->x;
-            s->ulo = s->u;
-            s->glo = g;
-        } else {
-            s->xhi = s->x;
-            s->uhi = s->u;
-            s->ghi = g;
-        }
         if (!isnan(s->xlo) && !isnan(s->xhi)) {   // a sign change: regula falsi in u
             s->phase = 1;
             s->width = s->uhi - s->ulo;
@@ -126,16 +127,6 @@ static inline void qib_put(qib_t *s, double g)
             return;
         }
     } else {
-        int lo = g < 0.;
-        if (lo) {
-            s->xlo = s->x;
-            s->ulo = s->u;
-            s->glo = g;
-        } else {
-            s->xhi = s->x;
-            s->uhi = s->u;
-            s->ghi = g;
-        }
         // Illinois: the end kept twice in a row has its value halved
         if (s->side == (lo ? 1 : -1)) {
             if (lo)
