@@ -39,6 +39,13 @@ INPUTS = {
     "qnf": ("y = qnf(x, 5., 20., 10., 1, 0);", lambda u: .001 + .998 * u),
     "qnt_lower": ("y = qnt(x, 10., 3., 1, 0);", lambda u: 10. ** (-300. * u)),
     "qbeta_upper_log": ("y = qbeta(x, 1.09, 4.1e18, 0, 1);", lambda u: -1e-3 - 600. * u),
+    "ptukey": ("y = ptukey(x, 1., 5., 20., 1, 0);", lambda u: 10. * u),
+    "qtukey": ("y = qtukey(x, 1., 5., 20., 1, 0);", lambda u: .001 + .998 * u),
+    "dbinom_log": ("y = dbinom(x, 1000., .3, 1);", lambda u: np.floor(1000. * u)),
+    "pf_upper_log": ("y = pf(x, 5., 2e5, 0, 1);", lambda u: 1. + 200. * u),
+    "qgamma": ("y = qgamma(x, 3., 1., 1, 0);", lambda u: 10. ** (-300. * u)),
+    "qt": ("y = qt(x, 5., 1, 0);", lambda u: 10. ** (-300. * u)),
+    "lgammafn": ("y = lgammafn(x);", lambda u: 1e-3 + 50. * u),
 }
 
 

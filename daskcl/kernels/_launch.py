@@ -65,13 +65,15 @@ class Prepared:
     """The program of one variant of a kernel on the bound device, and for a signature of
     :func:`fast` its own kernel object with the argument list filled in but for the data."""
 
-    __slots__ = ("args", "bins", "final", "held", "kernel", "local", "lock", "program", "slots",
-                 "sort")
+    __slots__ = ("args", "bins", "final", "held", "kernel", "local", "lock", "pending",
+                 "program", "slots", "sort")
 
     def __init__(self, program: _program.BuiltProgram, final: bool) -> None:
         self.program = program
         #: whether the program is the one calls keep (not an out-of-line one tiering up)
         self.final = final
+        #: where not final, the key of the inlined program it waits for (``inlined_arrived``)
+        self.pending: Any = None
         self.kernel: Any = None
         self.lock = threading.Lock()
         self.args: list[Any] = []
@@ -243,6 +245,8 @@ def prepared(k: ElementwiseKernel, variant: Any, key: Any = None,
     final = not tiering or program is _program.in_memory(
         k.source(variant), k.build_options(variant), inlined=True)
     prep = Prepared(program, final)
+    if not final:
+        prep.pending = _program.inlined_key(k.source(variant), k.build_options(variant))
     if key is not None:
         kinds, nints = key
         prep.bind(k, variant, kinds, nints, bound)
@@ -282,7 +286,7 @@ def fast(k: ElementwiseKernel, inputs: Sequence[Any], ints: Sequence[int]) -> An
         return NO                # in pieces, or streamed: the general path
     key = (tuple(kinds), len(ints))
     prep = c.fast.get(key)
-    if prep is None or not prep.final:
+    if prep is None or (not prep.final and _program.inlined_arrived(prep.pending)):
         prep = c.fast[key] = prepared(k, c.variant, key, c)
     if where == "device":
         outs = _on_device(k, c, prep, inputs, kinds, ints, shape, n, bound)

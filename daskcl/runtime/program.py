@@ -70,6 +70,8 @@ __all__ = [
     "context_key",
     "default_options",
     "in_memory",
+    "inlined_arrived",
+    "inlined_key",
     "link_mode",
     "long_lived",
     "memory_generation",
@@ -357,6 +359,22 @@ def in_memory(source: ProgramSource, options: Sequence[str] = (), *,
         if isinstance(later, _Helper) and not later.is_alive():
             hit = _collect(later)
     return hit
+
+
+def inlined_key(source: ProgramSource, options: Sequence[str] = ()) -> tuple[Any, str]:
+    """The key under which :func:`in_memory` finds ``source``'s inlined program on the bound
+    device, for :func:`inlined_arrived`."""
+    bound = _device.current()
+    return context_key(bound), _resolve(bound, source, options, True)[2]
+
+
+def inlined_arrived(mkey: tuple[Any, str]) -> bool:
+    """Whether the program of :func:`inlined_key` ``mkey`` is in memory now (a finished
+    background build collected): a call's check, cheaper than :func:`in_memory`'s."""
+    if mkey in _memory:
+        return True
+    later = _later.get(mkey)
+    return isinstance(later, _Helper) and not later.is_alive() and _collect(later) is not None
 
 
 def stored(source: ProgramSource, options: Sequence[str] = (), *,

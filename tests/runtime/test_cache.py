@@ -328,6 +328,42 @@ def test_tiered_answers_out_of_line_then_inlined(monkeypatch, cache):
     assert "-DDASKCL_NOINLINE" in nmath.pgamma.program().options
 
 
+def test_a_tiered_call_stays_short_while_its_inlined_program_builds(monkeypatch, cache):
+    """While the helper builds the inlined program, a call on device arrays checks for it by
+    its key alone: as few Python calls as a settled one (it looked the program up again, with
+    its source, options and key, about 200), then the inlined program once it is there."""
+    import pyopencl.array as cla
+
+    from daskcl import nmath
+    from daskcl.runtime import device
+
+    assert program.wait_background(timeout=600)
+    program.clear_memory_cache()
+    monkeypatch.setenv("DASKCL_NOINLINE", "tiered")
+    monkeypatch.setenv("DASKCL_BINNING", "1")
+    q = device.current().queue
+    r = np.random.default_rng(2)
+    x, a = (cla.to_device(q, v) for v in (r.uniform(0, 30, 1024), r.uniform(0.1, 40, 1024)))
+    first = nmath.pgamma(x, a).get()
+    count = [0]
+
+    def seen(frame, event, arg):
+        count[0] += event in ("call", "c_call")
+
+    nmath.pgamma(x, a)
+    sys.setprofile(seen)
+    try:
+        nmath.pgamma(x, a)
+    finally:
+        sys.setprofile(None)
+    building = any(t.is_alive() for t in program._later.values())
+    assert building and count[0] <= 80
+    assert program.wait_background(timeout=600)
+    again = nmath.pgamma(x, a).get()
+    assert "-DDASKCL_NOINLINE" not in nmath.pgamma.program().options
+    assert np.array_equal(first.view(np.int64), again.view(np.int64))
+
+
 def test_tiered_on_a_warm_cache_loads_only_the_inlined_program(monkeypatch, cache):
     """Where the disk cache has a tiering kernel's inlined program (a process before built it),
     a process takes it at its first call: the out-of-line program is not loaded too."""
