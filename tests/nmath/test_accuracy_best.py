@@ -34,7 +34,7 @@ CHANGED = {"pnt", "dnt", "pnchisq", "pnbeta", "pnf", "choose", "lchoose",
            "dnchisq", "qnchisq", "qnbeta", "qnf", "qnt", "qbeta",
            "bessel_i", "dcauchy", "digamma", "dweibull", "lgammafn", "pentagamma", "punif",
            "pweibull", "qbinom", "qchisq", "qf", "qgamma", "qhyper", "qnorm", "qt", "qwilcox",
-           "tetragamma", "trigamma", "ptukey", "qtukey"}
+           "tetragamma", "trigamma", "ptukey", "qtukey", "qlogis", "qcauchy"}
 
 #: the functions R (and the default) already gets right on their grids: in the table to show it
 RIGHT_IN_R = {"dnbeta"}
