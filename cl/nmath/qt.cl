@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qt
-// @depends: pt, dt, qnorm, cospi, qpolish, dpq, rmath_constants, rmath_utils
+// @depends: pt, dt, pbeta, qnorm, cospi, qpolish, dpq, rmath_constants, rmath_utils
 // @source: G. W. Hill (1970), "Algorithm 396: Student's t-quantiles", Comm. ACM 13(10), 619-620,
 //          and Hill (1981), "Remark on Algorithm 396", ACM TOMS 7, 250-251: the asymptotic
 //          expansion about the normal quantile for moderate P and the power-series start
@@ -11,6 +11,9 @@
 //          (d P)^(2/df) is below DBL_EPSILON the start is taken on the log scale.
 //          Built with DASKCL_ACCURACY_BEST, |t| is then refined by Newton's method on the log of
 //          pt's smaller tail (qpolish.cl): R's bisection for df < 1 stops short in the far tails.
+//          Near the centre (the smaller tail above 0.4), then by Newton's method on the central
+//          mass I_{t^2 / (n + t^2)}(1/2, n/2) / 2 (A&S 26.7.1) against |P - 1/2| formed from p
+//          unrounded: the tail's log, rounded, moves a t near 0 by 1e-13 relative.
 
 // R's algorithm; built with DASKCL_ACCURACY_BEST, qt below refines its value
 static double qt_r(double p, double ndf, int lower_tail, int log_p)
@@ -174,6 +177,20 @@ double qt(double p, double ndf, int lower_tail, int log_p)
     Q_POLISH_POSITIVE(y, lt, 1, QT_LOGP, QT_LOGD);
 #undef QT_LOGP
 #undef QT_LOGD
+    if (lt > -0.9 && ndf < 1e15) {
+        // near the centre the tail's log is too coarse: Newton's method on the central mass
+        // P(0 < T < y) = I_{y^2 / (n + y^2)}(1/2, n/2) / 2 = c, with c = |P - 1/2| from p
+        // unrounded (log 2 in two parts: p + ln2_hi is exact, Sterbenz)
+        const double c = log_p ? 0.5 * fabs(expm1((p + 0x1.62e42fefa39efp-1) + 0x1.abc9e3b39803fp-56))
+                               : fabs(p - 0.5);
+        for (int i = 0; i < 4 && y > 0.; i++) {
+            const double y2 = y * y,
+                         step = (0.5 * pbeta(y2 / (ndf + y2), 0.5, 0.5 * ndf, 1, 0) - c) / dt(y, ndf, 0);
+            y -= step;
+            if (!(fabs(step) > 1e-17 * y))
+                break;
+        }
+    }
     return x < 0 ? -y : y;
 #else
     return qt_r(p, ndf, lower_tail, log_p);
