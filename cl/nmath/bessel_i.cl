@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: bessel_i
-// @depends: bessel_k, bessel_olver, gamma_cody, cospi, rmath_utils
+// @depends: bessel_k, bessel_i_best, bessel_olver, gamma_cody, cospi, rmath_utils
 // @source: W. J. Cody, "Algorithm 597: Sequence of modified Bessel functions of the first kind",
 //          ACM TOMS 9 (1983) 242-245 (RIBESL, netlib SPECFUN, rev. 1989 by Cody and Stoltz);
 //          F. W. J. Olver and D. J. Sookne, "Note on backward recurrence algorithms", Math.
@@ -23,9 +23,8 @@
 // multiplies K's exp(x) scaling by exp(-2x)).
 //
 // Built with DASKCL_ACCURACY_BEST, x >= 500 and nu >= 0 take Hankel's asymptotic expansion
-// (Abramowitz & Stegun 9.7.1) e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k, summed while its
-// terms fall below 1e-17 of the sum and none exceeds 128 times it (else the recurrence as R):
-// R's recurrence loses up to 5e-12 relative there.
+// (bessel_i_best.cl) where it converges (else the recurrence as R): R's recurrence loses up to
+// 5e-12 relative there.
 
 #define BESSEL_I_NSIG   16
 #define BESSEL_I_ENSIG  1e16
@@ -189,26 +188,11 @@ double bessel_i(double x, double alpha, double expo)
         ML_WARN_return_NAN;
     int ize = (int)expo;
     double na = floor(alpha);
-#ifdef DASKCL_ACCURACY_BEST
+#ifdef DASKCL_ACCURACY_BEST     // bessel_i_best.cl is in the program in that mode only
     if (x >= 500. && alpha >= 0. && (ize == 2 || x <= BESSEL_I_EXPARG)) {
-        // t_k = t_(k-1) (-(4 nu^2 - (2k - 1)^2) / (8 k x)), t_0 = 1
-        // (k stays below x, where the terms would turn to grow again)
-        double mu = 4. * alpha * alpha, t = 1., s = 1., tmax = 1.;
-        int ok = 0;
-        for (int k = 1; k <= 400; k++) {
-            t *= -((mu - (2. * k - 1.) * (2. * k - 1.)) / (8. * k * x));
-            s += t;
-            tmax = fmax(tmax, fabs(t));
-            if (fabs(t) <= 1e-17 * fabs(s)) {
-                ok = 1;
-                break;
-            }
-        }
-        // accepted where the largest term leaves the sum its digits (no cancellation)
-        if (ok && tmax <= 128. * fabs(s)) {
-            double v = s / sqrt(2. * M_PI * x);
+        const double v = bessel_i_hankel(x, alpha);
+        if (!isnan(v))
             return ize == 2 ? v : v * exp(x);
-        }
     }
 #endif
     if (alpha < 0) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: dnbinom, dnbinom_mu
-// @depends: dbinom, dpois, lgammafn, lgamma1p, dpq, rmath_utils
+// @depends: dbinom, dpois, ddouble, lgammafn, lgamma1p, dpq, rmath_utils
 // @source: C. Loader (2000), "Fast and accurate computation of binomial probabilities": the
 //          negative binomial mass as a binomial one,
 //              f(x; n, p) = n / (n + x) dbinom(n; n + x, p);
@@ -10,6 +10,8 @@
 //          the expansion  log f = x log(mu / (1 + mu / n)) - mu - log x! + log(1 + x (x-1) / (2n))
 //          (M. Maechler, R's dnbinom_mu, 2005-2019); for x < 1e-10 n with the probability
 //          parametrisation  log f = n log p + x (log n + log(1 - p)) - log x! + log(1 + x (x-1)/(2n)).
+//          Built with DASKCL_ACCURACY_BEST, the binomial's size n + x, 1 - p and the mean
+//          parametrisation's p, q go to dbinom_raw_dd unrounded (double-double).
 //
 // dnbinom(x, size, prob) and dnbinom_mu(x, size, mu).  NaN for prob outside (0, 1], mu < 0 or
 // size < 0; mass 0 for x non-integer (R warns; counted by the kernel), negative or infinite;
@@ -39,6 +41,15 @@ double dnbinom(double x, double size, double prob, int give_log)
         return R_D_exp(size * log(prob) + x * (log(size) + log1p(-prob)) - lgamma1p(x) +
                        log1p(x * (x - 1) / (2 * size)));
     }
+#ifdef DASKCL_ACCURACY_BEST
+    // the size x + size and 1 - prob unrounded (dbinom.cl's dbinom_raw_dd)
+    if (x + size < 1e300 && prob < 1) {
+        const double p = size / (size + x),
+                     ans = dbinom_raw_dd(size, x, dd_add_d(dd_d(size), x), dd_d(prob),
+                                         dd_add_d(dd_d(1.), -prob), give_log);
+        return give_log ? log(p) + ans : p * ans;
+    }
+#endif
     double ans = dbinom_raw(size, x + size, prob, 1 - prob, give_log);
     double p = size / (size + x);
     return give_log ? log(p) + ans : p * ans;
@@ -65,6 +76,16 @@ double dnbinom_mu(double x, double size, double mu, int give_log)
         double p = (size < mu ? log(size / (1 + size / mu)) : log(mu / (1 + mu / size)));
         return R_D_exp(x * p - mu - lgammafn(x + 1) + log1p(x * (x - 1) / (2 * size)));
     }
+#ifdef DASKCL_ACCURACY_BEST
+    // the size x + size and size / (size + mu), mu / (size + mu) unrounded (dbinom_raw_dd)
+    if (x + size < 1e300 && size + mu < 1e300 && mu > 0) {
+        const dd_t s = dd_add_d(dd_d(size), mu);
+        const double p = size / (size + x),
+                     ans = dbinom_raw_dd(size, x, dd_add_d(dd_d(size), x), dd_div(dd_d(size), s),
+                                         dd_div(dd_d(mu), s), give_log);
+        return give_log ? log(p) + ans : p * ans;
+    }
+#endif
     // no cancellation in dbinom_raw when size and x + size are close
     double p = size / (size + x);
     double ans = dbinom_raw(size, x + size, size / (size + mu), mu / (size + mu), give_log);

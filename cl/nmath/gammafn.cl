@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: gammafn
-// @depends: chebyshev, stirlerr_core, cospi, rmath_constants, rmath_utils
+// @depends: chebyshev, stirlerr_core, gammafn_best, cospi, rmath_constants, rmath_utils
 // @source: W. Fullerton, SLATEC routine DGAMMA (1977, rev. 1983): the Chebyshev coefficients
 //          GAMCS of gamma(1 + u) on [0, 1] and the argument limits XMIN, XMAX, XSML;
 //          Abramowitz & Stegun 6.1.15-6.1.17 (recurrence and reflection).
@@ -11,6 +11,7 @@
 // (y - 1)! for integers up to 50, and otherwise Stirling's formula with its exact error term
 // stirlerr(y) (from stirlerr_core, the cycle-free part of stirlerr: see stirlerr_core.cl);
 // negative x then uses the reflection gamma(x) = -pi / (y sin(pi y) gamma(y)).
+// Built with DASKCL_ACCURACY_BEST, Stirling's exponent is summed in double-double (gammafn_best.cl).
 //
 // NaN at 0 and the negative integers (the poles; R warns), +-Inf next to 0 where 1/x overflows,
 // +Inf above XMAX, 0 below XMIN (underflow).
@@ -88,7 +89,11 @@ NMATH_NOINLINE double gammafn(double x)
         for (int i = 2; i < y; i++)
             value *= i;
     } else {
+#ifdef DASKCL_ACCURACY_BEST     // gammafn_best.cl is in the program in that mode only
+        value = gammafn_stirling_dd(y);
+#else
         value = exp((y - 0.5) * log(y) - y + M_LN_SQRT_2PI + stirlerr_core(y));
+#endif
     }
     if (x > 0)
         return value;

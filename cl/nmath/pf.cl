@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pf, pf_class
-// @depends: pbeta, toms708, pchisq, dpq
+// @depends: pbeta, pbeta_best, toms708, pchisq, ddouble, dpq
 // @source: P(F <= x) = I_{m x / (n + m x)}(m/2, n/2) (Abramowitz & Stegun 26.6.2), by TOMS 708
 //          (pbeta), taking the complementary argument when m x > n so that the first argument
 //          of pbeta is not squeezed against 1; infinite degrees of freedom through pchisq.
@@ -8,6 +8,7 @@
 //          scale; its power series and bgrat underflow for df1 beyond 1e5 and a small df2) is
 //          taken by TOMS 708's continued fraction alone on the log scale (bratio_bfrac), with
 //          the beta argument of that tail, n / (n + m x) or m x / (n + m x), formed directly.
+//          And q's rounding is undone to first order (pbeta_shift, pbeta_best.cl).
 
 // pbeta's arguments for pf: q = m x / (n + m x), shapes (m/2, n/2), or where m x > n the
 // complement n / (n + m x) with shapes (n/2, m/2) and the other tail (returns 1)
@@ -46,7 +47,16 @@ double pf(double x, double df1, double df2, int lower_tail, int log_p)
     double q, a, b;
     const int swap = pf_beta_args(x, df1, df2, &q, &a, &b);
     const int tail = swap ? !lower_tail : lower_tail;
+#ifdef DASKCL_ACCURACY_BEST
+    // q's rounding to first order: q + dq = m x / (n + m x) or n / (n + m x) in double-double
+    const double mx = df1 * x;
+    const dd_t den = dd_add_d(dd_add_d(dd_d(df2), mx), fma(df1, x, -mx));
+    const dd_t qd = dd_div(swap ? dd_d(df2) : dd_add_d(dd_d(mx), fma(df1, x, -mx)), den);
+    const double r = pbeta_shift(pbeta(q, a, b, tail, log_p), q, (qd.hi - q) + qd.lo, a, b,
+                                 tail, log_p);
+#else
     const double r = pbeta(q, a, b, tail, log_p);
+#endif
 #ifdef DASKCL_ACCURACY_BEST
     // t: the log of the asked tail (lo = 1) or of the other one (lo = 0) where that is tiny
     const int lo = log_p ? r == ML_NEGINF : r == 0.;

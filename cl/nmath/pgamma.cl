@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pgamma_raw, pgamma, pgamma_raw_class, pgamma_class
-// @depends: dpois, lgammafn, lgamma1p, log1pmx, dnorm, pnorm, dpq, rmath_constants, rmath_utils
+// @depends: dpois, bd0_best, ddouble, lgammafn, lgamma1p, log1pmx, dnorm, pnorm, dpq, rmath_constants, rmath_utils
 // @source: M. Welinder (2004/2005), "pgamma: the regularised incomplete gamma function", the
 //          algorithm R has used since 2.1 (R bug reports PR#7307): Abramowitz & Stegun 6.5.29
 //          (series for small x), 6.5.31/Legendre's continued fraction and the Poisson-sum
@@ -18,6 +18,10 @@
 // and, when the natural-scale result falls below DBL_MIN / DBL_EPSILON, recomputes it on the
 // log scale and exponentiates.  R does that by calling pgamma_raw from itself; here the core is
 // a separate function (pgamma_raw_core), called at most twice, so there is no recursion.
+// Built with DASKCL_ACCURACY_BEST, pgamma undoes the rounding of x / scale to first order
+// (Taylor: the density times the remainder of the division, by fma): in the tails of a shape
+// beyond 1e4 that ulp moves the result by 1e-13 relative; and the series for x < 1 takes
+// alph log x in double-double (dd_log_full, bd0_best.cl), an ulp of which is 1e-14 for tiny x.
 
 // |x| > |k| * PGAMMA_M_CUTOFF  ==>  log(exp(-x) k^x) ~= -x
 #define PGAMMA_M_CUTOFF (M_LN2 * DBL_MAX_EXP / DBL_EPSILON)
@@ -56,14 +60,29 @@ static inline NMATH_NOINLINE double pgamma_smallx(double x, double alph, int low
             f2 = dpois_raw(alph, x, log_p);
             f2 = log_p ? f2 + x : f2 * exp(x);
         } else {
+#ifdef DASKCL_ACCURACY_BEST
+            // x^alph / gamma(alph + 1) with alph log x in double-double (dd_log_full)
+            const dd_t l = dd_add_d(dd_mul_d(dd_log_full(dd_d(x)), alph), -lgamma1p(alph));
+            f2 = log_p ? l.hi + l.lo : exp(l.hi) * exp(l.lo);
+#else
             f2 = alph * log(x) - lgamma1p(alph);
             f2 = log_p ? f2 : exp(f2);
+#endif
         }
         return log_p ? f1 + f2 : f1 * f2;
     }
     double lf2 = alph * log(x) - lgamma1p(alph);
+#ifdef DASKCL_ACCURACY_BEST
+    if (log_p) {
+        // log(1 - P), P = exp(l) tiny, with l in double-double as above
+        const dd_t l = dd_add_d(dd_add_d(dd_mul_d(dd_log_full(dd_d(x)), alph), -lgamma1p(alph)),
+                                log1p(sum));
+        return (l.hi < -M_LN2) ? log1p(-(exp(l.hi) * exp(l.lo))) : R_Log1_Exp(l.hi + l.lo);
+    }
+#else
     if (log_p)
         return R_Log1_Exp(log1p(sum) + lf2);
+#endif
     double f2m1 = expm1(lf2);
     return -(sum + f2m1 + sum * f2m1);
 }
@@ -280,12 +299,26 @@ double pgamma(double x, double alph, double scale, int lower_tail, int log_p)
         return x + alph + scale;
     if (alph < 0. || scale <= 0.)
         ML_WARN_return_NAN;
+#ifdef DASKCL_ACCURACY_BEST
+    const double x0 = x;
+#endif
     x /= scale;
     if (isnan(x)) // e.g. x = scale = Inf
         return x;
     if (alph == 0.) // the limit: all mass at 0
         return (x <= 0) ? R_DT_0 : R_DT_1;
+#ifdef DASKCL_ACCURACY_BEST
+    // x / scale's rounding dx undone to first order: P(x + dx) = P(x) +- f(x) dx, f the density
+    const double r = pgamma_raw(x, alph, lower_tail, log_p),
+                 dx = isfinite(x) && x > 0. ? fma(-x, scale, x0) / scale : 0.;
+    if (dx == 0. || !(log_p ? r > ML_NEGINF && r < 0. : r > 0. && r < 1.))
+        return r;
+    const double d = exp(pgamma_dpois_wrap(alph, x, 1) - (log_p ? r : log(r)))
+                     * (lower_tail ? dx : -dx);
+    return log_p ? r + d : r * (1. + d);
+#else
     return pgamma_raw(x, alph, lower_tail, log_p);
+#endif
 }
 
 // The method pgamma_raw_core takes (class functions: see pbeta.cl): 1 series in x, 2 upper

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: pnbinom, pnbinom_mu, pnbinom_class, pnbinom_mu_class
-// @depends: pbeta, toms708, ppois, dpq, rmath_utils
+// @depends: pbeta, pbeta_best, toms708, ppois, ddouble, dpq, rmath_utils
 // @source: P[X <= x] = I_p(n, x + 1) for X ~ NegBinomial(n, p) (Johnson, Kemp & Kotz, Univariate
 //          Discrete Distributions, 5.31), by the incomplete beta function of Didonato & Morris
 //          (ACM TOMS 708, bratio); in the mean parametrisation p = n / (n + mu) and
@@ -51,6 +51,17 @@ double pnbinom_mu(double x, double size, double mu, int lower_tail, int log_p)
     double w, wc;
     int ierr;
     bratio(size, x + 1, size / (size + mu), mu / (size + mu), &w, &wc, &ierr, log_p);
+#ifdef DASKCL_ACCURACY_BEST
+    // the rounding of the beta argument undone to first order (pbeta_best.cl): bratio's factor
+    // takes the smaller of p = size / (size + mu) and 1 - p as exact (toms708_best.cl), and
+    // here that one's remainder comes from the quotient in double-double
+    const double p = size / (size + mu), q = mu / (size + mu);
+    const dd_t s = dd_add_d(dd_d(size), mu);
+    const double dp = (p <= q) ? dd_hi(dd_sub(dd_div(dd_d(size), s), dd_d(p)))
+                               : -dd_hi(dd_sub(dd_div(dd_d(mu), s), dd_d(q)));
+    if (isfinite(s.hi) && ierr == 0)
+        return pbeta_shift(lower_tail ? w : wc, p, dp, size, x + 1, lower_tail, log_p);
+#endif
     return lower_tail ? w : wc;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: qt
-// @depends: pt, dt, qnorm, cospi, qpolish, dpq, rmath_constants, rmath_utils
+// @depends: pt, dt, pbeta, lgammafn, qnorm, cospi, qpolish, dpq, rmath_constants, rmath_utils
 // @source: G. W. Hill (1970), "Algorithm 396: Student's t-quantiles", Comm. ACM 13(10), 619-620,
 //          and Hill (1981), "Remark on Algorithm 396", ACM TOMS 7, 250-251: the asymptotic
 //          expansion about the normal quantile for moderate P and the power-series start
@@ -10,7 +10,11 @@
 //          log-scale and far-tail extensions follow R (M. Maechler): when P underflows or
 //          (d P)^(2/df) is below DBL_EPSILON the start is taken on the log scale.
 //          Built with DASKCL_ACCURACY_BEST, |t| is then refined by Newton's method on the log of
-//          pt's smaller tail (qpolish.cl): R's bisection for df < 1 stops short in the far tails.
+//          pt's smaller tail (qpolish.cl): R's bisection for df < 1 stops short in the far tails
+//          (and where it answers +-Inf for a quantile below DBL_MAX, the start is the tail's power law).
+//          Near the centre (the smaller tail above 0.4), then by Newton's method on the central
+//          mass I_{t^2 / (n + t^2)}(1/2, n/2) / 2 (A&S 26.7.1) against |P - 1/2| formed from p
+//          unrounded: the tail's log, rounded, moves a t near 0 by 1e-13 relative.
 
 // R's algorithm; built with DASKCL_ACCURACY_BEST, qt below refines its value
 static double qt_r(double p, double ndf, int lower_tail, int log_p)
@@ -162,18 +166,45 @@ double qt(double p, double ndf, int lower_tail, int log_p)
 {
 #ifdef DASKCL_ACCURACY_BEST
     double x = qt_r(p, ndf, lower_tail, log_p);
-    if (!isfinite(x) || x == 0. || !isfinite(ndf) || isnan(p))
+    const int inner = log_p ? (p < 0. && p > ML_NEGINF) : (p > 0. && p < 1.);
+    if (!(isfinite(x) || (isinf(x) && inner && ndf > 0.)) || x == 0. || !isfinite(ndf)
+        || isnan(p))
         return x;
     // the smaller tail: the upper one beyond |x|
     double lt = log_p ? p : log(p);
     if (lt > -M_LN2)
         lt = log_p ? R_Log1_Exp(p) : log1p(-p);
+    if (isinf(x)) {
+        // R's bisection for df < 1 gave up: start from the tail P(T > t) ~ C t^-n (A&S 26.7.1
+        // integrated), log C = lgamma((n+1)/2) - lgamma(n/2) + (n/2 - 1) log n - log(pi)/2
+        const double lt0 = (lgammafn(0.5 * (ndf + 1.)) - lgammafn(0.5 * ndf)
+                            + (0.5 * ndf - 1.) * log(ndf) - M_LN_SQRT_PI - lt) / ndf;
+        if (!(lt0 < M_LN2 * DBL_MAX_EXP))
+            return x;
+        x = (x > 0.) ? exp(lt0) : -exp(lt0);
+    }
     double y = fabs(x);
 #define QT_LOGP(t) pt(t, ndf, 0, 1)
 #define QT_LOGD(t) dt(t, ndf, 1)
     Q_POLISH_POSITIVE(y, lt, 1, QT_LOGP, QT_LOGD);
 #undef QT_LOGP
 #undef QT_LOGD
+    if (lt > -0.9 && ndf < 1e15) {
+        // near the centre the tail's log is too coarse: Newton's method on the central mass
+        // P(0 < T < y) = I_{y^2 / (n + y^2)}(1/2, n/2) / 2 = c, with c = |P - 1/2| from p
+        // unrounded (log 2 in two parts: p + ln2_hi is exact, Sterbenz)
+        const double c = log_p ? 0.5 * fabs(expm1((p + 0x1.62e42fefa39efp-1) + 0x1.abc9e3b39803fp-56))
+                               : fabs(p - 0.5);
+        if (c == 0.)
+            y = 0.;
+        for (int i = 0; i < 4 && y > 0.; i++) {
+            const double y2 = y * y,
+                         step = (0.5 * pbeta(y2 / (ndf + y2), 0.5, 0.5 * ndf, 1, 0) - c) / dt(y, ndf, 0);
+            y -= step;
+            if (!(fabs(step) > 1e-17 * y))
+                break;
+        }
+    }
     return x < 0 ? -y : y;
 #else
     return qt_r(p, ndf, lower_tail, log_p);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // @provides: bratio, bratio_class, bratio_bfrac
-// @depends: logspace, dpq, rmath_constants, rmath_utils
+// @depends: toms708_best, logspace, dpq, rmath_constants, rmath_utils
 // @source: A. R. DiDonato & A. H. Morris, Jr. (1992), "Algorithm 708: Significant digit
 //          computation of the incomplete beta function ratios", ACM TOMS 18(3), 360-373;
 //          A. R. DiDonato & A. H. Morris (1986), "Computation of the incomplete gamma function
@@ -21,6 +21,8 @@
 // bratio_bfrac(a, b, x, y, log_p) is I_x(a, b) by the continued fraction alone, for callers
 // that know it converges (a, b > 1, x below the mean a / (a + b)).
 // None of these functions calls itself or calls back into a caller.
+// Built with DASKCL_ACCURACY_BEST, the factor x^a y^b / B(a, b) of brcomp and brcmp1, basym's
+// exp(-f) and bgrat's exp(-z) take their exponents in double-double (toms708_best.cl).
 
 #define T708_NUM_IT 20         // basym: maximal order, even
 #define T708_N_TERMS_BGRAT 30  // bgrat: maximal number of terms
@@ -666,6 +668,61 @@ static inline NMATH_NOINLINE double t708_bpser(double a, double b, double x, dou
     return ans;
 }
 
+#ifdef DASKCL_ACCURACY_BEST     // toms708_best.cl is in the program in that mode only
+// exp(mu) x^a y^b / B(a, b) as brcmp1, with the exponent in double-double (toms708_best.cl):
+// a log x + b log y, or for a, b >= 8 the deviances; brcomp is mu = 0.  For a + b < 1e300 and
+// min(x, y) > 1e-280
+static inline NMATH_NOINLINE double t708_brcmp_dd(int mu, double a, double b, double x, double y,
+                                                  int give_log)
+{
+    const double a0 = fmin(a, b);
+    double b0 = fmax(a, b), f, c, t, u;     // the result: exp(mu + z) f
+    dd_t z;
+    if (a0 >= 8.0) {
+        z = t708_dev_dd(a, b, x, y);
+        z.hi = -z.hi;
+        z.lo = -z.lo;
+        // sqrt(b x0) / sqrt(2 pi), x0 = a / (a + b) for a <= b, else 1 / (1 + b / a)
+        const double h = a0 / b0, bx0 = (a <= b) ? b * (h / (h + 1.0)) : b / (h + 1.0);
+        f = M_1_SQRT_2PI * sqrt(bx0) * exp(-t708_bcorr(a, b));
+    } else {
+        z = dd_add(dd_mul_d(t708_log_dd(x, y), a), dd_mul_d(t708_log_dd(y, x), b));
+        if (a0 >= 1.0) {
+            z = dd_add_d(z, -t708_betaln(a, b));
+            f = 1.0;
+        } else if (b0 >= 8.0) {
+            z = dd_add_d(z, -t708_gamln1(a0));
+            z = dd_add_d(z, -t708_algdiv(a0, b0));
+            f = a0;
+        } else if (b0 <= 1.0) {
+            const double apb = a + b;
+            t = (apb > 1.0) ? (t708_gam1(apb - 1.0) + 1.0) / apb : t708_gam1(apb) + 1.0;
+            c = (t708_gam1(a) + 1.0) * (t708_gam1(b) + 1.0) / t;
+            f = a0 * c / (a0 / b0 + 1.0);
+        } else {
+            // a0 < 1 < b0 < 8
+            u = t708_gamln1(a0);
+            const int n = (int)(b0 - 1.0);
+            c = 1.0;
+            for (int i = 1; i <= n; ++i) {
+                b0 -= 1.0;
+                c *= b0 / (a0 + b0);
+            }
+            z = dd_add_d(z, -u);
+            z = dd_add_d(z, -log(c));
+            b0 -= 1.0;
+            const double apb = a0 + b0;
+            t = (apb > 1.0) ? (t708_gam1(apb - 1.0) + 1.0) / apb : t708_gam1(apb) + 1.0;
+            f = a0 * (t708_gam1(b0) + 1.0) / t;
+        }
+    }
+    z = dd_add_d(z, (double)mu);
+    if (give_log)
+        return z.hi + (z.lo + log(f));
+    return exp(z.hi) * (exp(z.lo) * f);
+}
+#endif
+
 // x^a y^b / B(a, b)
 static inline NMATH_NOINLINE double t708_brcomp(double a, double b, double x, double y, int log_p)
 {
@@ -673,6 +730,10 @@ static inline NMATH_NOINLINE double t708_brcomp(double a, double b, double x, do
     double c, e, h, t, u, v, z, apb;
     if (x == 0.0 || y == 0.0)
         return R_D__0;
+#ifdef DASKCL_ACCURACY_BEST
+    if (a + b < 1e300 && fmin(x, y) > 1e-280)
+        return t708_brcmp_dd(0, a, b, x, y, log_p);
+#endif
     double a0 = fmin(a, b);
     if (a0 < 8.0) {
         double lnx, lny;
@@ -767,6 +828,10 @@ static inline NMATH_NOINLINE double t708_brcmp1(int mu, double a, double b, doub
 {
     const double const__ = .398942280401433; // 1 / sqrt(2 pi)
     double c, t, u, v, z, apb;
+#ifdef DASKCL_ACCURACY_BEST
+    if (a + b < 1e300 && fmin(x, y) > 1e-280)
+        return t708_brcmp_dd(mu, a, b, x, y, give_log);
+#endif
     double a0 = fmin(a, b);
     if (a0 < 8.0) {
         double lnx, lny;
@@ -1029,6 +1094,18 @@ static inline NMATH_NOINLINE void t708_bgrat(double a, double b, double x, doubl
     // u: the factor taken out of the expansion, M of (9.2)
     double log_u = log_r - (t708_algdiv(b, a) + b * log(nu));
     double u = exp(log_u);
+#ifdef DASKCL_ACCURACY_BEST
+    if (fmin(x, y) > 1e-280 && a < 1e300) {
+        // nu log x = -z, and so log u, in double-double (toms708_best.cl)
+        const dd_t nlx = dd_mul(dd_add_d(dd_add_d(dd_d(a), 0.5 * b), -0.5), t708_log_dd(x, y));
+        z = -nlx.hi;
+        const double rest = log(b) + log1p(t708_gam1(b)) + b * log(z);
+        log_r = rest + (nlx.hi + nlx.lo);
+        const dd_t lu = dd_add_d(nlx, rest - (t708_algdiv(b, a) + b * log(nu)));
+        log_u = lu.hi + lu.lo;
+        u = exp(lu.hi) * exp(lu.lo);
+    }
+#endif
     if (log_u == ML_NEGINF) {
         *ierr = 2;
         return;
@@ -1077,7 +1154,8 @@ static inline NMATH_NOINLINE void t708_bgrat(double a, double b, double x, doubl
 }
 
 // Asymptotic expansion of I_x(a, b) for large a and b; lambda = (a + b) y - b >= 0
-static inline NMATH_NOINLINE double t708_basym(double a, double b, double lambda, double eps, int log_p)
+static inline NMATH_NOINLINE double t708_basym(double a, double b, double x, double y, double lambda,
+                                                double eps, int log_p)
 {
     const double e0 = 1.12837916709551;      // 2 / sqrt(pi)
     const double e1 = .353553390593274;      // 2^(-3/2)
@@ -1085,6 +1163,21 @@ static inline NMATH_NOINLINE double t708_basym(double a, double b, double lambda
     double a0[T708_NUM_IT + 1], b0[T708_NUM_IT + 1], c[T708_NUM_IT + 1], d[T708_NUM_IT + 1];
 
     double f = a * t708_rlog1(-lambda / a) + b * t708_rlog1(lambda / b), t;
+#ifdef DASKCL_ACCURACY_BEST
+    // f in double-double from x and y (toms708_best.cl), not from lambda rounded
+    dd_t fd = { f, 0. };
+    if (a + b < 1e300 && fmin(x, y) > 1e-280) {
+        fd = t708_dev_dd(a, b, x, y);
+        f = fd.hi;
+    }
+    if (log_p) {
+        t = -fd.hi - fd.lo;
+    } else {
+        t = exp(-fd.hi) * exp(-fd.lo);
+        if (t == 0.)
+            return 0;
+    }
+#else
     if (log_p) {
         t = -f;
     } else {
@@ -1092,6 +1185,7 @@ static inline NMATH_NOINLINE double t708_basym(double a, double b, double lambda
         if (t == 0.)
             return 0;
     }
+#endif
     double z0 = sqrt(f), z = z0 / e1 * 0.5, z2 = f + f, h, r0, r1, w0;
     if (a < b) {
         h = a / b;
@@ -1367,7 +1461,7 @@ NMATH_NOINLINE void bratio(double a, double b, double x, double y, double *w, do
         *w = t708_bfrac(a0, b0, x0, y0, lambda, eps * 15.0, log_p);
         *w1 = log_p ? R_Log1_Exp(*w) : 0.5 - *w + 0.5;
     } else if (method == T708_BASYM) {
-        *w = t708_basym(a0, b0, lambda, eps * 100.0, log_p);
+        *w = t708_basym(a0, b0, x0, y0, lambda, eps * 100.0, log_p);
         *w1 = log_p ? R_Log1_Exp(*w) : 0.5 - *w + 0.5;
     } else if (method == T708_FPSER) {
         *w = t708_fpser(a0, b0, x0, eps, log_p);

@@ -34,25 +34,15 @@ CHANGED = {"pnt", "dnt", "pnchisq", "pnbeta", "pnf", "choose", "lchoose",
            "dnchisq", "qnchisq", "qnbeta", "qnf", "qnt", "qbeta",
            "bessel_i", "dcauchy", "digamma", "dweibull", "lgammafn", "pentagamma", "punif",
            "pweibull", "qbinom", "qchisq", "qf", "qgamma", "qhyper", "qnorm", "qt", "qwilcox",
-           "tetragamma", "trigamma", "ptukey", "qtukey", "qlogis", "qcauchy"}
+           "tetragamma", "trigamma", "ptukey", "qtukey", "pgamma", "pbinom", "pf", "pnbinom",
+           "pnbinom_mu", "beta", "gammafn", "qlogis", "qcauchy"}
 
 #: the functions R (and the default) already gets right on their grids: in the table to show it
 RIGHT_IN_R = {"dnbeta"}
 
-#: functions that best has not made right everywhere yet (best_references_central.csv): the
-#: tolerance their rows are held to meanwhile, and why; R's values (best's there) are as far off
-LOOSER = {
-    "pgamma": (2e-13, "its prefactor for shape beyond 1e4"),
-    "pbinom": (2e-13, "TOMS 708's prefactor exp(sum of large logs) for size beyond 1e5"),
-    "pf": (5e-13, "TOMS 708's prefactor exp(sum of large logs) for df1 beyond 1e5"),
-    "pnbinom": (5e-13, "TOMS 708's prefactor exp(sum of large logs) for x beyond 1e6"),
-    "pnbinom_mu": (2e-13, "TOMS 708's prefactor exp(sum of large logs) for x beyond 1e3"),
-    "beta": (2e-13, "exp of a difference of large log-gammas"),
-    "gammafn": (2e-13, "exp of a large log for |x| beyond 100"),
-    "qgamma": (2e-13, "shape below 0.1 in the far lower tail: pgamma's rounding times 1 / shape"),
-    "qt": (2e-13, "log p within 1e-3 of log(1/2), df beyond 1e5: pt's rounding near the centre"),
-    "bessel_i": (2e-13, "the scaled function at x near 1e3 and nu near 80 (R's recurrence)"),
-}
+#: functions that best has not made right everywhere yet: the tolerance their rows are held to
+#: meanwhile, and why (none now)
+LOOSER: dict[str, tuple[float, str]] = {}
 
 #: functions whose rows flagged r_wrong are a known gap: best gives R's (wrong) value there
 KNOWN_GAPS: dict[str, str] = {}
