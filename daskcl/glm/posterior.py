@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..kernels import _transfer
 from ..kernels._elementwise import is_dask_array
 from ..runtime import device as _device
@@ -53,8 +54,8 @@ from .family import FAMILIES, _family_program, kernel_stem, program_source
 from .grid import FactorialGrid
 from .tuning import Tuning, _even
 
-__all__ = ["FAMILIES", "GLM_SLAB", "GRID_MIN_ROWS", "MIN_ROWS", "PIECES", "Posterior", "f2_f3",
-           "kernel_stem", "program_source"]
+__all__ = ["FAMILIES", "GLM_SLAB", "GRID_MIN_ROWS", "MIN_ROWS", "PIECES", "SMALL_DOUBLES",
+           "Posterior", "f2_f3", "kernel_stem", "program_source"]
 
 #: a call streamed from NumPy is cut into at least this many pieces of at least MIN_ROWS points:
 #: two overlap one piece's upload with the other's kernel, more pay more than they overlap
@@ -65,6 +66,8 @@ MIN_ROWS = 8192
 GLM_SLAB = 1 << 22
 #: grid points per piece at least of a :class:`FactorialGrid` streamed back to NumPy
 GRID_MIN_ROWS = 1 << 18
+#: doubles (b, qf and grad) of a call from NumPy taken in one write, one launch and one read
+SMALL_DOUBLES = 1 << 17
 
 
 # -- the data set on the device -------------------------------------------------------------
@@ -88,6 +91,40 @@ class _DeviceData:
     #: x with its rows zero-padded to a width, by width (l2 for the group kernel, l2 rounded
     #: up to even for the item kernel, Tuning.l2q for the tile kernel)
     x: dict[int, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Prepared:
+    """What a small call of the default tuning needs beyond its data, on one device, kept
+    while the configuration and the programs in memory stay as they were (``stamp``)."""
+
+    stamp: Any
+    tuning: Tuning
+    data: _DeviceData
+    #: the program's kernel of the tuning's path (its scalar argument types declared) and lock
+    kernel: Any
+    lock: Any
+    #: its arguments, the grid's size and its three buffers (b, qf, grad) left to each call
+    args: list[Any]
+
+
+#: the scalar argument types of the f2_f3 kernels (m, j0, l1; the rest buffers)
+_SIG = (np.int64, np.int64, np.int32) + (None,) * 8
+#: per thread: (device, its queue, the scratch buffers of b, qf and grad, their doubles)
+_scratch = threading.local()
+
+
+def _scratch_buffers(bound: _device.BoundDevice, sizes: tuple[int, int, int]
+                     ) -> tuple[Any, tuple[Any, ...]]:
+    import pyopencl as cl
+
+    have = getattr(_scratch, "have", None)
+    if (have is None or have[0] is not bound or sizes[0] > have[3][0] or sizes[1] > have[3][1]
+            or sizes[2] > have[3][2]):
+        got = tuple(max(n, 1024) for n in sizes)
+        bufs = tuple(cl.Buffer(bound.context, cl.mem_flags.READ_WRITE, 8 * n) for n in got)
+        have = _scratch.have = (bound, _transfer.thread_queue(bound), bufs, got)
+    return have[1], have[2]
 
 
 class Posterior:
@@ -121,10 +158,11 @@ class Posterior:
     def _init_state(self) -> None:
         self._lock = threading.Lock()
         self._devices: dict[int, _DeviceData] = {}
+        self._prepared: dict[int, _Prepared] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        del state["_lock"], state["_devices"]
+        del state["_lock"], state["_devices"], state["_prepared"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -215,27 +253,27 @@ class Posterior:
         ``j0``.  ``qf`` and ``grad`` are device buffers of ``m`` and
         ``m * l2`` doubles.
         """
-        import pyopencl as cl
 
         bound = _device.current()
         queue = queue if queue is not None else bound.queue
         prg = self.build(tuning, fact)
         data = self._device_data(bound, prg)
-        xbuf = self._x_buffer(bound, data, tuning)
+        return self._launch(bound, prg, data, self._x_buffer(bound, data, tuning), tuning, m, j0,
+                            bsrc, fdesc, qf, grad, queue)
+
+    def _launch(self, bound: _device.BoundDevice, prg: _program.BuiltProgram, data: _DeviceData,
+                xbuf: Any, tuning: Tuning, m: int, j0: int, bsrc: Any, fdesc: Any | None,
+                qf: Any, grad: Any, queue: Any) -> Any:
+        import pyopencl as cl
+
         kern, lock = prg.kernel(f"f2_f3_{tuning.path}")
-        if tuning.path == "item":
-            ngroups = -(-m // (tuning.work_group * tuning.points_per_item))
-        elif tuning.path == "tile":
-            ngroups = -(-m // tuning.points_per_group)
-        else:
-            ngroups = min(m, max(bound.info.compute_units, 1) * 64)
         with lock:
             _set_args(kern,
                 np.int64(m), np.int64(j0), np.int32(self.l1), bsrc,
                 fdesc if fdesc is not None else data.dummy, xbuf, data.obs, data.mu, data.P,
                 qf, grad,
             )
-            return cl.enqueue_nd_range_kernel(queue, kern, (ngroups * tuning.work_group,),
+            return cl.enqueue_nd_range_kernel(queue, kern, _global_size(bound, tuning, m),
                                               (tuning.work_group,))
 
     def resolve_tuning(self, tuning: Tuning | None = None) -> Tuning:
@@ -257,6 +295,42 @@ class Posterior:
                       max(MIN_ROWS, -(-m // PIECES)))
         return int(cap)
 
+    def _small(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A call of the default tuning from NumPy of at most :data:`SMALL_DOUBLES`: one write,
+        one launch and one read on the thread's queue, with the program, the data and the
+        tuning prepared once per device (an optimiser's step)."""
+        import pyopencl as cl
+
+        bound = _device.current()
+        stamp = (config.stamp(), _program.memory_generation())
+        key = _program.context_key(bound)
+        p = self._prepared.get(key)
+        if p is None or p.stamp != stamp:
+            tun = self.resolve_tuning(None)
+            prg = self.build(tun, False)
+            data = self._device_data(bound, prg)
+            kern, lock = prg.kernel(f"f2_f3_{tun.path}")
+            if getattr(kern, "_daskcl_sig", None) != _SIG:      # as set_args declares them
+                kern.set_scalar_arg_dtypes([None if t is None else np.dtype(t) for t in _SIG])
+                kern._daskcl_sig = _SIG
+            args = [0, 0, self.l1, None, data.dummy, self._x_buffer(bound, data, tun), data.obs,
+                    data.mu, data.P, None, None]
+            p = self._prepared[key] = _Prepared(stamp, tun, data, kern, lock, args)
+        m, l2 = b.shape
+        queue, (bbuf, qbuf, gbuf) = _scratch_buffers(bound, (m * l2, m, m * l2))
+        flat = np.ascontiguousarray(b, dtype=np.float64)
+        qf, grad = np.empty(m), np.empty((m, l2))
+        cl.enqueue_copy(queue, bbuf, flat, is_blocking=False)
+        with p.lock:             # the kernel and its arguments are shared by the threads
+            a = p.args
+            a[0], a[3], a[9], a[10] = m, bbuf, qbuf, gbuf
+            p.kernel.set_args(*a)
+            cl.enqueue_nd_range_kernel(queue, p.kernel, _global_size(bound, p.tuning, m),
+                                       (p.tuning.work_group,))
+        cl.enqueue_copy(queue, qf, qbuf, is_blocking=False)
+        cl.enqueue_copy(queue, grad, gbuf, is_blocking=True)
+        return qf, grad
+
     def _compute(self, b: np.ndarray | FactorialGrid, tuning: Tuning | None = None,
                  device: bool = False) -> tuple[Any, Any]:
         """NumPy (or, with ``device``, device-array) ``qf`` and ``grad`` for host ``b``: the
@@ -265,6 +339,9 @@ class Posterior:
 
         if device:
             return self._compute_device(b, tuning)
+        if (tuning is None and isinstance(b, np.ndarray)
+                and 0 < b.shape[0] * (2 * self.l2 + 1) <= SMALL_DOUBLES):
+            return self._small(b)
         grid = b if isinstance(b, FactorialGrid) else None
         m = len(b)
         bound = _device.current()
@@ -465,6 +542,17 @@ class Posterior:
             dtype=np.float64, chunks=(sizes, (self.l2 + 1,)), meta=np.empty((0, self.l2 + 1)),
         )
         return out[:, 0], out[:, 1:]
+
+
+def _global_size(bound: _device.BoundDevice, tuning: Tuning, m: int) -> tuple[int]:
+    """The global size of a launch of ``m`` grid points under a resolved ``tuning``."""
+    if tuning.path == "item":
+        ngroups = -(-m // (tuning.work_group * tuning.points_per_item))
+    elif tuning.path == "tile":
+        ngroups = -(-m // tuning.points_per_group)
+    else:
+        ngroups = min(m, max(bound.info.compute_units, 1) * 64)
+    return (ngroups * tuning.work_group,)
 
 
 def _descriptor(bound: _device.BoundDevice, grid: FactorialGrid) -> tuple[Any, Any]:

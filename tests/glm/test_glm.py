@@ -754,9 +754,12 @@ def test_first_call_waits_for_the_data_on_the_devices_queue(monkeypatch):
     from daskcl.kernels import _transfer
     from daskcl.runtime import device
 
+    from daskcl.glm import posterior
+
     args = problem("binomial", 30, 3, 64, seed=5)
     want = reference("binomial", "logit", *args)
     monkeypatch.setattr(_transfer, "mode", lambda bound: "pinned")
+    monkeypatch.setattr(posterior, "SMALL_DOUBLES", 0)       # streamed, not one launch
     bound = device.current()
     post = Posterior("binomial", "logit", *args[1:])
     queues.hold(bound.queue)
@@ -789,6 +792,48 @@ def test_a_grid_streamed_in_many_pieces_gives_the_bits_of_one_launch(monkeypatch
     got = post.f2_f3(args[0])
     np.testing.assert_array_equal(got[0].view(np.int64), whole[0].view(np.int64))
     np.testing.assert_array_equal(got[1].view(np.int64), whole[1].view(np.int64))
+
+
+@pytest.mark.parametrize("family, link", [("binomial", "logit"), ("Gamma", "log")])
+def test_a_small_call_is_one_prepared_launch_with_the_bits_of_a_streamed_one(
+        family, link, monkeypatch):
+    """A small grid from NumPy (an optimiser's step) is one write, one launch and one read, in
+    at most 80 Python calls, with the bits of the streamed path, from any thread; its
+    preparation is made again after a configuration change."""
+    import sys
+    import threading
+
+    import daskcl
+    from daskcl.glm import posterior
+
+    args = problem(family, 50, 3, 16, seed=3)
+    post = Posterior(family, link, *args[1:])
+    small = post.f2_f3(args[0])
+    assert_matches(small, reference(family, link, *args))
+    (prep,) = post._prepared.values()
+    count = [0]
+
+    def seen(frame, event, arg):
+        count[0] += event in ("call", "c_call")
+
+    sys.setprofile(seen)
+    try:
+        post.f2_f3(args[0])
+    finally:
+        sys.setprofile(None)
+    assert count[0] <= 80
+    other: list = []
+    t = threading.Thread(target=lambda: other.append(post.f2_f3(args[0])))
+    t.start()
+    t.join()
+    with daskcl.config.set(transfer={"threads": 1}):
+        post.f2_f3(args[0])
+        assert next(iter(post._prepared.values())) is not prep
+    monkeypatch.setattr(posterior, "SMALL_DOUBLES", 0)
+    streamed = post.f2_f3(args[0])
+    for got in (other[0], streamed):
+        for a, b in zip(got, small):
+            np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64))
 
 
 def test_posterior_mode_finds_a_zero_of_the_gradient_and_checks_its_arguments():
