@@ -751,10 +751,9 @@ def test_first_call_waits_for_the_data_on_the_devices_queue(monkeypatch):
     order: they must not read the data before the kernel has written them.  Here the device's
     queue is busy with a long kernel when the first call comes (the pieces streamed through
     the slots, as on a GPU)."""
+    from daskcl.glm import posterior
     from daskcl.kernels import _transfer
     from daskcl.runtime import device
-
-    from daskcl.glm import posterior
 
     args = problem("binomial", 30, 3, 64, seed=5)
     want = reference("binomial", "logit", *args)
