@@ -130,6 +130,39 @@ __all__ = ["BIT_SETTINGS", "COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec
            "parse_axis", "parse_compressor", "read_csv_columns"]
 
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor", "accuracy")
+#: how deeply a spec's tables, arrays and dotted keys may nest (a spec nests a few levels)
+_MAX_DEPTH = 32
+_TOO_DEEP = ("its tables, arrays or dotted keys are nested too deeply to read (a spec nests a "
+             "few levels)")
+#: TOML's strings and comments, whose dots and brackets are no structure
+_TOML_TEXT = re.compile(r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|'
+                        r"'[^'\n]*'|#[^\n]*", re.S)
+
+
+def _toml_depth(text: str) -> int:
+    """How deeply TOML ``text`` nests, read before it is parsed: the most parts of a dotted key
+    (which tomllib reads in time quadratic in them) and the deepest brackets."""
+    bare = re.sub(r"\s*\.\s*", ".", _TOML_TEXT.sub("s", text))
+    parts = max((t.count(".") + 1 for t in re.findall(r"[\w.+-]+", bare)), default=0)
+    depth = deepest = 0
+    for c in re.findall(r"[\[\]{}]", bare):
+        depth = depth + 1 if c in "[{" else depth - 1
+        deepest = max(deepest, depth)
+    return max(parts, deepest)
+
+
+def _nesting(value: Any) -> int:
+    """How deeply the tables and arrays of a parsed spec nest (without recursing)."""
+    deepest, stack = 0, [(value, 1)] if isinstance(value, (dict, list, tuple)) else []
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if d <= _MAX_DEPTH:
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v)
+                         if isinstance(x, (dict, list, tuple)))
+    return deepest
+
+
 #: the codecs of ``sweep.compressor``: name -> (lowest, highest, default level), ``None`` for
 #: ``"none"``
 COMPRESSORS: dict[str, tuple[int, int, int] | None] = {
@@ -279,13 +312,15 @@ class Sweep:
         """
         p = Path(path)
         text = _text(_read_regular(p, "spec", "spec file"), p, "spec")
+        deep = f"{p}: {_TOO_DEEP}"
+        if _toml_depth(text) > _MAX_DEPTH:
+            raise SweepError(deep)
         try:
             spec = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise SweepError(f"{p}: not valid TOML: {exc}") from exc
         except RecursionError:     # tomllib parses nested arrays and tables recursively
-            raise SweepError(f"{p}: its arrays or inline tables are nested too deeply to "
-                             "read (a spec nests a few levels)") from None
+            raise SweepError(deep) from None
         return cls.from_dict(spec, p.parent, text=text)
 
     @classmethod
@@ -322,6 +357,8 @@ class Sweep:
         >>> s.shape, s.output_names
         ((101, 3), ('dgamma',))
         """
+        if _nesting(spec) > _MAX_DEPTH:
+            raise SweepError(f"spec: {_TOO_DEEP}")
         tables: dict[str, Any] = copy.deepcopy(dict(spec))
         base_path = Path(base).resolve()
         unknown = sorted(set(tables) - {"sweep", "axes", "args", "glm", "kernel"})

@@ -208,20 +208,49 @@ def test_cache_clear_and_info_race_builds(cache: Path) -> None:
 # --- hostile specs: depth and size -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("nest", ["[", "{a = "])
+@pytest.mark.parametrize("nest", ["[", "{a = ", "dotted", "header"])
 def test_a_deeply_nested_spec_is_one_line(tmp_path: Path, nest: str) -> None:
-    """A TOML spec nested 20,000-50,000 deep ended in tomllib's RecursionError traceback."""
+    """A TOML spec nested 20,000-50,000 deep ended in tomllib's RecursionError traceback, or,
+    nested by a dotted key (``a.a.a... = 1``, ``[a.a.a...]``), read for minutes (tomllib's
+    time is quadratic in a key's parts) and then a RecursionError; it is refused before it is
+    parsed, at once.  A spec nested as deep from Python is refused too."""
+    import time
+
     from daskcl.sweep import Sweep, SweepError
 
-    close = "]" if nest == "[" else "}"
-    for depth in (1000, 30000):
-        spec = tmp_path / "deep.toml"
-        spec.write_text('[sweep]\nfunction = "pnorm"\n[axes]\nq = { values = [0.5] }\n'
-                        f"[args]\nmean = {nest * depth}1{close * depth}\n")
-        with pytest.raises(SweepError, match=r"deep.toml: its arrays or inline tables are "
-                           "nested too deeply to read"):
+    said = r"its tables, arrays or dotted keys are nested too deeply to read"
+    spec = tmp_path / "deep.toml"
+    head = '[sweep]\nfunction = "pnorm"\n[axes]\nq = { values = [0.5] }\n[args]\n'
+    for depth in (40, 1000, 50000):
+        if nest == "dotted":
+            spec.write_text(head + ".".join(["a"] * depth) + " = 1\n")
+        elif nest == "header":
+            spec.write_text(head + "mean = 0\n[" + " . ".join(['"a.b"'] * depth) + "]\n")
+        else:
+            close = "]" if nest == "[" else "}"
+            spec.write_text(head + f"mean = {nest * depth}1{close * depth}\n")
+        t0 = time.monotonic()
+        with pytest.raises(SweepError, match=rf"deep.toml: {said}"):
             Sweep.from_toml(spec)
+        assert time.monotonic() - t0 < 5
     _one_error_line(_cli("sweep", str(spec), "--dry-run", timeout=60), "nested too deeply")
+    nested: dict[str, object] = {"a": 1.0}
+    for _ in range(5000):
+        nested = {"a": nested}
+    with pytest.raises(SweepError, match=rf"spec: {said}"):
+        Sweep.from_dict({"sweep": {"function": "pnorm"}, "axes": {"q": {"values": [0.5]}},
+                         "args": {"mean": nested}})
+
+
+def test_strings_and_comments_are_not_nesting() -> None:
+    """What looks like nesting inside strings and comments is not counted, nor are floats."""
+    from daskcl.sweep.spec import _toml_depth
+
+    text = ('# a.b.c.d [[[[ {{{{\n[sweep]\nfunction = "pnorm"  # x.y.z.w.v\n'
+            'description = """a.b.c.d.e.f\n[[[[[[ "quoted" \\""" still"""\n'
+            "name = 'p.q.r.s.t.u'\n[axes]\nq = { values = [0.5, 1.5e+10, -2.25] }\n"
+            "[args]\nsd.x = 1\n")
+    assert _toml_depth(text) == 2
 
 
 def test_a_deeply_nested_python_function_file_is_one_line(tmp_path: Path) -> None:
