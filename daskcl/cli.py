@@ -692,7 +692,10 @@ def _run(args: argparse.Namespace) -> int:
             if args.cmd != "worker" and not getattr(args, "verbose", False):
                 warnings.showwarning = _warning_line   # a warning is a line, not its source's
             with sigterm_raises():    # stops as at Ctrl-C: the worker processes closed
-                return int(args.run(args))
+                try:
+                    return int(args.run(args))
+                except KeyboardInterrupt as exc:    # reading the spec, verify, a dry run
+                    return report_stop(exc, "nothing was written")
         return int(args.run(args))
     except DaskclError as exc:
         print(f"error: {exc}", file=sys.stderr)

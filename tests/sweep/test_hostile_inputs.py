@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.procs import repo_pythonpath, run_python
@@ -469,6 +470,42 @@ def test_sigterm_while_the_scheduler_is_awaited_is_one_line(tmp_path: Path) -> N
     assert proc.returncode == 143, err
     assert err.strip() == (f"terminated: nothing was computed (the scheduler {address} had not "
                            "answered yet)"), err
+
+
+@pytest.mark.parametrize(("stop", "code", "how"), [("Terminated", 143, "terminated"),
+                                                    ("KeyboardInterrupt", 130, "interrupted")])
+@pytest.mark.parametrize("where", ["spec", "dry-run", "verify"])
+def test_a_stop_before_the_sweep_runs_is_one_line(tmp_path: Path, monkeypatch: Any, capsys: Any,
+                                                  where: str, stop: str, code: int,
+                                                  how: str) -> None:
+    """SIGTERM (or Ctrl-C) while a spec was read (a large file axis), a dry run planned or a
+    store verified ended in a traceback of ``daskcl.errors.Terminated``."""
+    from daskcl import cli, errors
+    from daskcl.sweep import Sweep, store
+
+    def stopped(*args: Any, **kwargs: Any) -> Any:
+        raise getattr(errors, stop, KeyboardInterrupt)
+
+    monkeypatch.setenv("DASK_LOGGING__DISTRIBUTED", "critical")    # main sets it
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    if where == "spec":
+        monkeypatch.setattr(Sweep, "from_toml", stopped)
+        argv = ["sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--sync"]
+    elif where == "dry-run":
+        monkeypatch.setattr(store.Store, "plan", stopped)
+        argv = ["sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--dry-run"]
+    else:
+        (tmp_path / "o.zarr").mkdir()
+        monkeypatch.setattr(store.Store, "verify", stopped)
+        argv = ["sweep", "verify", str(tmp_path / "o.zarr")]
+    try:
+        rc = cli.main(argv)
+    except KeyboardInterrupt as exc:     # a traceback at the command line
+        pytest.fail(f"{type(exc).__name__} escaped the command")
+    assert rc == code
+    assert capsys.readouterr().err.strip() == f"{how}: nothing was written"
+    assert not (tmp_path / "o.zarr").exists() or where == "verify"
 
 
 # --- URLs that cannot hold a sweep ------------------------------------------------------------
