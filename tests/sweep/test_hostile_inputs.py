@@ -389,8 +389,13 @@ def test_a_peer_that_is_not_a_scheduler_is_named_within_the_timeout(
 _CALL = """
 import json, traceback
 from daskcl import nmath
+from daskcl.sweep import Sweep, run
 try:
-    nmath.pnorm(0.5) if KIND == "pnorm" else nmath.rnorm(3, seed=1)
+    if KIND == "sweep":
+        run(Sweep.from_dict({"sweep": {"function": "pnorm"}, "axes": {"q": {"values": [0.5]}}}),
+            OUT, client="sync")
+    else:
+        nmath.pnorm(0.5) if KIND == "pnorm" else nmath.rnorm(3, seed=1)
 except Exception as exc:
     frames = traceback.extract_tb(exc.__traceback__)
     print(json.dumps([type(exc).__name__, str(exc), repr(exc.__cause__), repr(exc.__context__),
@@ -407,38 +412,47 @@ except Exception as exc:
     ({"DASKCL_FP_CONTRACT": "maybe"}, "ConfigError",
      "DASKCL_FP_CONTRACT='maybe' is not understood; DASKCL_FP_CONTRACT must be 0 or 1"),
 ])
-@pytest.mark.parametrize("call", ["pnorm", "rnorm"])
-def test_a_configuration_error_from_python_is_raised_at_the_call(env: dict[str, str], kind: str,
-                                                                 said: str, call: str) -> None:
+@pytest.mark.parametrize("call", ["pnorm", "rnorm", "sweep"])
+def test_a_configuration_error_from_python_is_raised_at_the_call(
+        tmp_path: Path, env: dict[str, str], kind: str, said: str, call: str) -> None:
     """``DASKCL_DEVICE=99:99`` or ``DASKCL_LIBRARY=/nonexistent``, then ``nmath.pnorm(0.5)``
-    (or a generator): a traceback through the binding and the build, ending in a good message.  The error is
-    daskcl's own, raised at the call with its message only: no frames of daskcl's insides,
-    no cause or context (an internal exception) chained to it."""
+    (or a generator, or a sweep's ``run``): a traceback through the binding and the build,
+    ending in a good message (a sweep's was a failed chunk, with a store left behind).  The
+    error is daskcl's own, raised at the call with its message only: no frames of daskcl's
+    insides, no cause or context (an internal exception) chained to it."""
     import json
 
-    r = run_python(["-c", f"KIND = {call!r}\n{_CALL}"], timeout=120, env={**ENV, **env})
+    out = tmp_path / "o.zarr"
+    r = run_python(["-c", f"KIND, OUT = {call!r}, {str(out)!r}\n{_CALL}"], timeout=120,
+                   env={**ENV, **env})
     assert r.returncode == 0, r.stderr
     name, message, cause, context, frames, where = json.loads(r.stdout)
     assert name == kind and message.startswith(said), message
     assert cause == context == "None"
-    assert where in ("compute", "__call__") and frames <= 4, (frames, where)
+    assert where in ("compute", "__call__", "run") and frames <= 4, (frames, where)
+    assert not out.exists()
 
 
 # --- --sync refuses what a cluster refuses; SIGTERM while the scheduler is awaited -----------
 
 
-@pytest.mark.parametrize(("key", "value"), [("DASKCL_BINNING", "fast"),
-                                            ("DASKCL_CACHE_SHARED", "everyone"),
-                                            ("DASKCL_NOINLINE", "sometimes")])
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("DASKCL_BINNING", "fast", "DASKCL_BINNING='fast' is not understood; DASKCL_BINNING must"),
+    ("DASKCL_CACHE_SHARED", "everyone", "DASKCL_CACHE_SHARED='everyone' is not understood"),
+    ("DASKCL_NOINLINE", "sometimes", "DASKCL_NOINLINE='sometimes' is not understood"),
+    ("DASKCL_WARM", "pnrom", "cannot warm 'pnrom' (DASKCL_WARM, the config key worker.warm)"),
+    ("DASKCL_DEVICE", "99:99", "no OpenCL device matches '99:99' (DASKCL_DEVICE"),
+])
 def test_sync_sweeps_refuse_the_config_values_a_cluster_refuses(tmp_path: Path, key: str,
-                                                                value: str) -> None:
+                                                                value: str, said: str) -> None:
     """``daskcl sweep --sync`` ran with values of ``DASKCL_*`` that a local-cluster sweep
-    refuses as its workers start; it refuses them too, before the store is made."""
+    refuses as its workers start (a device matching none failed each chunk, after the store
+    was made); it refuses them too, before the store is made."""
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     r = _cli("sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--sync", "-q",
              env={**ENV, key: value})
-    _one_error_line(r, f"{key}={value!r} is not understood; {key} must be ")
+    _one_error_line(r, said)
     assert not (tmp_path / "o.zarr").exists()
 
 
