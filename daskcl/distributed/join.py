@@ -103,13 +103,14 @@ def probe_scheduler(address: str, timeout: float) -> None:
         sock = socket.create_connection((host, int(port)), timeout=timeout)
     except OSError:
         return
-    data = b""
+    data, closed = b"", False
     with sock:
         try:
             while len(data) < 16 and (left := deadline - time.monotonic()) > 0:
                 sock.settimeout(left)
                 got = sock.recv(16 - len(data))
                 if not got:
+                    closed = True
                     break
                 data += got
         except TimeoutError:
@@ -121,6 +122,9 @@ def probe_scheduler(address: str, timeout: float) -> None:
         total, frames = int.from_bytes(data[:8], "little"), int.from_bytes(data[8:], "little")
         if 1 <= frames <= 16 and 8 + 8 * frames <= total <= _MAX_HANDSHAKE:
             return
+    if not data and closed:
+        raise ClusterError(f"{address} is not a dask scheduler: it closed the connection "
+                           "without a word, where a scheduler greets at once")
     if not data:
         raise ClusterError(
             f"{address} is not a dask scheduler: it accepted the connection but sent nothing "

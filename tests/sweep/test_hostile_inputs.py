@@ -316,8 +316,8 @@ def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
 @pytest.fixture
 def junk_server() -> Iterator[Callable[[str], str]]:
     """``serve(kind)``: the address of a loopback server that answers a connection with an
-    HTTP server's silence (it waits for a request), an SSH banner or zeros; each server's
-    loop ends with the test."""
+    HTTP server's silence (it waits for a request), an SSH banner, zeros or by closing it;
+    each server's loop ends with the test."""
     import socket
     import threading
 
@@ -339,6 +339,8 @@ def junk_server() -> Iterator[Callable[[str], str]]:
                         conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
                     elif kind == "zeros":
                         conn.sendall(b"\0" * 4096)
+                    elif kind == "close":
+                        conn.close()
         for conn in conns:
             conn.close()
 
@@ -361,6 +363,7 @@ def junk_server() -> Iterator[Callable[[str], str]]:
     ("http", "it accepted the connection but sent nothing within 3 s"),
     ("ssh", "(it answered 'SSH-2.0-OpenSSH_')"),
     ("zeros", "(it answered only zero bytes)"),
+    ("close", "it closed the connection without a word"),
 ])
 def test_a_peer_that_is_not_a_scheduler_is_named_within_the_timeout(
         tmp_path: Path, junk_server: Callable[[str], str], kind: str, said: str) -> None:
