@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["GROUP", "changed", "digest", "importing", "recording", "save", "saved"]
+__all__ = ["GROUP", "changed", "digest", "importing", "note", "recording", "save", "saved"]
 
 #: the bookkeeping group that holds one group per set of inputs, named by its hash
 GROUP = "_daskcl/inputs"
