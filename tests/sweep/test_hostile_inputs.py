@@ -132,6 +132,13 @@ def test_a_fifo_in_a_kernel_library_is_refused_without_blocking(tmp_path: Path) 
                    env={**ENV, "DASKCL_LIBRARY": str(lib)})
     assert r.returncode == 1 and f"{lib / 'nmath' / 'stuck.cl'} is not a regular file" \
         in r.stderr, r.stderr
+    (lib / "nmath" / "stuck.cl").unlink()
+    (lib / "OPENCL.cl").unlink()
+    os.mkfifo(lib / "OPENCL.cl")        # was 'it has no OPENCL.cl'
+    r = run_python(["-c", "from daskcl import nmath; print(nmath.pnorm(0.5))"], timeout=60,
+                   env={**ENV, "DASKCL_LIBRARY": str(lib)})
+    assert r.returncode == 1 and f"{lib} (the config key library, DASKCL_LIBRARY) is not a " \
+        "kernel library: its OPENCL.cl is not a regular file\n" in r.stderr, r.stderr
 
 
 # --- cache clear and info racing builds ------------------------------------------------------
