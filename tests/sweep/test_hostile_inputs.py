@@ -323,8 +323,8 @@ def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
 @pytest.fixture
 def junk_server() -> Iterator[Callable[[str], str]]:
     """``serve(kind)``: the address of a loopback server that answers a connection with an
-    HTTP server's silence (it waits for a request), an SSH banner, zeros or by closing it;
-    each server's loop ends with the test."""
+    HTTP server's silence (it waits for a request), an SSH banner, zeros, by closing it, or
+    with dask's framing around junk; each server's loop ends with the test."""
     import socket
     import threading
 
@@ -348,6 +348,10 @@ def junk_server() -> Iterator[Callable[[str], str]]:
                         conn.sendall(b"\0" * 4096)
                     elif kind == "close":
                         conn.close()
+                    elif kind == "msgpack":     # dask's framing around junk
+                        frame = b"\xc1" * 8
+                        conn.sendall((24).to_bytes(8, "little") + (1).to_bytes(8, "little")
+                                     + (8).to_bytes(8, "little") + frame)
         for conn in conns:
             conn.close()
 
@@ -371,13 +375,15 @@ def junk_server() -> Iterator[Callable[[str], str]]:
     ("ssh", "(it answered 'SSH-2.0-OpenSSH_')"),
     ("zeros", "(it answered only zero bytes)"),
     ("close", "it closed the connection without a word"),
+    ("msgpack", "(it answered 32 bytes that are not dask's handshake)"),
 ])
 def test_a_peer_that_is_not_a_scheduler_is_named_within_the_timeout(
         tmp_path: Path, junk_server: Callable[[str], str], kind: str, said: str) -> None:
     """``daskcl worker``, ``devices --scheduler`` and ``sweep --scheduler`` pointed at an HTTP
     server (a dashboard), an SSH server or one that sends zeros: tracebacks (numpy asked for
-    3.07 EiB, distributed read the banner as a length) or a wait past ``--timeout``.  Each
-    says in one line that the address is not a dask scheduler, within the timeout."""
+    3.07 EiB, distributed read the banner as a length; framed junk: distributed's logged
+    traceback) or a wait past ``--timeout``.  Each says in one line that the address is not a
+    dask scheduler, within the timeout."""
     import time
 
     address = junk_server(kind)
