@@ -591,8 +591,8 @@ class Sweep:
                 out += [lib.read(f"kernels/{p.name}")
                         for p in sorted((lib.root / "kernels").glob("*.cl"))]
             return out
-        return [f"{p.relative_to(lib.root)}\0{p.read_text()}"
-                for p in sorted(lib.root.rglob("*.cl"))]
+        names = [str(p.relative_to(lib.root)) for p in sorted(lib.root.rglob("*.cl"))]
+        return [f"{n}\0{lib.read(n)}" for n in names]     # regular files only: never blocks
 
     def plan(self, done: int | None = None, store: str | os.PathLike[str] | None = None) -> str:
         """What the sweep will compute, in words (``daskcl sweep --dry-run``), with a warning

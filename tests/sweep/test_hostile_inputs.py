@@ -114,8 +114,9 @@ def test_a_fifo_as_a_spec_or_its_python_file_is_refused_without_blocking(tmp_pat
 
 
 def test_a_fifo_in_a_kernel_library_is_refused_without_blocking(tmp_path: Path) -> None:
-    """A FIFO named ``*.cl`` in a ``[kernel]`` library root or in ``DASKCL_LIBRARY`` blocked
-    a run as the library was read; each is one line naming it."""
+    """A FIFO named ``*.cl`` in a ``[kernel]`` library root or in ``DASKCL_LIBRARY`` (its
+    ``OPENCL.cl``, a unit, or any ``*.cl`` a Python function's identity reads) blocked a run
+    as the library was read; each is one line naming it."""
     tree = tmp_path / "mylib"
     tree.mkdir()
     os.mkfifo(tree / "stuck.cl")
@@ -139,6 +140,18 @@ def test_a_fifo_in_a_kernel_library_is_refused_without_blocking(tmp_path: Path) 
                    env={**ENV, "DASKCL_LIBRARY": str(lib)})
     assert r.returncode == 1 and f"{lib} (the config key library, DASKCL_LIBRARY) is not a " \
         "kernel library: its OPENCL.cl is not a regular file\n" in r.stderr, r.stderr
+    # a Python function's identity reads every *.cl of the library: one anywhere blocked it
+    (lib / "OPENCL.cl").unlink()
+    shutil.copy(ROOT / "cl" / "OPENCL.cl", lib / "OPENCL.cl")
+    (lib / "extra").mkdir()
+    os.mkfifo(lib / "extra" / "stuck.cl")
+    (tmp_path / "f.py").write_text("def g(x):\n    return x\n")
+    (tmp_path / "p.toml").write_text('[sweep]\nfunction = "f.py:g"\n[axes]\n'
+                                     'x = { values = [0.5] }\n')
+    _one_error_line(_cli("sweep", str(tmp_path / "p.toml"), "--out", str(tmp_path / "p.zarr"),
+                         "--sync", "-q", timeout=60, env={**ENV, "DASKCL_LIBRARY": str(lib)}),
+                    f"{lib / 'extra' / 'stuck.cl'} is not a regular file")
+    assert not (tmp_path / "p.zarr").exists()
 
 
 # --- cache clear and info racing builds ------------------------------------------------------
