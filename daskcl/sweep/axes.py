@@ -12,6 +12,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = ["Axis", "parse_axis", "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _MAX_AXIS = 2**27  # values of one axis (1 GiB of coordinates, held by every task)
+_MAX_GLM_ROWS = 2**24  # rows of GLM data (shipped with every task; each point passes over them)
 _MAX_POINTS = 2**50  # points of a sweep (8 PiB of float64 per output)
 _MAX_FILE_BYTES = 2**31  # an axis, data or function file read by a spec
 
@@ -109,9 +111,10 @@ def read_csv_columns(path: Path, columns: list[str], where: str) -> dict[str, np
 
 
 def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None = None
-              ) -> tuple[dict[str, np.ndarray], list[int]]:
+              ) -> tuple[dict[str, np.ndarray], Sequence[int]]:
     """:func:`read_csv_columns`, and the line of the file each data row was read from; a file
     of more than ``max_rows`` rows is refused before they are parsed."""
+    import array
     import csv
     import io
 
@@ -120,8 +123,9 @@ def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None =
         # lines holding more than white space (the header among them): at least the rows
         rows = _runs(data.translate(None, b" \t\r\x0b\x0c"), b"\n") - 1
         if rows > max_rows:
-            raise _err(where, f"{path.name} holds {rows} rows; an axis has at most {max_rows} "
-                       "values")
+            most = (f"GLM data have at most {max_rows} rows (a pass over them is each grid "
+                    "point's cost)" if where == "glm" else f"an axis has at most {max_rows} values")
+            raise _err(where, f"{path.name} holds {rows} rows; {most}")
     text = _text(data, path, where)
     reader = csv.reader(io.StringIO(text))
     try:
@@ -137,8 +141,8 @@ def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None =
             raise _err(where, f"no column {c!r} in {path.name} (its header row names "
                        f"{len(header)} columns)")
         idx[c] = header.index(c)
-    out: dict[str, list[float]] = {c: [] for c in columns}
-    lines: list[int] = []
+    out = {c: array.array("d") for c in columns}     # 8 bytes a value, not a float object's
+    lines = array.array("q")
     try:
         for row_no, row in enumerate(reader, start=2):
             if not row or all(not f.strip() for f in row):
@@ -151,7 +155,7 @@ def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None =
             lines.append(row_no)
     except csv.Error:
         raise _err(where, f"{path.name} is not a valid CSV file") from None
-    return {c: np.asarray(v, dtype=np.float64) for c, v in out.items()}, lines
+    return {c: np.frombuffer(v, dtype=np.float64).copy() for c, v in out.items()}, lines
 
 
 def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:

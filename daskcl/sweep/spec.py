@@ -61,9 +61,9 @@ the kernel computes it only where the codec keeps up: ``benchmarks/bench_store.p
 each on a machine.
 
 Validation checks everything that can be checked without computing, without allocating the
-grid: axis sizes (at most 2**27 values an axis, 2**50 points a sweep), array names that are
-safe zarr names, no NaN (axes may hold +-inf, as R's functions take it; ranges and
-arguments are finite), GLM data that the family takes (every value finite, weights and trials
+grid: sizes (at most 2**27 values an axis, 2**24 rows of GLM data, 2**50 points a sweep), array
+names that are safe zarr names, no NaN (axes may hold +-inf, as R's functions take it; ranges
+and arguments are finite), GLM data that the family takes (every value finite, weights and trials
 at least 0; a binomial response in ``[0, trials]``, or in ``[0, 1]`` without trials, a poisson
 one at least 0, a Gamma one above 0).  ``file`` axes and GLM data read regular files only, and
 their errors never quote what the files hold (a GLM value out of range is given as the number

@@ -330,6 +330,27 @@ def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
         == [2, 4]
 
 
+def test_glm_data_of_too_many_rows_are_refused_before_they_are_parsed(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """GLM data of 2^27 + 5 rows were parsed whole: 11 GB and past a minute (a file axis of as
+    many values was refused).  Their rows are counted first (blank lines are not rows), and
+    more than 2^24 are refused at once."""
+    from daskcl.sweep import Sweep, SweepError, glmspec
+
+    assert glmspec._MAX_GLM_ROWS == 2**24
+    monkeypatch.setattr(glmspec, "_MAX_GLM_ROWS", 4)
+    spec = {"sweep": {"function": "glm.f2_f3"},
+            "glm": {"family": "poisson", "link": "log", "data": "d.csv", "response": "y",
+                    "predictors": ["x"]},
+            "axes": {"intercept": {"values": [0.0, 0.5]}, "x": {"values": [0.0, 1.0]}}}
+    (tmp_path / "d.csv").write_text("y,x\n" + "1,0.5\n" * 4 + "\n  \n")
+    assert Sweep.from_dict(spec, tmp_path).glm.y.size == 4     # type: ignore[union-attr]
+    (tmp_path / "d.csv").write_text("y,x\n" + "1,0.5\n" * 5)
+    with pytest.raises(SweepError, match=r"glm: d.csv holds 5 rows; GLM data have at most 4 "
+                       "rows"):
+        Sweep.from_dict(spec, tmp_path)
+
+
 # --- a scheduler address that answers with something else ------------------------------------
 
 
