@@ -58,9 +58,11 @@ def _suggest(name: str, choices: Any) -> str:
     return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
-def _read_regular(path: Path, where: str, what: str = "file") -> bytes:
-    """The bytes of ``path``, a regular file (a directory, FIFO or device is refused; opening
-    never blocks).  Errors name the path and the reason, never the contents."""
+def _read_regular(path: Path, where: str, what: str = "file", limit: int = _MAX_FILE_BYTES,
+                  hint: str = "") -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes (a directory, FIFO or
+    device is refused; opening never blocks).  Errors name the path and the reason (and
+    ``hint`` for a file too large), never the contents."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -71,9 +73,9 @@ def _read_regular(path: Path, where: str, what: str = "file") -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _err(where, f"{what} {str(path)!r} is not a regular file")
-        if st.st_size > _MAX_FILE_BYTES:
+        if st.st_size > limit:
             raise _err(where, f"{what} {str(path)!r} is {_human(st.st_size)}; at most "
-                       f"{_human(_MAX_FILE_BYTES)} are read")
+                       f"{_human(limit)} are read{hint}")
         chunks = []
         while True:
             try:

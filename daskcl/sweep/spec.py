@@ -130,6 +130,8 @@ __all__ = ["BIT_SETTINGS", "COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec
            "parse_axis", "parse_compressor", "read_csv_columns"]
 
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor", "accuracy")
+#: the largest spec file read: tomllib reads some 200,000 values a second
+_MAX_SPEC_BYTES = 4 << 20
 #: how deeply a spec's tables, arrays and dotted keys may nest (a spec nests a few levels)
 _MAX_DEPTH = 32
 _TOO_DEEP = ("its tables, arrays or dotted keys are nested too deeply to read (a spec nests a "
@@ -311,7 +313,9 @@ class Sweep:
         ('qtukey', (3, 19, 24), 3)
         """
         p = Path(path)
-        text = _text(_read_regular(p, "spec", "spec file"), p, "spec")
+        text = _text(_read_regular(p, "spec", "spec file", _MAX_SPEC_BYTES, " (TOML is read "
+                                   "slowly: long lists of values go in a file axis, "
+                                   "q = { file = \"q.npy\" })"), p, "spec")
         deep = f"{p}: {_TOO_DEEP}"
         if _toml_depth(text) > _MAX_DEPTH:
             raise SweepError(deep)

@@ -263,6 +263,25 @@ def test_a_deeply_nested_spec_is_one_line(tmp_path: Path, nest: str) -> None:
                          "args": {"mean": nested}})
 
 
+def test_a_spec_too_large_to_parse_soon_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A spec of 2^27 + 5 values inline (268 MB) was parsed for some 13 minutes before the
+    axis's bound refused it (tomllib reads some 200,000 values a second); a spec over 4 MiB
+    is refused at once, saying where long lists go."""
+    import time
+
+    from daskcl.sweep import Sweep, SweepError
+
+    spec = tmp_path / "big.toml"
+    head = '[sweep]\nfunction = "pnorm"\n[axes]\nq = { values = ['
+    spec.write_text(head + "0," * (4 << 20) + "0] }\n")
+    t0 = time.monotonic()
+    with pytest.raises(SweepError, match=r"spec: spec file '.*big.toml' is 8.0 MiB; at most 4.0 "
+                       r"MiB are read \(TOML is read slowly: long lists of values go in a file "
+                       "axis"):
+        Sweep.from_toml(spec)
+    assert time.monotonic() - t0 < 5
+
+
 def test_strings_and_comments_are_not_nesting() -> None:
     """What looks like nesting inside strings and comments is not counted, nor are floats."""
     from daskcl.sweep.spec import _toml_depth
