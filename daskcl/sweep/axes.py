@@ -178,8 +178,8 @@ def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
             raise _err(where, f"the file holds {n} values; an axis has at most {_MAX_AXIS}")
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
-        except (ValueError, OSError, EOFError) as exc:  # numpy's messages may quote the header:
-            # name only the type
+        except Exception as exc:    # a hostile header fails in the parser's ways too (tokenize's
+            # TokenError, RecursionError); numpy's messages may quote it: name only the type
             raise _err(where, f"{path.name} is not a .npy file of numbers "
                        f"({type(exc).__name__})") from None
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
@@ -232,7 +232,7 @@ def _npy_size(data: bytes) -> int | None:
                 else np.lib.format.read_array_header_2_0)
         shape = read(f)[0]
         return math.prod(int(d) for d in shape)
-    except (ValueError, TypeError, OSError, EOFError, SyntaxError):
+    except Exception:       # whatever the header's parser makes of it
         return None
 
 

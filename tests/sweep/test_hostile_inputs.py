@@ -349,6 +349,23 @@ def test_a_file_axis_of_too_many_values_is_refused_before_it_is_parsed(
         == [2, 4]
 
 
+@pytest.mark.parametrize("shape", ["(" * 200 + "1,", "-" * 5000 + "1,"],
+                         ids=["unclosed", "signs"])
+def test_a_hostile_npy_header_is_one_line(tmp_path: Path, shape: str) -> None:
+    """A ``.npy`` file axis whose header's shape opens 200 parentheses it never closes, or
+    chains 5,000 signs, ended in tokenize's TokenError traceback: numpy's parser failed, then
+    its fallback."""
+    from daskcl.sweep import Sweep, SweepError
+
+    header = f"{{'descr': '<f8', 'fortran_order': False, 'shape': ({shape}), }}"
+    header = header.ljust(-(-(len(header) + 11) // 64) * 64 - 11) + "\n"
+    (tmp_path / "q.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
+                                     + header.encode() + b"\0" * 8)
+    with pytest.raises(SweepError, match=r"axis 'q': q.npy is not a .npy file of numbers"):
+        Sweep.from_dict({"sweep": {"function": "pnorm"}, "axes": {"q": {"file": "q.npy"}}},
+                        tmp_path)
+
+
 def test_glm_data_of_too_many_rows_are_refused_before_they_are_parsed(
         tmp_path: Path, monkeypatch: Any) -> None:
     """GLM data of 2^27 + 5 rows were parsed whole: 11 GB and past a minute (a file axis of as
