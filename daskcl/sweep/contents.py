@@ -155,7 +155,7 @@ def read_local_json(path: str) -> Any:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             return json.loads(f.read(_MAX_META))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):      # a document nested too deeply too
         return None
     finally:
         os.close(fd)

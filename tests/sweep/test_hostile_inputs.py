@@ -75,6 +75,29 @@ def test_a_fifo_in_a_store_is_refused_without_blocking(tmp_path: Path, finished:
                     f"holds {where}, a link to a special file, not a regular file")
 
 
+@pytest.mark.parametrize("damage", ["cut", "deep"])
+@pytest.mark.parametrize("where", ["_daskcl/zarr.json", "pgamma/zarr.json"])
+def test_damaged_metadata_is_one_line(tmp_path: Path, finished: tuple[Path, Path], where: str,
+                                      damage: str) -> None:
+    """The bookkeeping group's zarr.json cut short: verify passed, and --resume computed the
+    chunks, then ended in zarr's traceback as it consolidated the store's metadata; nested
+    100,000 deep, --overwrite's look at an array's grid ended in a RecursionError traceback.
+    Each is one line naming the group or array; --overwrite starts the store again."""
+    spec, done = finished
+    out = tmp_path / "o.zarr"
+    shutil.copytree(done, out)
+    (out / where).write_text('{"zarr_format": 3, "node_type": "gro' if damage == "cut"
+                             else '{"a": ' + "[" * 100000 + "]" * 100000 + "}")
+    said = f"the {'group' if where.startswith('_') else 'array'} {where.split('/')[0]!r} " \
+        "cannot be opened ("
+    _one_error_line(_cli("sweep", "verify", str(out), timeout=60), said)
+    for how in (["--resume"], ["--resume", "--dry-run"]):
+        _one_error_line(_cli("sweep", str(spec), "--out", str(out), "--sync", "-q", *how,
+                             timeout=60), said)
+    r = _cli("sweep", str(spec), "--out", str(out), "--sync", "-q", "--overwrite", timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
 def test_resume_does_not_write_through_a_linked_chunk_directory(
         tmp_path: Path, finished: tuple[Path, Path]) -> None:
     """``--resume`` with an array's ``c/`` replaced by a link to a user's directory wrote the
