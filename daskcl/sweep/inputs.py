@@ -9,10 +9,11 @@ installed environment (the interpreter's prefixes, site-packages, daskcl itself,
 ``/sys``, ``/dev``, ``/etc``, ``/usr/lib``, ``/usr/share``), with a SHA-256 of its content.  A
 module imported earlier in the process raises no ``import`` event: the file's ``import``
 statements go through :func:`importing`, and each module found is followed through its
-globals to the local modules it uses (:func:`_local_closure`).  A chunk's inputs are written to the store
-(:func:`save`) before its mark, so a resume can check every file that any finished chunk read
-(:func:`changed`).  Files opened by other threads or processes the function starts, and data
-read from anywhere but files, are not seen.
+globals to the local modules it uses (:func:`_local_closure`).  A chunk's inputs are written
+to the store (:func:`save`) before its mark, so a resume can check every file that any
+finished chunk read (:func:`changed`).  Files opened by other threads or processes the
+function starts, modules loaded other than by ``import`` (``importlib``), and data read from
+anywhere but files, are not seen.
 """
 
 from __future__ import annotations
