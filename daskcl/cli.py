@@ -81,6 +81,16 @@ def _client(args: argparse.Namespace) -> object:
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ClusterError(f"cannot reach the scheduler {where} within {timeout:g} s: "
                            f"{why}") from None
+    except Exception as exc:    # a protocol not spoken here: tls:// without TLS settings,
+        # ucx:// without ucx, ws:// at a server that is no websocket
+        raise ClusterError(f"cannot connect to the scheduler {where}: {_first_line(exc)}"
+                           ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: the first line of its message``."""
+    why = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {why[0]}" if why else type(exc).__name__
 
 
 def _worker_devices(args: argparse.Namespace) -> int:

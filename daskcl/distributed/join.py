@@ -176,9 +176,14 @@ async def _check_scheduler(address: str, timeout: float) -> None:
     except (OSError, TimeoutError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ClusterError(f"{where}: {why}") from None
-    except (ValueError, TypeError) as exc:      # no address distributed can parse
+    except ValueError as exc:       # no address distributed can parse
         raise ClusterError(f"{address!r} is not a scheduler address (tcp://host:port): "
                            f"{exc}") from None
+    except Exception as exc:    # a protocol not spoken here: tls:// without TLS settings,
+        # ucx:// without ucx, ws:// at a server that is no websocket
+        said = str(exc).strip().splitlines()
+        raise ClusterError(f"cannot connect to the scheduler {address}: {type(exc).__name__}"
+                           + (f": {said[0]}" if said else "")) from None
     kind = ident.get("type") if isinstance(ident, dict) else None
     if kind != "Scheduler":
         raise ClusterError(f"{address} is not a dask scheduler (it is {kind or 'something else'})")

@@ -492,6 +492,23 @@ def test_a_peer_that_is_not_a_scheduler_is_named_within_the_timeout(
     assert not (tmp_path / "o.zarr").exists()
 
 
+def test_a_protocol_not_spoken_here_is_one_line(tmp_path: Path) -> None:
+    """``tls://`` without TLS settings (or ``ucx://`` without ucx) ended ``daskcl devices`` and
+    ``daskcl sweep --scheduler`` in distributed's TypeError traceback."""
+    import socket
+
+    with socket.socket() as s:      # a port of this host that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"tls://127.0.0.1:{s.getsockname()[1]}"
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    for args in (["worker", address], ["devices", "--scheduler", address],
+                 ["sweep", str(spec), "--out", str(tmp_path / "o.zarr"), "--scheduler", address]):
+        r = _cli(*args, "--timeout", "3", timeout=60)
+        _one_error_line(r, f"cannot connect to the scheduler {address}: TypeError: ")
+    assert not (tmp_path / "o.zarr").exists()
+
+
 # --- configuration errors from Python -------------------------------------------------------
 
 
