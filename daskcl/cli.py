@@ -81,6 +81,16 @@ def _client(args: argparse.Namespace) -> object:
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ClusterError(f"cannot reach the scheduler {where} within {timeout:g} s: "
                            f"{why}") from None
+    except Exception as exc:    # a protocol not spoken here: tls:// without TLS settings,
+        # ucx:// without ucx, ws:// at a server that is no websocket
+        raise ClusterError(f"cannot connect to the scheduler {where}: {_first_line(exc)}"
+                           ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: the first line of its message``."""
+    why = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {why[0]}" if why else type(exc).__name__
 
 
 def _worker_devices(args: argparse.Namespace) -> int:
@@ -692,7 +702,10 @@ def _run(args: argparse.Namespace) -> int:
             if args.cmd != "worker" and not getattr(args, "verbose", False):
                 warnings.showwarning = _warning_line   # a warning is a line, not its source's
             with sigterm_raises():    # stops as at Ctrl-C: the worker processes closed
-                return int(args.run(args))
+                try:
+                    return int(args.run(args))
+                except KeyboardInterrupt as exc:    # reading the spec, verify, a dry run
+                    return report_stop(exc, "nothing was written")
         return int(args.run(args))
     except DaskclError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -82,7 +82,7 @@ _MAX_HANDSHAKE = 1 << 20
 def probe_scheduler(address: str, timeout: float) -> None:
     """That what listens at a ``tcp://`` address speaks dask's protocol, within ``timeout``
     seconds: a scheduler sends its handshake as it accepts (8 bytes of length, 8 of its
-    number of frames, then their lengths), an HTTP server (a dashboard) waits for a request,
+    number of frames, then their lengths and the frames, the first msgpack), an HTTP server (a dashboard) waits for a request,
     an SSH server sends its banner.  Distributed reads any 8 bytes as a length, and allocated
     exabytes for a banner, or waited past its timeout on a dashboard: a :class:`ClusterError`
     in one line instead.  Other protocols, and an address that refuses the connection (a
@@ -103,24 +103,28 @@ def probe_scheduler(address: str, timeout: float) -> None:
         sock = socket.create_connection((host, int(port)), timeout=timeout)
     except OSError:
         return
-    data = b""
+    data, closed, want = b"", False, 16
     with sock:
         try:
-            while len(data) < 16 and (left := deadline - time.monotonic()) > 0:
+            while len(data) < want and (left := deadline - time.monotonic()) > 0:
                 sock.settimeout(left)
-                got = sock.recv(16 - len(data))
+                got = sock.recv(want - len(data))
                 if not got:
+                    closed = True
                     break
                 data += got
+                if want == 16 and len(data) == 16 and _prelude(data):
+                    want = 8 + int.from_bytes(data[:8], "little")   # the whole handshake
         except TimeoutError:
             pass
         except OSError as exc:
             raise ClusterError(f"{address} is not a dask scheduler (the connection failed "
                                f"before it said anything: {exc.strerror or exc})") from None
-    if len(data) == 16:
-        total, frames = int.from_bytes(data[:8], "little"), int.from_bytes(data[8:], "little")
-        if 1 <= frames <= 16 and 8 + 8 * frames <= total <= _MAX_HANDSHAKE:
-            return
+    if len(data) >= 16 and _prelude(data) and (len(data) < want or _handshake(data)):
+        return      # a handshake, or the start of one (a slow scheduler: distributed waits)
+    if not data and closed:
+        raise ClusterError(f"{address} is not a dask scheduler: it closed the connection "
+                           "without a word, where a scheduler greets at once")
     if not data:
         raise ClusterError(
             f"{address} is not a dask scheduler: it accepted the connection but sent nothing "
@@ -131,6 +135,30 @@ def probe_scheduler(address: str, timeout: float) -> None:
             else "only zero bytes" if not data.strip(b"\0")
             else f"{len(data)} bytes that are not dask's handshake")
     raise ClusterError(f"{address} is not a dask scheduler (it answered {said})")
+
+
+def _prelude(data: bytes) -> bool:
+    """Whether the first 16 bytes of ``data`` may start a dask handshake: its length, then a
+    few frames."""
+    total, frames = int.from_bytes(data[:8], "little"), int.from_bytes(data[8:16], "little")
+    return 1 <= frames <= 16 and 8 + 8 * frames <= total <= _MAX_HANDSHAKE
+
+
+def _handshake(data: bytes) -> bool:
+    """Whether ``data`` (a whole first message) is one dask sends: its first frame msgpack
+    (distributed logged a traceback and failed on one that was not)."""
+    import msgpack  # type: ignore[import-untyped]
+
+    frames = int.from_bytes(data[8:16], "little")
+    start = 16 + 8 * frames
+    first = int.from_bytes(data[16:24], "little")
+    if start + first > len(data):
+        return False
+    try:
+        msgpack.unpackb(data[start:start + first], raw=False, strict_map_key=False)
+    except Exception:       # whatever msgpack makes of junk
+        return False
+    return True
 
 
 async def _check_scheduler(address: str, timeout: float) -> None:
@@ -148,9 +176,14 @@ async def _check_scheduler(address: str, timeout: float) -> None:
     except (OSError, TimeoutError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ClusterError(f"{where}: {why}") from None
-    except (ValueError, TypeError) as exc:      # no address distributed can parse
+    except ValueError as exc:       # no address distributed can parse
         raise ClusterError(f"{address!r} is not a scheduler address (tcp://host:port): "
                            f"{exc}") from None
+    except Exception as exc:    # a protocol not spoken here: tls:// without TLS settings,
+        # ucx:// without ucx, ws:// at a server that is no websocket
+        said = str(exc).strip().splitlines()
+        raise ClusterError(f"cannot connect to the scheduler {address}: {type(exc).__name__}"
+                           + (f": {said[0]}" if said else "")) from None
     kind = ident.get("type") if isinstance(ident, dict) else None
     if kind != "Scheduler":
         raise ClusterError(f"{address} is not a dask scheduler (it is {kind or 'something else'})")

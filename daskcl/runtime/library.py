@@ -139,8 +139,10 @@ class Library(LibraryIndex):
         self.root = Path(root) if root is not None else default_root()
         if not (self.root / "OPENCL.cl").is_file():
             what = ("it does not exist" if not self.root.exists() else
-                    "it is not a directory" if not self.root.is_dir() else "it has no OPENCL.cl")
-            if self.root.is_dir() and any(self.root.glob("*.cl")):
+                    "it is not a directory" if not self.root.is_dir() else
+                    "its OPENCL.cl is not a regular file" if (self.root / "OPENCL.cl").exists()
+                    else "it has no OPENCL.cl")
+            if what.endswith("has no OPENCL.cl") and any(self.root.glob("*.cl")):
                 what += (" (a directory of annotated units of your own is a unit tree: give it "
                          "as a kernel's library=, beside the shipped library)")
             chosen = config.get("library")

@@ -12,6 +12,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = ["Axis", "parse_axis", "read_csv_columns"]
 
 _AXIS_KINDS = ("values", "linspace", "logspace", "arange", "file")
 _MAX_AXIS = 2**27  # values of one axis (1 GiB of coordinates, held by every task)
+_MAX_GLM_ROWS = 2**24  # rows of GLM data (shipped with every task; each point passes over them)
 _MAX_POINTS = 2**50  # points of a sweep (8 PiB of float64 per output)
 _MAX_FILE_BYTES = 2**31  # an axis, data or function file read by a spec
 
@@ -56,9 +58,11 @@ def _suggest(name: str, choices: Any) -> str:
     return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
-def _read_regular(path: Path, where: str, what: str = "file") -> bytes:
-    """The bytes of ``path``, a regular file (a directory, FIFO or device is refused; opening
-    never blocks).  Errors name the path and the reason, never the contents."""
+def _read_regular(path: Path, where: str, what: str = "file", limit: int = _MAX_FILE_BYTES,
+                  hint: str = "") -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes (a directory, FIFO or
+    device is refused; opening never blocks).  Errors name the path and the reason (and
+    ``hint`` for a file too large), never the contents."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -69,9 +73,9 @@ def _read_regular(path: Path, where: str, what: str = "file") -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _err(where, f"{what} {str(path)!r} is not a regular file")
-        if st.st_size > _MAX_FILE_BYTES:
+        if st.st_size > limit:
             raise _err(where, f"{what} {str(path)!r} is {_human(st.st_size)}; at most "
-                       f"{_human(_MAX_FILE_BYTES)} are read")
+                       f"{_human(limit)} are read{hint}")
         chunks = []
         while True:
             try:
@@ -109,9 +113,10 @@ def read_csv_columns(path: Path, columns: list[str], where: str) -> dict[str, np
 
 
 def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None = None
-              ) -> tuple[dict[str, np.ndarray], list[int]]:
+              ) -> tuple[dict[str, np.ndarray], Sequence[int]]:
     """:func:`read_csv_columns`, and the line of the file each data row was read from; a file
     of more than ``max_rows`` rows is refused before they are parsed."""
+    import array
     import csv
     import io
 
@@ -120,8 +125,9 @@ def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None =
         # lines holding more than white space (the header among them): at least the rows
         rows = _runs(data.translate(None, b" \t\r\x0b\x0c"), b"\n") - 1
         if rows > max_rows:
-            raise _err(where, f"{path.name} holds {rows} rows; an axis has at most {max_rows} "
-                       "values")
+            most = (f"GLM data have at most {max_rows} rows (a pass over them is each grid "
+                    "point's cost)" if where == "glm" else f"an axis has at most {max_rows} values")
+            raise _err(where, f"{path.name} holds {rows} rows; {most}")
     text = _text(data, path, where)
     reader = csv.reader(io.StringIO(text))
     try:
@@ -137,8 +143,8 @@ def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None =
             raise _err(where, f"no column {c!r} in {path.name} (its header row names "
                        f"{len(header)} columns)")
         idx[c] = header.index(c)
-    out: dict[str, list[float]] = {c: [] for c in columns}
-    lines: list[int] = []
+    out = {c: array.array("d") for c in columns}     # 8 bytes a value, not a float object's
+    lines = array.array("q")
     try:
         for row_no, row in enumerate(reader, start=2):
             if not row or all(not f.strip() for f in row):
@@ -151,7 +157,7 @@ def _read_csv(path: Path, columns: list[str], where: str, max_rows: int | None =
             lines.append(row_no)
     except csv.Error:
         raise _err(where, f"{path.name} is not a valid CSV file") from None
-    return {c: np.asarray(v, dtype=np.float64) for c, v in out.items()}, lines
+    return {c: np.frombuffer(v, dtype=np.float64).copy() for c, v in out.items()}, lines
 
 
 def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
@@ -172,8 +178,8 @@ def _read_values_file(path: Path, column: str | None, where: str) -> np.ndarray:
             raise _err(where, f"the file holds {n} values; an axis has at most {_MAX_AXIS}")
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
-        except (ValueError, OSError, EOFError) as exc:  # numpy's messages may quote the header:
-            # name only the type
+        except Exception as exc:    # a hostile header fails in the parser's ways too (tokenize's
+            # TokenError, RecursionError); numpy's messages may quote it: name only the type
             raise _err(where, f"{path.name} is not a .npy file of numbers "
                        f"({type(exc).__name__})") from None
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
@@ -226,7 +232,7 @@ def _npy_size(data: bytes) -> int | None:
                 else np.lib.format.read_array_header_2_0)
         shape = read(f)[0]
         return math.prod(int(d) for d in shape)
-    except (ValueError, TypeError, OSError, EOFError, SyntaxError):
+    except Exception:       # whatever the header's parser makes of it
         return None
 
 

@@ -51,8 +51,12 @@ def own_entries(info: dict[str, Any]) -> set[str]:
 _PROBE = re.compile(r"daskcl-probe-[0-9a-f]{12}")
 #: the groups of the files a Python function read (:mod:`daskcl.sweep.inputs`)
 _INPUTS = re.compile(re.escape(inputs.GROUP) + r"(/[0-9a-f]{16})?/zarr\.json")
-#: the group's metadata while it is rewritten (:func:`_unlist_lease`), left by a run killed then
-TMP_META = re.compile(r"zarr\.json\.daskcl-[0-9a-f]{12}")
+#: the group's metadata while it is rewritten (:func:`_unlist_lease`), or while zarr writes it,
+#: left by a run killed then
+TMP_META = re.compile(r"zarr\.json\.daskcl-[0-9a-f]{12}|zarr\.[0-9a-f]{32}\.partial")
+#: the file zarr writes a metadata document or chunk into before it renames it into place (its
+#: name less any suffix, then .<32 hex>.partial), left by a run killed meanwhile
+_ZARR_TMP = re.compile(r"(.+?)\.[0-9a-f]{32}\.partial")
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 #: the most bytes of an array's zarr.json read to learn its grid of chunks
 _MAX_META = 1 << 24
@@ -90,11 +94,16 @@ def _is_own_file(rel: str, grid_of: Callable[[str], tuple[int, ...] | None]) -> 
     """Whether ``rel`` (a file's path in the store, under one of daskcl's top-level entries)
     is one daskcl writes: ``zarr.json``, ``_daskcl/zarr.json``, and in an array's directory its
     ``zarr.json``, a probe ``c/daskcl-probe-...`` or a chunk key that ``grid_of(array)`` (the
-    array's grid of chunks, ``None`` where it is unknown) holds."""
+    array's grid of chunks, ``None`` where it is unknown) holds; or zarr's temporary file of
+    one of them."""
     if rel.split("/") in (["zarr.json"], [BOOK, "zarr.json"]) or _lease.is_lease_file(rel) \
             or _INPUTS.fullmatch(rel):
         return True
     head, _, name = rel.rpartition("/")
+    tmp = _ZARR_TMP.fullmatch(name)
+    if tmp:     # zarr's file on its way to an own name: zarr.json, or a chunk key
+        real = "zarr.json" if tmp.group(1) == "zarr" else tmp.group(1)
+        return _is_own_file(f"{head}/{real}" if head else real, grid_of)
     if head in _JOURNALS and _JOURNAL_NAME.fullmatch(name):
         return True
     array, rest = _array_and_rest(rel)
@@ -146,7 +155,7 @@ def read_local_json(path: str) -> Any:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             return json.loads(f.read(_MAX_META))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):      # a document nested too deeply too
         return None
     finally:
         os.close(fd)

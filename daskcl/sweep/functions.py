@@ -234,16 +234,18 @@ _SOURCE_MODULES: dict[str, types.ModuleType] = {}
 def _load_source(path: str, source: str) -> types.ModuleType:
     """A sweep's Python file as a module, from the text shipped with the task (so workers on
     other hosts need not see the file); loaded once per process and text.  The files its
-    loading read (its local modules, data read at import) are kept as ``__daskcl_inputs__``."""
+    loading read (its local modules, data read at import) are kept as ``__daskcl_inputs__``;
+    it runs with builtins that note its imports (:func:`~daskcl.sweep.inputs.importing`)."""
     key = hashlib.sha256((path + "\0" + source).encode()).hexdigest()[:16]
     mod = _SOURCE_MODULES.get(key)
     if mod is None:
         mod = types.ModuleType(f"daskcl_sweep_{Path(path).stem}_{key}")
         mod.__file__ = path
+        mod.__builtins__ = inputs.importing()  # type: ignore[attr-defined]
         sys.modules[mod.__name__] = mod
-        with inputs.recording() as seen:
+        with inputs.recording(own=path) as seen:    # its text is the identity's already
             exec(compile(source, path, "exec"), mod.__dict__)
-        seen.discard(path)      # its text is part of the identity already
+            inputs.note(mod)    # the local modules it uses, imported before or not
         mod.__daskcl_inputs__ = frozenset(seen)  # type: ignore[attr-defined]
         _SOURCE_MODULES[key] = mod
     return mod

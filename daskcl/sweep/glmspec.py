@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .axes import _MAX_POINTS, Axis, _count, _err, _read_csv, parse_axis
+from .axes import _MAX_GLM_ROWS, _MAX_POINTS, Axis, _count, _err, _read_csv, parse_axis
 
 if TYPE_CHECKING:
     from ..glm import Posterior
@@ -81,7 +81,7 @@ class GlmSpec:
         path = base / table["data"]
         wanted = [table["response"], *preds,
                   *(table[k] for k in ("trials", "weights", "offset") if k in table)]
-        data, lines = _read_csv(path, list(dict.fromkeys(wanted)), where)
+        data, lines = _read_csv(path, list(dict.fromkeys(wanted)), where, _MAX_GLM_ROWS)
 
         def col(name: str) -> np.ndarray:
             return np.atleast_1d(data[name])

@@ -6,10 +6,14 @@ modules it imports from beside it and the files it opens.  While the file loads 
 chunk evaluates, :func:`recording` collects, through Python's audit hooks (``open`` and
 ``import`` events of the evaluating thread), every regular file read that is not part of the
 installed environment (the interpreter's prefixes, site-packages, daskcl itself, ``/proc``,
-``/sys``, ``/dev``), with a SHA-256 of its content.  A chunk's inputs are written to the store
-(:func:`save`) before its mark, so a resume can check every file that any finished chunk read
-(:func:`changed`).  Files opened by other threads or processes the function starts, and data
-read from anywhere but files, are not seen.
+``/sys``, ``/dev``, ``/etc``, ``/usr/lib``, ``/usr/share``), with a SHA-256 of its content.  A
+module imported earlier in the process raises no ``import`` event: the file's ``import``
+statements go through :func:`importing`, and each module found is followed through its
+globals to the local modules it uses (:func:`_local_closure`).  A chunk's inputs are written
+to the store (:func:`save`) before its mark, so a resume can check every file that any
+finished chunk read (:func:`changed`).  Files opened by other threads or processes the
+function starts, modules loaded other than by ``import`` (``importlib``), and data read from
+anywhere but files, are not seen.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ import stat
 import sys
 import sysconfig
 import threading
+import types
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["GROUP", "changed", "digest", "recording", "save", "saved"]
+__all__ = ["GROUP", "changed", "digest", "importing", "note", "recording", "save", "saved"]
 
 #: the bookkeeping group that holds one group per set of inputs, named by its hash
 GROUP = "_daskcl/inputs"
@@ -76,32 +81,84 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[set[str]]:
+def recording(own: str | None = None) -> Iterator[set[str]]:
     """Collect the files this thread reads in the block; yields the set of paths, complete
-    (local modules added, the environment's files left out) when the block ends."""
+    (local modules added, the environment's files and ``own`` left out) when the block ends."""
     with _HOOKED:
         if not _hooked:
             sys.addaudithook(_hook)
             _hooked.append(True)
-    outer = getattr(_STATE, "seen", None)
+    outer, outer_modules = getattr(_STATE, "seen", None), getattr(_STATE, "modules", None)
     seen: set[str] = set()
     _STATE.seen, _STATE.modules = seen, set()
     try:
         yield seen
     finally:
-        modules = _STATE.modules
-        _STATE.seen = outer
-        for name in modules:
-            path = getattr(sys.modules.get(name), "__file__", None)
-            if isinstance(path, str):
-                seen.add(os.path.abspath(path))
+        modules = list(_STATE.modules)
+        _STATE.seen, _STATE.modules = outer, outer_modules
+        seen.update(_local_closure([sys.modules.get(name) for name in modules]))
         env = _environment()
         for path in list(seen):
             real = os.path.realpath(path)
-            if real.startswith(env) or "/__pycache__/" in real or not _regular(real):
+            if (real.startswith(env) or "/__pycache__/" in real or not _regular(real)
+                    or path == own):
                 seen.discard(path)
         if outer is not None:
             outer.update(seen)
+
+
+def note(module: types.ModuleType) -> None:
+    """Count ``module`` (and the local modules it uses) among the recording's inputs."""
+    if getattr(_STATE, "seen", None) is not None:
+        _STATE.modules.add(module.__name__)
+
+
+def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
+            level: int = 0) -> Any:
+    """``__import__``, noting what it returns while this thread records: a module imported
+    before raises no audit event."""
+    mod = __import__(name, globals, locals, fromlist, level)
+    if getattr(_STATE, "seen", None) is not None and isinstance(mod, types.ModuleType):
+        note(mod)
+        for attr in fromlist or ():
+            sub = mod.__dict__.get(attr) if isinstance(attr, str) else None
+            if isinstance(sub, types.ModuleType):
+                note(sub)
+    return mod
+
+
+def importing() -> dict[str, Any]:
+    """Builtins whose ``__import__`` notes each module imported while a recording runs (a
+    sweep's file is run with them, so that its ``import`` statements, in its functions too,
+    are seen)."""
+    import builtins
+
+    return {**builtins.__dict__, "__import__": _import}
+
+
+def _local_closure(roots: Iterable[types.ModuleType | None]) -> set[str]:
+    """The files of ``roots`` and of the local modules they use: every module in their globals,
+    and the module of every function and class there, followed through local modules only
+    (not through the installed environment)."""
+    env, files, done = _environment(), set(), set()
+    stack = [m for m in roots if isinstance(m, types.ModuleType)]
+    while stack:
+        mod = stack.pop()
+        if id(mod) in done:
+            continue
+        done.add(id(mod))
+        path = getattr(mod, "__file__", None)
+        if not isinstance(path, str) or os.path.realpath(path).startswith(env):
+            continue
+        files.add(os.path.abspath(path))
+        for value in list(vars(mod).values()):
+            if isinstance(value, types.ModuleType):
+                stack.append(value)
+            elif isinstance(value, (types.FunctionType, type)):
+                owner = sys.modules.get(getattr(value, "__module__", None) or "")
+                if owner is not None:
+                    stack.append(owner)
+    return files
 
 
 def _regular(path: str) -> bool:

@@ -42,7 +42,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..errors import collect_r_warnings
+from ..errors import ConfigError, DeviceError, LibraryError, collect_r_warnings
 from . import inputs
 from .evaluate import evaluate_chunk
 from .journal import Book
@@ -376,6 +376,18 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     >>> run(s, "/tmp/pnorm.zarr", client="sync", overwrite=True).arrays["pnorm"]  # doctest: +SKIP
     array([0.5])
     """
+    try:
+        return _start(sweep, out, client, resume, overwrite, progress, workers,
+                      storage_options, listen)
+    except (ConfigError, DeviceError, LibraryError) as exc:
+        # a setting, device or library that cannot be used: raised here, with its message only
+        raise exc.with_traceback(None) from None
+
+
+def _start(sweep: Sweep, out: str | os.PathLike[str], client: Any, resume: bool,
+           overwrite: bool, progress: bool, workers: int | str | None,
+           storage_options: dict[str, Any] | None, listen: str | None) -> SweepResult:
+    """:func:`run`'s work: who computes is made ready, then the store."""
     if not isinstance(sweep, Sweep):
         raise TypeError(f"run: sweep must be a daskcl.sweep.Sweep, got {type(sweep).__name__}")
     url = local_url(str(out))
@@ -386,10 +398,13 @@ def run(sweep: Sweep, out: str | os.PathLike[str], client: Any = None, *, resume
     if listen is not None and client is not None:
         raise SweepError("listen is for the local cluster only: a cluster you bring (or 'sync') "
                          "listens where it was started")
-    if sync:    # every config value a local cluster's workers refuse, refused here too
-        from ..distributed.plugin import check_config
+    if sync:    # what a local cluster refuses as its workers start, refused here too, before
+        # the store is made: a config value, a worker.warm name, a device that matches none
+        from ..distributed.slots import check_worker_config
+        from ..runtime import device as _device
 
-        check_config()
+        check_worker_config(())
+        _device.current()
     if client is None:
         from distributed import Client
 

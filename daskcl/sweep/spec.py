@@ -61,9 +61,9 @@ the kernel computes it only where the codec keeps up: ``benchmarks/bench_store.p
 each on a machine.
 
 Validation checks everything that can be checked without computing, without allocating the
-grid: axis sizes (at most 2**27 values an axis, 2**50 points a sweep), array names that are
-safe zarr names, no NaN (axes may hold +-inf, as R's functions take it; ranges and
-arguments are finite), GLM data that the family takes (every value finite, weights and trials
+grid: sizes (at most 2**27 values an axis, 2**24 rows of GLM data, 2**50 points a sweep), array
+names that are safe zarr names, no NaN (axes may hold +-inf, as R's functions take it; ranges
+and arguments are finite), GLM data that the family takes (every value finite, weights and trials
 at least 0; a binomial response in ``[0, trials]``, or in ``[0, 1]`` without trials, a poisson
 one at least 0, a Gamma one above 0).  ``file`` axes and GLM data read regular files only, and
 their errors never quote what the files hold (a GLM value out of range is given as the number
@@ -130,6 +130,41 @@ __all__ = ["BIT_SETTINGS", "COMPRESSORS", "DEFAULT_COMPRESSOR", "Axis", "GlmSpec
            "parse_axis", "parse_compressor", "read_csv_columns"]
 
 _SWEEP_KEYS = ("function", "name", "description", "chunks", "compressor", "accuracy")
+#: the largest spec file read: tomllib reads some 200,000 values a second
+_MAX_SPEC_BYTES = 4 << 20
+#: how deeply a spec's tables, arrays and dotted keys may nest (a spec nests a few levels)
+_MAX_DEPTH = 32
+_TOO_DEEP = ("its tables, arrays or dotted keys are nested too deeply to read (a spec nests a "
+             "few levels)")
+#: TOML's strings and comments, whose dots and brackets are no structure
+_TOML_TEXT = re.compile(r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|'
+                        r"'[^'\n]*'|#[^\n]*", re.S)
+
+
+def _toml_depth(text: str) -> int:
+    """How deeply TOML ``text`` nests, read before it is parsed: the most parts of a dotted key
+    (which tomllib reads in time quadratic in them) and the deepest brackets."""
+    bare = re.sub(r"\s*\.\s*", ".", _TOML_TEXT.sub("s", text))
+    parts = max((t.count(".") + 1 for t in re.findall(r"[\w.+-]+", bare)), default=0)
+    depth = deepest = 0
+    for c in re.findall(r"[\[\]{}]", bare):
+        depth = depth + 1 if c in "[{" else depth - 1
+        deepest = max(deepest, depth)
+    return max(parts, deepest)
+
+
+def _nesting(value: Any) -> int:
+    """How deeply the tables and arrays of a parsed spec nest (without recursing)."""
+    deepest, stack = 0, [(value, 1)] if isinstance(value, (dict, list, tuple)) else []
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if d <= _MAX_DEPTH:
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v)
+                         if isinstance(x, (dict, list, tuple)))
+    return deepest
+
+
 #: the codecs of ``sweep.compressor``: name -> (lowest, highest, default level), ``None`` for
 #: ``"none"``
 COMPRESSORS: dict[str, tuple[int, int, int] | None] = {
@@ -278,14 +313,18 @@ class Sweep:
         ('qtukey', (3, 19, 24), 3)
         """
         p = Path(path)
-        text = _text(_read_regular(p, "spec", "spec file"), p, "spec")
+        text = _text(_read_regular(p, "spec", "spec file", _MAX_SPEC_BYTES, " (TOML is read "
+                                   "slowly: long lists of values go in a file axis, "
+                                   "q = { file = \"q.npy\" })"), p, "spec")
+        deep = f"{p}: {_TOO_DEEP}"
+        if _toml_depth(text) > _MAX_DEPTH:
+            raise SweepError(deep)
         try:
             spec = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise SweepError(f"{p}: not valid TOML: {exc}") from exc
         except RecursionError:     # tomllib parses nested arrays and tables recursively
-            raise SweepError(f"{p}: its arrays or inline tables are nested too deeply to "
-                             "read (a spec nests a few levels)") from None
+            raise SweepError(deep) from None
         return cls.from_dict(spec, p.parent, text=text)
 
     @classmethod
@@ -322,6 +361,8 @@ class Sweep:
         >>> s.shape, s.output_names
         ((101, 3), ('dgamma',))
         """
+        if _nesting(spec) > _MAX_DEPTH:
+            raise SweepError(f"spec: {_TOO_DEEP}")
         tables: dict[str, Any] = copy.deepcopy(dict(spec))
         base_path = Path(base).resolve()
         unknown = sorted(set(tables) - {"sweep", "axes", "args", "glm", "kernel"})
@@ -554,8 +595,8 @@ class Sweep:
                 out += [lib.read(f"kernels/{p.name}")
                         for p in sorted((lib.root / "kernels").glob("*.cl"))]
             return out
-        return [f"{p.relative_to(lib.root)}\0{p.read_text()}"
-                for p in sorted(lib.root.rglob("*.cl"))]
+        names = [str(p.relative_to(lib.root)) for p in sorted(lib.root.rglob("*.cl"))]
+        return [f"{n}\0{lib.read(n)}" for n in names]     # regular files only: never blocks
 
     def plan(self, done: int | None = None, store: str | os.PathLike[str] | None = None) -> str:
         """What the sweep will compute, in words (``daskcl sweep --dry-run``), with a warning

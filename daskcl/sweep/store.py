@@ -489,6 +489,7 @@ class Store:
             names += [_DONE, _CHECKSUM] if _BOOK in group else [_OLD_DONE, _OLD_CHECKSUM]
         except _DAMAGED:
             names += [_DONE, _CHECKSUM]
+        self._check_groups(group)
         recorded = info.get("array_meta")
         recorded = recorded if isinstance(recorded, dict) else {}
         try:
@@ -513,6 +514,24 @@ class Store:
                                  "metadata: data type, shape, chunks or codecs changed), so its "
                                  "checksums do not say what its values are; the store is damaged: "
                                  "--overwrite starts it again")
+
+    def _check_groups(self, group: Any) -> None:
+        """The bookkeeping groups open from their own metadata (a resume consolidates the
+        store's metadata at its end, and failed there with zarr's traceback, every chunk
+        computed); a damaged one is a :class:`SweepError` naming it."""
+        name = _BOOK
+        try:
+            if _BOOK not in group:
+                return
+            if inputs.GROUP.rpartition("/")[2] in group[_BOOK]:
+                name = inputs.GROUP
+                for sub, _ in group[inputs.GROUP].groups():
+                    name = f"{inputs.GROUP}/{sub}"
+                    group[name]     # opened: its metadata read
+        except _DAMAGED as exc:
+            raise SweepError(f"{self.url}: the group {name!r} cannot be opened "
+                             f"({type(exc).__name__}); the store is damaged: --overwrite starts "
+                             "it again") from None
 
     def _any_done(self, group: Any) -> bool:
         """Whether the store marks any chunk done (unreadable marks count as done: not ours to

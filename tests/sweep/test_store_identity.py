@@ -90,6 +90,42 @@ def test_resume_refuses_after_an_imported_module_or_a_read_file_changed(
     np.testing.assert_array_equal(open_result(tmp_path / "o.zarr")["g"][...], want)
 
 
+_USES = {
+    "import": "import {m}\n\ndef g(x):\n    return {m}.offset(x)\n",
+    "from": "from {m} import offset\n\ndef g(x):\n    return offset(x)\n",
+    "in_the_function": "def g(x):\n    import {m}\n    return {m}.offset(x)\n",
+    "through_a_module": "import {m}_outer\n\ndef g(x):\n    return {m}_outer.offset(x)\n",
+}
+
+
+@pytest.mark.parametrize("how", list(_USES))
+def test_resume_refuses_after_a_module_imported_before_the_run_changed(
+        tmp_path: Path, monkeypatch: Any, how: str) -> None:
+    """A module the process had imported before the run (a notebook that tried it first, a
+    worker's earlier sweep) raised no audit event: the store held [1, 2, 3, 4, 5000, 6000,
+    7000, 8000] and verify passed.  Imported by the file, in its function, or through another
+    local module, it is recorded all the same."""
+    import importlib
+    import sys
+
+    tag = f"pre_{how}_{id(tmp_path)}"
+    helper = tmp_path / f"{tag}.py"
+    helper.write_text("def offset(x):\n    return x + 1.0\n")
+    (tmp_path / f"{tag}_outer.py").write_text(f"from {tag} import offset\n")
+    (tmp_path / "f.py").write_text(_USES[how].format(m=tag))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module(f"{tag}_outer")     # and so the helper: both in sys.modules now
+    s = Sweep.from_dict({"sweep": {"function": "f.py:g", "chunks": {"x": 2}},
+                         "axes": {"x": {"linspace": [0.0, 7.0, 8]}}}, tmp_path)
+    _stopped_half_way(s, tmp_path, monkeypatch)
+    helper.write_text("def offset(x):\n    return (x + 1.0) * 1000.0\n")
+    for name in [m for m in sys.modules if m.startswith(tag)]:
+        del sys.modules[name]
+    monkeypatch.setattr(functions, "_SOURCE_MODULES", {})
+    with pytest.raises(SweepError, match=re.escape(f"differ now: {helper} changed")):
+        run(Sweep.from_dict(s.spec, tmp_path), tmp_path / "o.zarr", client="sync", resume=True)
+
+
 def test_resume_after_the_same_inputs_goes_on(tmp_path: Path, monkeypatch: Any) -> None:
     s, _, _ = _python_sweep(tmp_path, f"same_{id(tmp_path)}")
     _stopped_half_way(s, tmp_path, monkeypatch)

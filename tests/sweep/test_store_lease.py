@@ -212,3 +212,39 @@ def test_a_store_whose_overwrite_was_killed_is_still_daskcls(
     assert (out / "zarr.json").is_file()           # removed last: the store is still daskcl's
     assert run(s, out, client="sync", overwrite=True).computed == 2
     assert verify(str(out))[1:] == ([], [])
+
+
+def _killed_writing(path: Path) -> None:
+    """Leave what zarr leaves when its process is killed while it writes ``path``: its
+    temporary file, not yet renamed into place."""
+    class Killed(BaseException):
+        pass
+
+    from zarr.storage import _local
+
+    with pytest.raises(Killed), _local._atomic_write(path, "wb") as f:
+        f.write(b"\x00" * 7)
+        raise Killed
+
+
+def test_a_store_killed_while_zarr_wrote_a_file_is_still_daskcls(tmp_path: Path) -> None:
+    """A run killed while zarr wrote a chunk or a metadata document (a large chunk takes a
+    while) leaves zarr's temporary file beside it (``c/1.<32 hex>.partial``,
+    ``zarr.<32 hex>.partial``): --overwrite refused the store as holding what daskcl did not
+    write.  Such a file of an own name is daskcl's; one of no chunk of the grid is not."""
+    out = tmp_path / "o.zarr"
+    s = Sweep.from_dict({"sweep": {"function": "pnorm", "chunks": {"q": 2}},
+                         "axes": {"q": {"values": [0.0, 1.0, 2.0]}}})
+    run(s, out, client="sync")
+    for written in ("zarr.json", "pnorm/zarr.json", "pnorm/c/1", "q/c/0", "_daskcl/done/c/0"):
+        _killed_writing(out / written)
+    left = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.partial"))
+    assert len(left) == 5 and re.fullmatch(r"pnorm/c/1\.[0-9a-f]{32}\.partial", left[1]), left
+    assert verify(str(out))[1:] == ([], [])
+    assert run(s, out, client="sync", overwrite=True).computed == 2
+    assert not list(out.rglob("*.partial"))
+    # a temporary file of no chunk of the grid is not zarr's: the store is refused, as before
+    _killed_writing(out / "pnorm" / "c" / "7")
+    with pytest.raises(SweepError, match=r"also holds pnorm/c/7\.[0-9a-f]{32}\.partial, which "
+                       "daskcl did not write"):
+        run(s, out, client="sync", overwrite=True)
