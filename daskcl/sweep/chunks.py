@@ -375,9 +375,14 @@ def _put_file(path: str, data: Any) -> None:
     """``data`` as the file ``path``, as zarr's local store writes a chunk: to a temporary file
     beside it, renamed over it."""
     tmp = f"{path}.{uuid.uuid4().hex}.partial"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     try:
-        with open(tmp, "xb") as f:
-            f.write(data)
+        try:
+            view = memoryview(data).cast("B")
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -43,7 +43,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..errors import collect_r_warnings
+from ..errors import TERMINATED, Terminated, collect_r_warnings
 from . import inputs
 from .evaluate import evaluate_chunk
 from .journal import Book
@@ -483,9 +483,13 @@ def _noticing_ctrl_c() -> Iterator[None]:
 
 
 def _stop_if_interrupted() -> None:
-    """Raise the ``KeyboardInterrupt`` of a Ctrl-C that was lost (:func:`_noticing_ctrl_c`)."""
+    """Raise the ``KeyboardInterrupt`` of a Ctrl-C that was lost (:func:`_noticing_ctrl_c`),
+    or the :class:`~daskcl.errors.Terminated` of a SIGTERM
+    (:data:`daskcl.errors.TERMINATED`)."""
     if _INTERRUPTED.is_set():
         raise KeyboardInterrupt
+    if TERMINATED.is_set():
+        raise Terminated
 
 
 def _run(sweep: Sweep, store: Store, client: Any, book: Book | None, t0: float,
@@ -682,8 +686,14 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
     try:
         submit(width)
         for batch in running.batches():
+            # the results of the tasks that finished together, in one message: fetched at once,
+            # not left on a worker whose death would have them computed again; each future
+            # released here, not by its finalizer, where Python would ignore the Ctrl-C or
+            # SIGTERM that came meanwhile
+            fut = None
             for fut, r in zip(batch, _gather(client, batch, url, pending)):
                 pending.pop(fut.key)
+                fut.release()
                 tally.add(r)
                 if bar:
                     bar.update()
@@ -691,7 +701,7 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
                 if held:
                     held.check()
             finished += len(batch)
-            del batch
+            del batch, fut
             if finished >= width // 2 or not pending:   # the next tasks, in one message
                 submit(finished)
                 finished = 0

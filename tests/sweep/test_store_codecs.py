@@ -5,6 +5,7 @@ every piece and the checksum."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -187,7 +188,11 @@ def test_daskcl_writes_the_chunk_files_zarr_writes(tmp_path: Path, monkeypatch: 
         [p.relative_to(tmp_path / "zarr.zarr") for p in theirs]
     assert len(own) == 11
     for a, b in zip(own, theirs):
-        assert a.read_bytes() == b.read_bytes(), a
+        mine_bytes, zarrs = a.read_bytes(), b.read_bytes()
+        if compressor.startswith("gzip"):   # bytes 4-7 of a gzip header: when it was written
+            assert gzip.decompress(mine_bytes) == gzip.decompress(zarrs)
+            mine_bytes, zarrs = mine_bytes[:4] + mine_bytes[8:], zarrs[:4] + zarrs[8:]
+        assert mine_bytes == zarrs, a
     # rows 0-19 in zarr chunks of 2 x 4 (the task chunks: 8, 8, 5 rows); row 20 alone is partial
     assert sorted(mine) == sorted(f"pgamma/c/{i}/0" for i in range(10))
     assert np.array_equal(open_result(tmp_path / "own.zarr")["pgamma"][...], _want())

@@ -618,6 +618,9 @@ class _FakeFuture:
     def done(self) -> bool:
         return True
 
+    def release(self) -> None:
+        pass
+
 
 class _FakeClient:
     """Runs each submitted task at once, in-process; counts what the scheduler would hold."""
