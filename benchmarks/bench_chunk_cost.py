@@ -102,7 +102,7 @@ def _tasks(n: int, client: Any) -> None:
     from daskcl.sweep import runner
 
     _ROUND[0] += 1
-    width = (runner.window(client, quick=True) if hasattr(runner, "window") else  # else: before
+    width = (runner._window(client, quick=True) if hasattr(runner, "_window") else  # else: before
              max(8, runner._WINDOW_PER_THREAD * sum(client.nthreads().values())))  # it had one
     todo, k = iter(range(n)), _ROUND[0]
     first = [next(todo) for _ in range(min(width, n))]

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 __all__ = [
+    "TERMINATED",
     "BuildError",
     "CacheWarning",
     "ClusterError",

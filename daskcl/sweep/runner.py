@@ -640,7 +640,7 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
     worker present (so that no worker draws the chunk tasks to itself), later workers fetch it
     once, and where the workers holding it die the scheduler computes it again from the task
     (data scattered to a lone worker would die with it, and the sweep with it).  A window of
-    tasks (:func:`window`) is in flight, the next submitted as half the window finishes (one
+    tasks (``_window``) is in flight, the next submitted as half the window finishes (one
     message to the scheduler, not one a chunk; the results of the tasks that finished together
     fetched together), so that neither the client nor the scheduler holds more than the window
     however many chunks there are."""
@@ -666,7 +666,7 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
         from ..distributed.plugin import warm
 
         client.run(warm, names)
-    width = window(client, store.quick(chunk_bytes(sweep)))
+    width = _window(client, store.quick(_chunk_bytes(sweep)))
     pending: dict[Any, tuple[tuple[int, ...], Any]] = {}
     running = as_completed(loop=client.loop)
     queue = itertools.chain([first], indices)
@@ -726,14 +726,14 @@ def _gather(client: Any, batch: list[Any], url: str,
     return out
 
 
-def window(client: Any, quick: bool) -> int:
+def _window(client: Any, quick: bool) -> int:
     """The chunk tasks in flight at once on ``client``'s workers (:data:`_WINDOW_PER_THREAD`,
     :data:`_QUICK_WINDOW_PER_THREAD` where the chunks are ``quick`` to write)."""
     per = _QUICK_WINDOW_PER_THREAD if quick else _WINDOW_PER_THREAD
     return max(8, per * int(sum(client.nthreads().values())))
 
 
-def chunk_bytes(sweep: Sweep) -> int:
+def _chunk_bytes(sweep: Sweep) -> int:
     """The bytes of one (whole) chunk's results, every output together."""
     return 8 * sum(int(math.prod(o.chunks)) for o in sweep.outputs)
 

@@ -749,7 +749,7 @@ def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         _SCHEDULER[:] = [cluster.scheduler]
-        width = runner.window(client, quick=True)
+        width = runner._window(client, quick=True)
         runner._run_client(s, store.Store(tmp_path / "o.zarr"), client, s.chunk_indices(),
                            None, tally)
     assert tally.computed == 600 and len(_HELD) == 600
