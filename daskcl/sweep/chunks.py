@@ -359,7 +359,11 @@ class LocalChunks:
         if folder not in self._dirs:
             os.makedirs(folder, exist_ok=True)
             self._dirs.add(folder)
-        _put_file(path, data.as_buffer_like())
+        try:
+            _put_file(path, data.as_buffer_like())
+        except FileNotFoundError:   # its directory was removed since: made again, as zarr does
+            os.makedirs(folder, exist_ok=True)
+            _put_file(path, data.as_buffer_like())
 
     def _encode(self, values: np.ndarray) -> Any:
         """The chunk's bytes as zarr's codec pipeline makes them (``None`` where a codec

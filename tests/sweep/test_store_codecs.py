@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +214,9 @@ def test_only_whole_chunks_of_plain_local_arrays_are_written_by_daskcl(tmp_path:
     w[(slice(0, 2),)] = np.array([4, 5])           # another data type: zarr converts it
     assert plain[...].tolist() == [4.0, 5.0, 1.0, 2.0, -1.0, -1.0, 3.0]
     assert sorted(os.listdir(tmp_path / "a.zarr" / "p" / "c")) == ["0", "1", "3"]
+    shutil.rmtree(tmp_path / "a.zarr" / "p" / "c")   # its directory gone: made again
+    w[(slice(4, 6),)] = np.array([6.0, 7.0])
+    assert plain[...].tolist() == [-1.0, -1.0, -1.0, -1.0, 6.0, 7.0, -1.0]
 
 
 def test_a_glm_gradient_is_split_like_its_qf(tmp_path: Path, monkeypatch: Any) -> None:
