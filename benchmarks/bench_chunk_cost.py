@@ -4,13 +4,18 @@
 The same pnorm grid is swept in few chunks and in many, on a local cluster of one worker (as
 ``daskcl sweep`` runs) and in this process (``--sync``); the chunk's own cost is
 ``(T(many) - T(few)) / (many - few)``: the task, the store's writes, marks and checksums, the
-bookkeeping of the run.  Beside it, two floors a sweep cannot go under: the same chunks'
-function calls alone (``nmath.pnorm`` on each chunk's values, nothing written), and as many
-empty tasks on the same cluster, submitted as a sweep submits its chunks (a window of 8 in
-flight, the next half submitted together).  Each time is the lower of ``--repeat`` runs, each
-into a fresh store, cluster start-up and program builds excluded.
+bookkeeping of the run.  Beside it, the floors a sweep cannot go under: the same chunks'
+function calls alone (``nmath.pnorm`` on each chunk's values, nothing written); dask's own, on
+the same cluster: the sweep's tasks with an empty body ("sweep tasks alone": the run's own
+submission loop, the same arguments, the sweep they name, results of the same kind, nothing
+computed or written) and as many bare empty tasks, submitted and gathered as a sweep does (its
+window in flight, the next half submitted together, the results finished together gathered
+together).  ``cpu_ms`` is the CPU time an extra chunk costs, this process's and the
+workers' together: steadier than the wall time on a machine shared with other work.  The
+cases take turns, ``--repeat`` rounds (each sweep into a fresh store), and each keeps its
+lowest time; cluster start-up and program builds are excluded.
 
-Run:  python benchmarks/bench_chunk_cost.py [--points 1048576] [--few 16] [--many 1024]
+Run:  python benchmarks/bench_chunk_cost.py [--points 1048576] [--few 16] [--many 512]
       [--repeat 3] [--out FILE]
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shutil
 import tempfile
 import time
@@ -36,66 +42,89 @@ def _spec(points: int, chunks: int) -> Any:
                             "axes": {"q": {"linspace": [-6.0, 6.0, points]}}})
 
 
-def _sweep_time(points: int, chunks: int, client: Any, tmp: Path, repeat: int) -> float:
+def _cpu(client: Any = None) -> float:
+    """CPU seconds of this process, and of the client's workers."""
+    t = os.times()
+    own = t.user + t.system
+    return own if client is None else own + sum(client.run(_cpu).values())
+
+
+def _sweep(points: int, chunks: int, client: Any, tmp: Path) -> None:
     from daskcl.sweep import run
 
-    best = float("inf")
-    for k in range(repeat):
-        out = tmp / f"o-{chunks}-{k}.zarr"
-        t0 = time.perf_counter()
-        res = run(_spec(points, chunks), out, client=client)
-        best = min(best, time.perf_counter() - t0)
-        assert res.computed == chunks
-        shutil.rmtree(out)
-    return best
+    out = tmp / f"o-{chunks}.zarr"
+    res = run(_spec(points, chunks), out, client=client)
+    assert res.computed == chunks
+    shutil.rmtree(out)
 
 
-def _calls_time(points: int, chunks: int, repeat: int) -> float:
+def _empty_chunk(sweep: Any, url: str, options: Any, index: tuple[int, ...],
+                 fresh: bool = False) -> dict[str, Any]:
+    """A chunk task that computes and writes nothing, and reports as a chunk does."""
+    return {"index": index, "skipped": False, "device": "none", "compute_s": 0.0,
+            "write_s": 0.0}
+
+
+def _sweep_tasks(points: int, chunks: int, client: Any, tmp: Path) -> None:
+    """The run's submission loop over the sweep's chunks, each task :func:`_empty_chunk`."""
+    from daskcl.sweep import runner
+    from daskcl.sweep.store import Store
+
+    sweep, url = _spec(points, chunks), str(tmp / "none.zarr")
+    real, runner.chunk_task = runner.chunk_task, _empty_chunk   # type: ignore[assignment]
+    try:
+        tally = runner._Tally(url)
+        runner._run_client(sweep, Store(url), client, sweep.chunk_indices(), None, tally)
+    finally:
+        runner.chunk_task = real    # type: ignore[assignment]
+    assert tally.computed == chunks
+
+
+def _calls(points: int, chunks: int) -> None:
     from daskcl import nmath
 
-    q = np.linspace(-6.0, 6.0, points).reshape(chunks, -1)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for row in q:
-            nmath.pnorm(row)
-        best = min(best, time.perf_counter() - t0)
-    return best
+    for row in np.linspace(-6.0, 6.0, points).reshape(chunks, -1):
+        nmath.pnorm(row)
 
 
 def _empty(i: int) -> dict[str, Any]:
     return {"index": i}
 
 
-def _tasks_time(n: int, client: Any, repeat: int) -> float:
-    """``n`` empty tasks through a window of 8, the next half submitted together."""
+_ROUND = [0]
+
+
+def _tasks(n: int, client: Any) -> None:
+    """``n`` empty tasks through the run's window, the next half submitted together, the
+    results finished together gathered together."""
     from distributed import as_completed
 
-    best = float("inf")
-    for k in range(repeat):
-        todo = iter(range(n))
-        t0 = time.perf_counter()
-        running = as_completed(client.map(_empty, [next(todo) for _ in range(min(8, n))],
-                                          pure=False, key=[f"e{k}-{i}" for i in range(min(8, n))]))
-        finished, inflight = 0, min(8, n)
-        for fut in running:
-            fut.result()
-            finished, inflight = finished + 1, inflight - 1
-            if finished >= 4 or not inflight:
-                more = [i for i, _ in zip(todo, range(finished))]
-                if more:
-                    running.update(client.map(_empty, more, pure=False,
-                                              key=[f"e{k}-{i}" for i in more]))
-                finished, inflight = 0, inflight + len(more)
-        best = min(best, time.perf_counter() - t0)
-    return best
+    from daskcl.sweep import runner
+
+    _ROUND[0] += 1
+    width = (runner._window(client, quick=True) if hasattr(runner, "_window") else  # else: before
+             max(8, runner._WINDOW_PER_THREAD * sum(client.nthreads().values())))  # it had one
+    todo, k = iter(range(n)), _ROUND[0]
+    first = [next(todo) for _ in range(min(width, n))]
+    running = as_completed(client.map(_empty, first, pure=False,
+                                      key=[f"e{k}-{i}" for i in first]))
+    finished, inflight = 0, len(first)
+    for batch in running.batches():
+        client.gather(batch)
+        finished, inflight = finished + len(batch), inflight - len(batch)
+        if finished >= width // 2 or not inflight:
+            more = [i for i, _ in zip(todo, range(finished))]
+            if more:
+                running.update(client.map(_empty, more, pure=False,
+                                          key=[f"e{k}-{i}" for i in more]))
+            finished, inflight = 0, inflight + len(more)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=2**20)
     ap.add_argument("--few", type=int, default=16)
-    ap.add_argument("--many", type=int, default=1024)
+    ap.add_argument("--many", type=int, default=512)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -104,29 +133,40 @@ def main() -> None:
     from daskcl.cluster import local_cluster
 
     tmp = Path(tempfile.mkdtemp(prefix="daskcl-bench-chunks-"))
-    rows: list[dict[str, Any]] = []
-    n_few, n_many = args.few, args.many
+    n_few, n_many, pts = args.few, args.many, args.points
     extra = n_many - n_few
+    best: dict[tuple[str, int], tuple[float, float]] = {}
 
-    def row(path: str, few: float, many: float) -> None:
-        rows.append({"path": path, "few_s": few, "many_s": many,
-                     "chunk_ms": 1e3 * (many - few) / extra})
+    def timed(path: str, n: int, fn: Any, client: Any = None) -> None:
+        c0, t0 = _cpu(client), time.perf_counter()
+        fn(n)
+        wall, cpu = time.perf_counter() - t0, _cpu(client) - c0
+        got = best.get((path, n))
+        best[path, n] = (wall, cpu) if got is None or wall < got[0] else got
 
-    _sweep_time(args.points, n_few, "sync", tmp, 1)      # builds the program
-    row("sync", _sweep_time(args.points, n_few, "sync", tmp, args.repeat),
-        _sweep_time(args.points, n_many, "sync", tmp, args.repeat))
+    _sweep(pts, n_few, "sync", tmp)      # builds the program
     with local_cluster(1, warm_names=["pnorm"], silence_logs=logging.WARNING) as cluster, \
             Client(cluster) as client:
-        _sweep_time(args.points, n_few, client, tmp, 1)
-        row("cluster", _sweep_time(args.points, n_few, client, tmp, args.repeat),
-            _sweep_time(args.points, n_many, client, tmp, args.repeat))
-        row("tasks alone", _tasks_time(n_few, client, args.repeat),
-            _tasks_time(n_many, client, args.repeat))
-    row("calls alone", _calls_time(args.points, n_few, args.repeat),
-        _calls_time(args.points, n_many, args.repeat))
+        _sweep(pts, n_few, client, tmp)
+        cases: list[tuple[str, Any, Any]] = [
+            ("sync", lambda n: _sweep(pts, n, "sync", tmp), None),
+            ("cluster", lambda n: _sweep(pts, n, client, tmp), client),
+            ("sweep tasks alone", lambda n: _sweep_tasks(pts, n, client, tmp), client),
+            ("tasks alone", lambda n: _tasks(n, client), client),
+            ("calls alone", lambda n: _calls(pts, n), None)]
+        for _ in range(args.repeat):
+            for path, fn, on in cases:
+                for n in (n_few, n_many):
+                    timed(path, n, fn, on)
     shutil.rmtree(tmp, ignore_errors=True)
-    report("chunk-cost", rows, ["path", "few_s", "many_s", "chunk_ms"], args.out,
-           info=machine(), points=args.points, few=n_few, many=n_many, repeat=args.repeat)
+    rows = []
+    for path, _, _ in cases:
+        (few, few_cpu), (many, many_cpu) = best[path, n_few], best[path, n_many]
+        rows.append({"path": path, "few_s": few, "many_s": many,
+                     "chunk_ms": 1e3 * (many - few) / extra,
+                     "cpu_ms": 1e3 * (many_cpu - few_cpu) / extra})
+    report("chunk-cost", rows, ["path", "few_s", "many_s", "chunk_ms", "cpu_ms"], args.out,
+           info=machine(), points=pts, few=n_few, many=n_many, repeat=args.repeat)
 
 
 if __name__ == "__main__":

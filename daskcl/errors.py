@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 __all__ = [
+    "TERMINATED",
     "BuildError",
     "CacheWarning",
     "ClusterError",
@@ -195,6 +196,12 @@ def collect_r_warnings() -> Iterator[list[str]]:
         _collector.into = outer
 
 
+#: set when :func:`sigterm_raises` raised :class:`Terminated`: Python ignores an exception
+#: raised while a finalizer runs (a ``distributed`` future's ``__del__``), so a loop that drops
+#: futures checks this too
+TERMINATED = threading.Event()
+
+
 @contextmanager
 def sigterm_raises() -> Iterator[None]:
     """While the block runs, SIGTERM raises :class:`Terminated` in the main thread, so that a
@@ -209,13 +216,16 @@ def sigterm_raises() -> Iterator[None]:
         return
 
     def stop(signum: int, frame: object) -> None:
+        TERMINATED.set()
         raise Terminated
 
+    TERMINATED.clear()
     before = signal.signal(signal.SIGTERM, stop)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+        TERMINATED.clear()
 
 
 def report_stop(exc: KeyboardInterrupt,

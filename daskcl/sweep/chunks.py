@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A sweep's chunks in its store: their zarr chunks, checksums and done marks.
 
-A chunk is written by :func:`write_chunk` (its zarr chunks, each by its own call, encoded in
-parallel; its checksums computed meanwhile), then recorded done with its checksums in the
-store's journal (:mod:`~daskcl.sweep.journal`); a writer killed before leaves the chunk
-unrecorded, and it is written again.  A recorded chunk counts as done only if it still matches
-its checksums (:func:`chunk_matches`).  Chunk writes change no metadata, so the consolidated
-metadata stays true while a sweep runs.
+A chunk is written by :func:`write_chunk` (its zarr chunks, each by its own call, a large
+chunk's encoded in parallel and its checksums computed meanwhile; on a local file system,
+each zarr chunk's file as zarr writes it, without zarr's event loop: :class:`LocalChunks`),
+then recorded done with its checksums in the store's journal (:mod:`~daskcl.sweep.journal`);
+a writer killed before leaves the chunk unrecorded, and it is written again.  A recorded chunk
+counts as done only if it still matches its checksums (:func:`chunk_matches`).  Chunk writes
+change no metadata, so the consolidated metadata stays true while a sweep runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -19,6 +21,7 @@ import logging
 import os
 import sys
 import threading
+import uuid
 import zlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -40,17 +43,21 @@ __all__ = [
     "CRC32C",
     "DISK_FULL",
     "DONE",
+    "INLINE_BYTES",
     "OLD_CHECKSUM",
     "OLD_DONE",
     "STORE_READ_ERRORS",
     "Arrays",
+    "LocalChunks",
     "algorithm",
     "checksum",
     "checksum_array",
     "chunk_matches",
     "done_array",
     "done_ndim",
+    "inline",
     "keep_freed_buffers",
+    "local_chunks",
     "new_algorithm",
     "read_book",
     "write_book",
@@ -90,17 +97,27 @@ def _book(group: Any, path: str, old: str) -> Any:
 
 class Arrays:
     """A zarr group whose arrays are each opened once (``group[name]`` costs a fraction of a
-    millisecond of Python each time); anything else goes to the group."""
+    millisecond of Python each time), with their chunk writers (:meth:`writer`); anything else
+    goes to the group."""
 
     def __init__(self, group: Any) -> None:
         self._group = group
         self._arrays: dict[str, Any] = {}
+        self._writers: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
         arr = self._arrays.get(name)
         if arr is None:
             arr = self._arrays.setdefault(name, self._group[name])   # KeyError as the group's
         return arr
+
+    def writer(self, name: str) -> Any:
+        """What writes the array ``name``'s chunks: a :class:`LocalChunks` where it can
+        (:func:`local_chunks`), else the array, written with zarr's ``write_empty_chunks``."""
+        w = self._writers.get(name)
+        if w is None:
+            w = self._writers.setdefault(name, _writer(self[name]))
+        return w
 
     def __contains__(self, name: str) -> bool:
         return name in self._group
@@ -299,24 +316,145 @@ def _writable(arr: Any) -> Any:
     return arr if with_config is None else with_config({"write_empty_chunks": True})
 
 
+def _writer(arr: Any) -> Any:
+    return local_chunks(arr) or _writable(arr)
+
+
+class LocalChunks:
+    """Whole zarr chunks of a zarr v3 array in a local store, encoded by the array's own
+    codecs and written as zarr writes them (to a temporary file renamed over the chunk's),
+    without zarr's event loop: its asynchronous machinery cost more than a small chunk's
+    encoding and write (``bench_chunk_cost.py``).  Any other write (a partial chunk at the
+    array's edge, another data type) goes to the array, ``array``."""
+
+    def __init__(self, arr: Any) -> None:
+        from zarr.core.buffer import default_buffer_prototype
+        from zarr.core.codec_pipeline import codecs_from_list
+
+        meta = arr.metadata
+        self.array = _writable(arr)
+        aa, ab, bb = codecs_from_list(meta.codecs)
+        self._codecs: list[Any] = [*aa, ab, *bb]    # in the order zarr's pipeline applies them
+        self._proto: Any = default_buffer_prototype()
+        self._spec: Any = meta.get_chunk_spec((0,) * len(meta.shape), arr.config, self._proto)
+        self._chunks = tuple(int(c) for c in meta.chunk_grid.chunk_shape)
+        self._dtype = np.dtype(self._spec.dtype.to_native_dtype())
+        self._key = meta.encode_chunk_key
+        self._root = os.path.join(str(arr.store_path.store.root), *arr.store_path.path.split("/"))
+        self._dirs: set[str] = set()
+
+    def __setitem__(self, where: tuple[slice, ...], values: np.ndarray) -> None:
+        chunks = self._chunks
+        if (values.dtype != self._dtype or values.shape != chunks or
+                any(s.start % c for s, c in zip(where, chunks))):
+            self.array[where] = values
+            return
+        data = self._encode(values)
+        if data is None:
+            self.array[where] = values
+            return
+        key = self._key(tuple(s.start // c for s, c in zip(where, chunks)))
+        path = os.path.join(self._root, *key.split("/"))
+        folder = os.path.dirname(path)
+        if folder not in self._dirs:
+            os.makedirs(folder, exist_ok=True)
+            self._dirs.add(folder)
+        try:
+            _put_file(path, data.as_buffer_like())
+        except FileNotFoundError:   # its directory was removed since: made again, as zarr does
+            os.makedirs(folder, exist_ok=True)
+            _put_file(path, data.as_buffer_like())
+
+    def _encode(self, values: np.ndarray) -> Any:
+        """The chunk's bytes as zarr's codec pipeline makes them (``None`` where a codec
+        declines)."""
+        spec, data = self._spec, self._proto.nd_buffer.from_ndarray_like(values)
+        for codec in self._codecs:
+            data = codec._encode_sync(data, spec)
+            if data is None:
+                return None
+            spec = codec.resolve_metadata(spec)
+        return data
+
+
+def _put_file(path: str, data: Any) -> None:
+    """``data`` as the file ``path``, as zarr's local store writes a chunk: to a temporary file
+    beside it, renamed over it."""
+    tmp = f"{path}.{uuid.uuid4().hex}.partial"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            view = memoryview(data).cast("B")
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def local_chunks(arr: Any) -> LocalChunks | None:
+    """A :class:`LocalChunks` of ``arr``, or ``None`` where zarr's own write is needed: a
+    store not on the local file system, a grid that is not regular, a codec (sharding) that
+    cannot encode a chunk by itself, or a zarr whose insides differ from those known here."""
+    try:
+        from zarr.abc.codec import SupportsSyncCodec
+        from zarr.core.chunk_grids import RegularChunkGrid
+        from zarr.storage import LocalStore
+
+        meta = arr.metadata
+        if (meta.zarr_format != 3 or not isinstance(arr.store_path.store, LocalStore)
+                or not isinstance(meta.chunk_grid, RegularChunkGrid)
+                or not all(isinstance(c, SupportsSyncCodec) for c in meta.codecs)):
+            return None
+        return LocalChunks(arr)
+    except Exception as exc:      # zarr's private parts moved: its own write still works
+        _log.debug("daskcl: %s is written through zarr: %s", getattr(arr, "path", arr), exc)
+        return None
+
+
+#: a chunk of fewer bytes (its outputs together) is written in the calling thread: handing its
+#: pieces and checksums to the writer threads costs more than they overlap
+INLINE_BYTES = 1 << 18
+
+
+def inline(nbytes: int) -> bool:
+    """Whether a chunk of ``nbytes`` (its outputs together) is written in the calling thread
+    (:data:`INLINE_BYTES`)."""
+    return nbytes < INLINE_BYTES
+
+
 def write_chunk(group: Any, sweep: Sweep, index: tuple[int, ...],
                 results: Mapping[str, np.ndarray], algo: str) -> list[int]:
     """Write one chunk's result arrays; returns their checksums (``algo``), for the chunk's
     record, which is written only once every piece is.
 
-    Each zarr chunk of the task's chunk (or its one shard) is written by its own call, on this
-    process's writer threads, so zarr encodes them in parallel, each from the computed array
-    as it is (no copy); the checksums are computed meanwhile."""
+    Each zarr chunk of the task's chunk (or its one shard) is written by its own call, each
+    from the computed array as it is (no copy), through the group's writer of its array
+    (:meth:`Arrays.writer`).  A chunk of :data:`INLINE_BYTES` or more is written on this
+    process's writer threads, its pieces encoded in parallel and its checksums computed
+    meanwhile; a smaller one here."""
     sl = sweep.chunk_slices(index)
     names = list(sweep.output_names)
+    writer = getattr(group, "writer", None)
+    pieces = []
+    for name, values in results.items():
+        arr = group[name]
+        target = writer(name) if writer is not None else _writable(arr)
+        pieces += [(target, where, values[local])
+                   for where, local in _pieces(arr, sl, values.shape)]
+    if inline(sum(v.nbytes for v in results.values())):
+        for piece in pieces:
+            _put(*piece)
+        return [checksum(results[n], algo) for n in names]
     pool = _pool()
     sums = pool.submit(lambda: [checksum(results[n], algo) for n in names])
     puts: list[Future[None]] = []
     try:
-        for name, values in results.items():
-            target = _writable(group[name])
-            for where, local in _pieces(target, sl, values.shape):
-                puts.append(pool.submit(_put, target, where, values[local]))
+        puts += [pool.submit(_put, *piece) for piece in pieces]
         for put in puts:
             put.result()
         return sums.result()

@@ -13,9 +13,10 @@ time, so the client's memory does not grow with the number of chunks.
 
 The next chunk computes while the last one is written: a task leaves its worker's thread pool
 (``distributed.secede``) once its arrays are off the device, so the worker starts the next
-task's kernel while this one compresses and writes, however many threads the worker has; one
-chunk at a time computes on a process's device.  The task's result, which the client counts
-as the chunk done, comes only once its mark is written.  A sweep computed in this process
+task's kernel while this one compresses and writes, however many threads the worker has
+(unless the write is quicker than leaving); one chunk at a time computes on a process's
+device.  The task's result, which the client counts as the chunk done, comes only once its
+mark is written.  A sweep computed in this process
 (``client="sync"``) writes each chunk on a writer thread while the next computes.
 """
 
@@ -42,7 +43,14 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..errors import ConfigError, DeviceError, LibraryError, collect_r_warnings
+from ..errors import (
+    TERMINATED,
+    ConfigError,
+    DeviceError,
+    LibraryError,
+    Terminated,
+    collect_r_warnings,
+)
 from . import inputs
 from .evaluate import evaluate_chunk
 from .journal import Book
@@ -54,9 +62,14 @@ __all__ = ["Progress", "SweepResult", "chunk_task", "run"]
 
 _log = logging.getLogger("daskcl.sweep")
 
-#: tasks in flight per worker thread: enough to keep every thread busy between results, and
-#: the chunks a worker writes while the next one computes
+#: tasks in flight per worker thread (at least 8 in all): enough to keep every thread busy
+#: between results, and the chunks a worker writes while the next one computes (a task that
+#: leaves its thread to write holds its chunk meanwhile)
 _WINDOW_PER_THREAD = 4
+#: the same where the chunks are written quickly, each in its task's thread
+#: (:meth:`~daskcl.sweep.store.Store.quick`): no chunk waits to be written, and the next tasks
+#: are already on their way when one ends (with 4, a worker of one thread waited for them)
+_QUICK_WINDOW_PER_THREAD = 16
 #: one chunk computes on a process's device at a time
 _EVAL_LOCK = threading.Lock()
 #: threads of a sweep's local workers.  A task leaves its thread once computed, so one keeps
@@ -86,12 +99,24 @@ class SweepResult:
         return {name: self.group[name][...] for name in info.get("outputs") or ()}
 
 
-def _device_label() -> str:
-    from ..distributed.plugin import describe
+#: the bound device and its label, made once (:func:`_device_label`)
+_LABEL: tuple[Any, str] | None = None
 
+
+def _device_label() -> str:
+    """The bound device as the run's record names it, made once per binding."""
+    global _LABEL
+    from ..distributed.plugin import describe
+    from ..runtime import device as _device
+
+    bound, made = _device.current(), _LABEL
+    if made is not None and made[0] is bound:
+        return made[1]
     d = describe()
     pci = f" pci {d['pci']}" if "pci" in d else ""
-    return f"{d['host']}: {d['platform']} / {d['name']} (driver {d['driver']}){pci}"
+    label = f"{d['host']}: {d['platform']} / {d['name']} (driver {d['driver']}){pci}"
+    _LABEL = (bound, label)
+    return label
 
 
 def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
@@ -102,7 +127,9 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
 
     The task holds its worker's thread only while it computes: reading a marked chunk back and
     writing a computed one happen after ``distributed.secede``, so the worker's next task
-    computes meanwhile.  It returns once the chunk is recorded done (or it was skipped)."""
+    computes meanwhile; a quick write (:meth:`~daskcl.sweep.store.Store.quick`) keeps the
+    thread, as leaving costs more (a thread, a message to the scheduler).  It returns once the
+    chunk is recorded done (or it was skipped)."""
     store, book = _open_here(sweep, url, options, fresh)
     marked = book is not None and bool(book.done[index])
     if marked:
@@ -111,7 +138,7 @@ def chunk_task(sweep: Sweep, url: str, options: dict[str, Any] | None,
         if store.matches(sweep, index, book):
             return {"index": index, "skipped": True}
     results, report = _compute(sweep, index)
-    if not marked:
+    if not marked and not store.quick(sum(v.nbytes for v in results.values())):
         _leave_thread_pool()
     return _write(store, sweep, index, results, report, marked)
 
@@ -210,11 +237,10 @@ def _compute(sweep: Sweep, index: tuple[int, ...]) -> tuple[dict[str, np.ndarray
         for path in sorted(seen | sweep.func.loaded_inputs()):
             if (sha := inputs.digest(path)) is not None:
                 read[path] = sha
-    return results, {
-        "compute_s": t1 - t0,
-        "warnings": caught,
-        "points": math.prod(results[sweep.output_names[0]].shape), "device": _device_label(),
-        "inputs": read}
+    report: dict[str, Any] = {"compute_s": t1 - t0, "device": _device_label(), "inputs": read}
+    if caught:
+        report["warnings"] = caught
+    return results, report
 
 
 def _write(store: Store, sweep: Sweep, index: tuple[int, ...],
@@ -229,8 +255,11 @@ def _write(store: Store, sweep: Sweep, index: tuple[int, ...],
         if exc.errno in DISK_FULL:  # the client says so in one line; no retry helps
             return {"index": index, "skipped": False, "disk_full": str(exc)}
         raise
-    return {"index": index, "skipped": False, "repaired": marked, **report,
-            "write_s": time.perf_counter() - t0}
+    seconds = time.perf_counter() - t0
+    out = {"index": index, "skipped": False, **report, "write_s": seconds}
+    if marked:
+        out["repaired"] = True
+    return out
 
 
 class Progress:
@@ -476,9 +505,13 @@ def _noticing_ctrl_c() -> Iterator[None]:
 
 
 def _stop_if_interrupted() -> None:
-    """Raise the ``KeyboardInterrupt`` of a Ctrl-C that was lost (:func:`_noticing_ctrl_c`)."""
+    """Raise the ``KeyboardInterrupt`` of a Ctrl-C that was lost (:func:`_noticing_ctrl_c`),
+    or the :class:`~daskcl.errors.Terminated` of a SIGTERM
+    (:data:`daskcl.errors.TERMINATED`)."""
     if _INTERRUPTED.is_set():
         raise KeyboardInterrupt
+    if TERMINATED.is_set():
+        raise Terminated
 
 
 def _run(sweep: Sweep, store: Store, client: Any, book: Book | None, t0: float,
@@ -629,10 +662,10 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
     worker present (so that no worker draws the chunk tasks to itself), later workers fetch it
     once, and where the workers holding it die the scheduler computes it again from the task
     (data scattered to a lone worker would die with it, and the sweep with it).  A window of
-    :data:`_WINDOW_PER_THREAD` tasks per worker thread is in flight, the next submitted as
-    half the window finishes (one message to the scheduler, not one a chunk), so that neither
-    the client nor the scheduler holds more than the window however many chunks there
-    are."""
+    tasks (``_window``) is in flight, the next submitted as half the window finishes (one
+    message to the scheduler, not one a chunk; the results of the tasks that finished together
+    fetched together), so that neither the client nor the scheduler holds more than the window
+    however many chunks there are."""
     from distributed import as_completed
 
     url, options = store.url, store.options
@@ -655,7 +688,7 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
         from ..distributed.plugin import warm
 
         client.run(warm, names)
-    width = max(8, _WINDOW_PER_THREAD * sum(client.nthreads().values()))
+    width = _window(client, store.quick(_chunk_bytes(sweep)))
     pending: dict[Any, tuple[tuple[int, ...], Any]] = {}
     running = as_completed(loop=client.loop)
     queue = itertools.chain([first], indices)
@@ -674,25 +707,57 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
     finished = 0
     try:
         submit(width)
-        for fut in running:
-            idx, _ = pending.pop(fut.key)
-            try:
-                r = fut.result()
-            except Exception as exc:  # the spec's own code may raise anything
-                raise _chunk_failed(url, idx, exc) from exc
-            del fut
-            tally.add(r)
-            if bar:
-                bar.update()
-            _stop_if_interrupted()
-            if held:
-                held.check()
-            finished += 1
+        for batch in running.batches():
+            # the results of the tasks that finished together, in one message: fetched at once,
+            # not left on a worker whose death would have them computed again; each future
+            # released here, not by its finalizer, where Python would ignore the Ctrl-C or
+            # SIGTERM that came meanwhile
+            fut = None
+            for fut, r in zip(batch, _gather(client, batch, url, pending)):
+                pending.pop(fut.key)
+                fut.release()
+                tally.add(r)
+                if bar:
+                    bar.update()
+                _stop_if_interrupted()
+                if held:
+                    held.check()
+            finished += len(batch)
+            del batch, fut
             if finished >= width // 2 or not pending:   # the next tasks, in one message
                 submit(finished)
                 finished = 0
     finally:
         client.cancel([f for _, f in pending.values() if not f.done()])
+
+
+def _gather(client: Any, batch: list[Any], url: str,
+            pending: dict[Any, tuple[tuple[int, ...], Any]]) -> list[dict[str, Any]]:
+    """The results of the finished chunk tasks ``batch``, fetched in one message; where one
+    failed, the one-line error of the first that did (:func:`_chunk_failed`)."""
+    try:
+        return list(client.gather(batch))
+    except Exception:   # which chunk failed: asked of each
+        pass
+    out = []
+    for fut in batch:
+        try:
+            out.append(fut.result())
+        except Exception as exc:  # the spec's own code may raise anything
+            raise _chunk_failed(url, pending[fut.key][0], exc) from exc
+    return out
+
+
+def _window(client: Any, quick: bool) -> int:
+    """The chunk tasks in flight at once on ``client``'s workers (:data:`_WINDOW_PER_THREAD`,
+    :data:`_QUICK_WINDOW_PER_THREAD` where the chunks are ``quick`` to write)."""
+    per = _QUICK_WINDOW_PER_THREAD if quick else _WINDOW_PER_THREAD
+    return max(8, per * int(sum(client.nthreads().values())))
+
+
+def _chunk_bytes(sweep: Sweep) -> int:
+    """The bytes of one (whole) chunk's results, every output together."""
+    return 8 * sum(int(math.prod(o.chunks)) for o in sweep.outputs)
 
 
 def _hold(obj: Any) -> Any:

@@ -9,8 +9,8 @@ are still read, resumed and verified, each with its own checksums; a store of a 
 than this module's is neither resumed nor verified (its checksums may be unknown here): the
 error says to upgrade.
 
-A chunk is written by :meth:`Store.write_chunk`: its zarr chunks (encoded in parallel, their
-checksums computed meanwhile), then one record in the store's journal, its mark and checksums
+A chunk is written by :meth:`Store.write_chunk`: its zarr chunks (a large chunk's encoded in
+parallel, their checksums computed meanwhile), then one record in the store's journal, its mark and checksums
 (:mod:`~daskcl.sweep.journal`); so a chunk is either complete and recorded, or written again
 (a writer killed between leaves it unrecorded).  A recorded chunk counts as done only if it
 still matches its checksums: a chunk corrupted or deleted since is written again.  A run folds
@@ -57,6 +57,7 @@ from .chunks import (
     checksum,
     checksum_array,
     chunk_matches,
+    inline,
     keep_freed_buffers,
     new_algorithm,
     read_book,
@@ -579,6 +580,11 @@ class Store:
         """Whether chunk ``index`` still holds what ``book`` says was written."""
         return chunk_matches(self.group, sweep.output_names, sweep.chunk_slices(index),
                              book.sums[index].reshape(-1), book.algo)
+
+    def quick(self, nbytes: int) -> bool:
+        """Whether writing a chunk of ``nbytes`` (its outputs together) is quick: a small chunk
+        (:func:`~daskcl.sweep.chunks.inline`) into a local store."""
+        return "://" not in self.url and inline(nbytes)
 
     def write_chunk(self, sweep: Sweep, index: tuple[int, ...],
                     results: Mapping[str, np.ndarray]) -> None:

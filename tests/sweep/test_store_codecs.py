@@ -5,8 +5,10 @@ every piece and the checksum."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +164,59 @@ def test_the_mark_waits_for_every_piece(tmp_path: Path, monkeypatch: Any) -> Non
     res = run(Sweep.from_dict(_spec()), out, client="sync", resume=True)
     assert (res.computed, res.skipped) == (len(missing), 3 - len(missing))
     assert np.array_equal(open_result(out)["pgamma"][...], _want())
+
+
+@pytest.mark.parametrize("compressor", ["none", "zstd:3", "blosc-lz4:5", "gzip:2"])
+def test_daskcl_writes_the_chunk_files_zarr_writes(tmp_path: Path, monkeypatch: Any,
+                                                   compressor: str) -> None:
+    """A local store's whole zarr chunks are encoded and written by daskcl itself
+    (``LocalChunks``, without zarr's event loop): the files are those zarr writes for the same
+    values, byte for byte; the partial chunk at the array's edge is zarr's to write."""
+    monkeypatch.setattr(spec, "_STORE_CHUNK_ELEMENTS", 8)
+    mine: list[str] = []
+    real = chunks._put_file
+
+    def put_file(path: str, data: Any) -> None:
+        mine.append(os.path.relpath(path, tmp_path / "own.zarr"))
+        real(path, data)
+
+    monkeypatch.setattr(chunks, "_put_file", put_file)
+    run(Sweep.from_dict(_spec(compressor=compressor)), tmp_path / "own.zarr", client="sync")
+    monkeypatch.setattr(chunks, "local_chunks", lambda arr: None)
+    run(Sweep.from_dict(_spec(compressor=compressor)), tmp_path / "zarr.zarr", client="sync")
+    own, theirs = (_files(tmp_path / f, "pgamma") for f in ("own.zarr", "zarr.zarr"))
+    assert [p.relative_to(tmp_path / "own.zarr") for p in own] == \
+        [p.relative_to(tmp_path / "zarr.zarr") for p in theirs]
+    assert len(own) == 11
+    for a, b in zip(own, theirs):
+        mine_bytes, zarrs = a.read_bytes(), b.read_bytes()
+        if compressor.startswith("gzip"):   # bytes 4-7 of a gzip header: when it was written
+            assert gzip.decompress(mine_bytes) == gzip.decompress(zarrs)
+            mine_bytes, zarrs = mine_bytes[:4] + mine_bytes[8:], zarrs[:4] + zarrs[8:]
+        assert mine_bytes == zarrs, a
+    # rows 0-19 in zarr chunks of 2 x 4 (the task chunks: 8, 8, 5 rows); row 20 alone is partial
+    assert sorted(mine) == sorted(f"pgamma/c/{i}/0" for i in range(10))
+    assert np.array_equal(open_result(tmp_path / "own.zarr")["pgamma"][...], _want())
+    assert store.verify(str(tmp_path / "own.zarr")) == (3, [], [])
+
+
+def test_only_whole_chunks_of_plain_local_arrays_are_written_by_daskcl(tmp_path: Path) -> None:
+    g = zarr.open_group(str(tmp_path / "a.zarr"), mode="w")
+    plain = g.create_array("p", shape=(7,), chunks=(2,), dtype="f8", fill_value=-1.0)
+    sharded = g.create_array("s", shape=(8,), chunks=(2,), shards=(4,), dtype="f8")
+    memory = zarr.open_group(zarr.storage.MemoryStore(), mode="w").create_array(
+        "m", shape=(8,), chunks=(2,), dtype="f8")
+    assert chunks.local_chunks(sharded) is None and chunks.local_chunks(memory) is None
+    w = chunks.local_chunks(plain)
+    assert isinstance(w, chunks.LocalChunks)
+    w[(slice(2, 4),)] = np.array([1.0, 2.0])       # a whole chunk: daskcl's write
+    w[(slice(6, 7),)] = np.array([3.0])            # the partial chunk at the edge: zarr's
+    w[(slice(0, 2),)] = np.array([4, 5])           # another data type: zarr converts it
+    assert plain[...].tolist() == [4.0, 5.0, 1.0, 2.0, -1.0, -1.0, 3.0]
+    assert sorted(os.listdir(tmp_path / "a.zarr" / "p" / "c")) == ["0", "1", "3"]
+    shutil.rmtree(tmp_path / "a.zarr" / "p" / "c")   # its directory gone: made again
+    w[(slice(4, 6),)] = np.array([6.0, 7.0])
+    assert plain[...].tolist() == [-1.0, -1.0, -1.0, -1.0, 6.0, 7.0, -1.0]
 
 
 def test_a_glm_gradient_is_split_like_its_qf(tmp_path: Path, monkeypatch: Any) -> None:

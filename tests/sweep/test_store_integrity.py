@@ -31,7 +31,17 @@ from support.procs import run_python
 
 from daskcl import cli, nmath
 from daskcl.runtime.library import default_root
-from daskcl.sweep import Sweep, SweepError, contents, layout, open_result, run, runner, store
+from daskcl.sweep import (
+    Sweep,
+    SweepError,
+    chunks,
+    contents,
+    layout,
+    open_result,
+    run,
+    runner,
+    store,
+)
 from daskcl.sweep.store import read_info
 
 
@@ -560,22 +570,31 @@ def test_disk_full_is_one_line_and_the_store_resumes(tmp_path: Path, monkeypatch
 
     spec = _toml(tmp_path / "s.toml")
     out = tmp_path / "o.zarr"
-    real_put = local._put
+    real_put, real_file = local._put, chunks._put_file
     written: list[str] = []
 
-    def put(path: Path, value: Any, exclusive: bool = False) -> int:
+    def full(path: Any) -> None:
         if "/pgamma/c/" in str(path):
             if len(written) == 3:  # the fourth chunk finds the disk full
                 raise OSError(errno.ENOSPC, "No space left on device", str(path))
             written.append(str(path))
+
+    def put(path: Path, value: Any, exclusive: bool = False) -> int:   # zarr's own write
+        full(path)
         return int(real_put(path, value, exclusive))
 
+    def put_file(path: str, data: Any) -> None:     # daskcl's (LocalChunks)
+        full(path)
+        real_file(path, data)
+
     monkeypatch.setattr(local, "_put", put)
+    monkeypatch.setattr(chunks, "_put_file", put_file)
     assert cli.main(["sweep", str(spec), "--out", str(out), "--sync", "-q"]) == 1
     err = capsys.readouterr().err
     assert err == f"error: disk full writing {out}; free space and run again with --resume\n"
     assert int(open_result(out)["_daskcl/done"][...].sum()) == 3
     monkeypatch.setattr(local, "_put", real_put)
+    monkeypatch.setattr(chunks, "_put_file", real_file)
     assert cli.main(["sweep", str(spec), "--out", str(out), "--resume", "--sync", "-q"]) == 0
     assert "3 chunks computed" in capsys.readouterr().out
     assert np.array_equal(open_result(out)["pgamma"][...], _want())
@@ -598,6 +617,9 @@ class _FakeFuture:
 
     def done(self) -> bool:
         return True
+
+    def release(self) -> None:
+        pass
 
 
 class _FakeClient:
@@ -638,6 +660,9 @@ class _FakeClient:
         return [self.submit(fn, *args, key=k, pure=pure, retries=retries)
                 for *args, k in zip(*iterables, key)]
 
+    def gather(self, futures: list[Any]) -> list[Any]:
+        return [f.result() for f in futures]
+
     def cancel(self, futures: list[Any]) -> None:
         pass
 
@@ -649,9 +674,9 @@ class _FakeAsCompleted:
     def add(self, fut: Any) -> None:
         self.queue.append(fut)
 
-    def __iter__(self) -> Iterator[Any]:
+    def batches(self) -> Iterator[list[Any]]:
         while self.queue:
-            yield self.queue.pop(0)
+            yield [self.queue.pop(0)]
 
 
 def _report(sweep: Sweep, url: str, options: Any, index: tuple[int, ...], fresh: bool = False
@@ -709,8 +734,9 @@ def _count_tasks(sweep: Sweep, url: str, options: Any, index: tuple[int, ...],
 
 def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -> None:
     """The same loop on a real (in-process) cluster: the scheduler never holds more than the
-    window of 8 tasks (4 per worker thread, at least 8), the task holding the sweep and the few
-    finished tasks whose release it has not processed yet (all at once: 600)."""
+    window of 32 tasks (16 per worker thread: the chunks are quick to write), the task holding
+    the sweep and the few finished tasks whose release it has not processed yet (all at once:
+    600)."""
     import distributed
 
     s = Sweep.from_dict({"sweep": {"function": "dnorm", "chunks": {"x": 1}},
@@ -723,7 +749,8 @@ def test_a_real_client_holds_only_the_window(tmp_path: Path, monkeypatch: Any) -
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         _SCHEDULER[:] = [cluster.scheduler]
+        width = runner._window(client, quick=True)
         runner._run_client(s, store.Store(tmp_path / "o.zarr"), client, s.chunk_indices(),
                            None, tally)
     assert tally.computed == 600 and len(_HELD) == 600
-    assert max(_HELD) <= 8 + 1 + 3, max(_HELD)
+    assert width == 32 and max(_HELD) <= width + 1 + 3, max(_HELD)

@@ -89,10 +89,12 @@ def _same(a: Any, b: Any) -> None:
 
 
 def _slow_writes(log: str, pause: float) -> None:
-    """In a worker (client.run): each chunk's write takes ``pause`` s more and is logged."""
+    """In a worker (client.run): each chunk's write takes ``pause`` s more and is logged, and
+    is not quick (a slow store's: its task leaves its thread to write)."""
     from daskcl.sweep.store import Store
 
     real = Store.write_chunk
+    Store.quick = lambda self, nbytes: False   # type: ignore[method-assign]
 
     def write_chunk(self: Any, sweep: Any, index: Any, results: Any) -> None:
         t0 = time.time()
@@ -131,6 +133,36 @@ def test_a_one_thread_worker_computes_while_it_writes(client1: Any, tmp_path: Pa
     assert len(busy) >= 4, _overlapped(ev)
     _same(open_result(tmp_path / "o.zarr"), _plain(_sweep(tmp_path, tmp_path / "ref.log"),
                                                     tmp_path / "ref.zarr"))
+
+
+def _log_leaving(log: str) -> None:
+    """In a worker (client.run): each time a chunk task leaves its thread, a line in ``log``."""
+    from daskcl.sweep import runner
+
+    real = runner._leave_thread_pool
+
+    def leave() -> None:
+        with open(log, "a") as f:
+            f.write("leave\n")
+        real()
+
+    runner._leave_thread_pool = leave
+
+
+def test_a_quick_write_keeps_the_thread(client1: Any, tmp_path: Path) -> None:
+    """Small chunks into a local store are written by the task in its thread (leaving costs
+    more than such a write); reading finished chunks back, on resume, leaves it."""
+    log = tmp_path / "leave.log"
+    s = _sweep(tmp_path, tmp_path / "events.log")
+    client1.run(_log_leaving, str(log))
+    try:
+        res = run(s, tmp_path / "o.zarr", client1)
+        assert (res.computed, res.skipped) == (6, 0) and not log.exists()
+        res = run(s, tmp_path / "o.zarr", client1, resume=True)
+        assert (res.computed, res.skipped) == (0, 6)
+        assert log.read_text() == "leave\n" * 6
+    finally:
+        client1.restart()
 
 
 def test_this_process_computes_while_it_writes(tmp_path: Path, monkeypatch: Any) -> None:
