@@ -46,6 +46,15 @@ INPUTS = {
     "qgamma": ("y = qgamma(x, 3., 1., 1, 0);", lambda u: 10. ** (-300. * u)),
     "qt": ("y = qt(x, 5., 1, 0);", lambda u: 10. ** (-300. * u)),
     "lgammafn": ("y = lgammafn(x);", lambda u: 1e-3 + 50. * u),
+    "pbeta_upper": ("y = pbeta(x, 30., 50., 0, 0);", lambda u: u),
+    "pgamma_upper_log": ("y = pgamma(x, 2e4, 1., 0, 1);", lambda u: 1.8e4 + 4e3 * u),
+    "pbinom": ("y = pbinom(x, 2e5, .3, 1, 0);", lambda u: np.floor(5.9e4 + 2e3 * u)),
+    "pnbinom": ("y = pnbinom(x, 50., .01, 1, 0);", lambda u: np.floor(4000. + 2000. * u)),
+    "gammafn": ("y = gammafn(x);", lambda u: 100. + 70. * u),
+    "beta": ("y = beta(x, 120.);", lambda u: 50. + 100. * u),
+    "bessel_i": ("y = bessel_i(x, 80., 2.);", lambda u: 500. + 1000. * u),
+    "qlogis_log": ("y = qlogis(x, 0., 1., 1, 1);", lambda u: -1e-3 - 3. * u),
+    "qcauchy": ("y = qcauchy(x, 0., 1., 1, 0);", lambda u: .001 + .998 * u),
 }
 
 

@@ -96,8 +96,9 @@ def _live(lease: Any, now: float) -> bool:
 
 
 def _who(lease: dict[str, Any]) -> str:
-    return (f"process {lease.get('pid')} on {lease.get('host')}, started "
-            f"{lease.get('started')}")
+    started = lease.get("started")
+    return (f"process {lease.get('pid')} on {lease.get('host')}"
+            + (f", started {started}" if started else ""))
 
 
 class _Files:
