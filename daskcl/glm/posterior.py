@@ -100,16 +100,15 @@ class _Prepared:
 
     stamp: Any
     tuning: Tuning
+    program: _program.BuiltProgram
     data: _DeviceData
-    #: the program's kernel of the tuning's path (its scalar argument types declared) and lock
-    kernel: Any
-    lock: Any
-    #: its arguments, the grid's size and its three buffers (b, qf, grad) left to each call
-    args: list[Any]
+    x: Any
 
 
 #: the scalar argument types of the f2_f3 kernels (m, j0, l1; the rest buffers)
 _SIG = (np.int64, np.int64, np.int32) + (None,) * 8
+
+
 #: per thread: (device, its queue, the scratch buffers of b, qf and grad, their doubles)
 _scratch = threading.local()
 
@@ -268,11 +267,8 @@ class Posterior:
 
         kern, lock = prg.kernel(f"f2_f3_{tuning.path}")
         with lock:
-            _set_args(kern,
-                np.int64(m), np.int64(j0), np.int32(self.l1), bsrc,
-                fdesc if fdesc is not None else data.dummy, xbuf, data.obs, data.mu, data.P,
-                qf, grad,
-            )
+            _set_args(kern, m, j0, self.l1, bsrc, fdesc if fdesc is not None else data.dummy,
+                      xbuf, data.obs, data.mu, data.P, qf, grad, types=_SIG)
             return cl.enqueue_nd_range_kernel(queue, kern, _global_size(bound, tuning, m),
                                               (tuning.work_group,))
 
@@ -309,24 +305,14 @@ class Posterior:
             tun = self.resolve_tuning(None)
             prg = self.build(tun, False)
             data = self._device_data(bound, prg)
-            kern, lock = prg.kernel(f"f2_f3_{tun.path}")
-            if getattr(kern, "_daskcl_sig", None) != _SIG:      # as set_args declares them
-                kern.set_scalar_arg_dtypes([None if t is None else np.dtype(t) for t in _SIG])
-                kern._daskcl_sig = _SIG
-            args = [0, 0, self.l1, None, data.dummy, self._x_buffer(bound, data, tun), data.obs,
-                    data.mu, data.P, None, None]
-            p = self._prepared[key] = _Prepared(stamp, tun, data, kern, lock, args)
+            p = self._prepared[key] = _Prepared(stamp, tun, prg, data,
+                                                self._x_buffer(bound, data, tun))
         m, l2 = b.shape
         queue, (bbuf, qbuf, gbuf) = _scratch_buffers(bound, (m * l2, m, m * l2))
         flat = np.ascontiguousarray(b, dtype=np.float64)
         qf, grad = np.empty(m), np.empty((m, l2))
         cl.enqueue_copy(queue, bbuf, flat, is_blocking=False)
-        with p.lock:             # the kernel and its arguments are shared by the threads
-            a = p.args
-            a[0], a[3], a[9], a[10] = m, bbuf, qbuf, gbuf
-            p.kernel.set_args(*a)
-            cl.enqueue_nd_range_kernel(queue, p.kernel, _global_size(bound, p.tuning, m),
-                                       (p.tuning.work_group,))
+        self._launch(bound, p.program, p.data, p.x, p.tuning, m, 0, bbuf, None, qbuf, gbuf, queue)
         cl.enqueue_copy(queue, qf, qbuf, is_blocking=False)
         cl.enqueue_copy(queue, grad, gbuf, is_blocking=True)
         return qf, grad

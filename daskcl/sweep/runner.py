@@ -514,6 +514,17 @@ def _stop_if_interrupted() -> None:
         raise Terminated
 
 
+def _counted(r: dict[str, Any], tally: _Tally, bar: Progress | None, held: Lease | None) -> None:
+    """A finished chunk's report counted and shown; then a lost Ctrl-C or SIGTERM raised, and
+    the lease checked (a run whose lease was taken stops)."""
+    tally.add(r)
+    if bar:
+        bar.update()
+    _stop_if_interrupted()
+    if held:
+        held.check()
+
+
 def _run(sweep: Sweep, store: Store, client: Any, book: Book | None, t0: float,
          progress: bool, held: Lease) -> SweepResult:
     sync = isinstance(client, str)
@@ -593,12 +604,7 @@ def _run_here(sweep: Sweep, store: Store, book: Book | None,
             r = done.result()
         except Exception as exc:  # as a cluster's chunk task: one line
             raise _chunk_failed(url, idx, exc) from exc
-        tally.add(r)
-        if bar:
-            bar.update()
-        _stop_if_interrupted()
-        if held:
-            held.check()
+        _counted(r, tally, bar, held)
 
     with ThreadPoolExecutor(_SYNC_WRITES, thread_name_prefix="daskcl-writer") as writer:
         for idx in todo:
@@ -716,12 +722,7 @@ def _run_client(sweep: Sweep, store: Store, client: Any, todo: Iterable[tuple[in
             for fut, r in zip(batch, _gather(client, batch, url, pending)):
                 pending.pop(fut.key)
                 fut.release()
-                tally.add(r)
-                if bar:
-                    bar.update()
-                _stop_if_interrupted()
-                if held:
-                    held.check()
+                _counted(r, tally, bar, held)
             finished += len(batch)
             del batch, fut
             if finished >= width // 2 or not pending:   # the next tasks, in one message
